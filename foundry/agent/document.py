@@ -1,0 +1,209 @@
+"""Opening and saving agents in either format, with every problem found reported at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from foundry.agent.atomic import write_file_atomically, write_files_atomically
+from foundry.agent.folder import (
+    CONFIG_FILE,
+    FolderSource,
+    drop_items,
+    is_agent_folder,
+    read_folder,
+    render_folder,
+)
+from foundry.agent.models import Agent
+from foundry.agent.problems import (
+    AgentError,
+    AgentProblem,
+    field_path,
+    problems_from_validation,
+)
+from foundry.agent.yamlfile import YamlSource, is_yaml_agent, read_yaml_agent, render_yaml_agent
+
+YAML_IN_FOLDER = ("tsagent.yaml", "tsagent.yml")
+
+
+class AgentFormat(StrEnum):
+    FOLDER = "folder"
+    YAML = "yaml"
+
+
+Source = FolderSource | YamlSource
+
+
+@dataclass
+class AgentDocument:
+    """An agent together with where it lives and what was read, so saves stay lossless.
+
+    `agent` is None when the main file could not be read or validated; `problems` then says why.
+    `broken_files` are files that failed to load: a save never writes or deletes them.
+    `data` is the document as read, before validation, for checks that must run even when the
+    agent itself is invalid.
+    """
+
+    path: Path
+    format: AgentFormat
+    agent: Agent | None
+    problems: list[AgentProblem] = field(default_factory=list)
+    source: Source | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def broken_files(self) -> set[Path]:
+        return self.source.broken_files if self.source else set()
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder that relative paths in the agent (agentPath, cwd) start from."""
+        return self.path if self.format is AgentFormat.FOLDER else self.path.parent
+
+
+def format_for_path(path: Path) -> AgentFormat:
+    """The format a path holds or, for a new path, the one its name asks for."""
+    return AgentFormat.YAML if is_yaml_agent(path) else AgentFormat.FOLDER
+
+
+def resolve_agent_path(path: Path) -> Path:
+    """A folder holding `tsagent.yaml` (tsagent's current layout) is the YAML agent inside it."""
+    if path.is_dir() and not is_agent_folder(path):
+        for name in YAML_IN_FOLDER:
+            if (path / name).is_file():
+                return path / name
+    return path
+
+
+def read_agent(path: Path) -> AgentDocument:
+    """Read an agent, keeping every problem; a broken rule or reference leaves the rest usable."""
+    path = resolve_agent_path(Path(path))
+    agent_format = format_for_path(path)
+    try:
+        if agent_format is AgentFormat.FOLDER:
+            document, source, problems = _read_folder_document(path)
+        else:
+            document, yaml_source = read_yaml_agent(path)
+            source, problems = yaml_source, []
+    except AgentError as error:
+        return AgentDocument(path=path, format=agent_format, agent=None, problems=error.problems)
+    data = dict(document)
+    agent, validation_problems = _validate(document, source)
+    return AgentDocument(
+        path=path,
+        format=agent_format,
+        agent=agent,
+        problems=[*problems, *validation_problems],
+        source=source,
+        data=data,
+    )
+
+
+def _read_folder_document(path: Path) -> tuple[dict[str, Any], FolderSource, list[AgentProblem]]:
+    if not path.exists():
+        raise AgentError([AgentProblem(file=path, message="no agent here: the folder does not exist")])
+    return read_folder(path)
+
+
+def _validate(document: dict[str, Any], source: Source) -> tuple[Agent | None, list[AgentProblem]]:
+    """Validate the document; items of a folder agent that fail are set aside as broken files."""
+    try:
+        return Agent.model_validate(document), []
+    except ValidationError as error:
+        problems = _locate_problems(error, source)
+        failed = _failed_items(error)
+        if not isinstance(source, FolderSource) or not failed or _config_failed(error):
+            return None, problems
+    for section, indexes in failed.items():
+        document = drop_items(source, section, indexes)
+    try:
+        return Agent.model_validate(document), problems
+    except ValidationError:
+        return None, problems
+
+
+def _failed_items(error: ValidationError) -> dict[str, set[int]]:
+    failed: dict[str, set[int]] = {}
+    for item in error.errors():
+        location = item["loc"]
+        if len(location) >= 2 and location[0] in ("rules", "references"):
+            failed.setdefault(str(location[0]), set()).add(int(location[1]))
+    return failed
+
+
+def _config_failed(error: ValidationError) -> bool:
+    return any(item["loc"][:1] not in (("rules",), ("references",)) for item in error.errors())
+
+
+def _locate_problems(error: ValidationError, source: Source) -> list[AgentProblem]:
+    problems = []
+    for problem in problems_from_validation(error, Path(".")):
+        location = _parse_field_path(problem.field)
+        file, inner = source.locate(location)
+        line = source.line_of(location) if isinstance(source, YamlSource) else None
+        problems.append(problem.model_copy(update={"file": file, "field": field_path(inner),
+                                                   "line": line}))
+    return problems
+
+
+def _parse_field_path(text: str) -> tuple[str | int, ...]:
+    """`rules[2].priorityLevel` -> `("rules", 2, "priorityLevel")`."""
+    parts: list[str | int] = []
+    for segment in text.split("."):
+        name, *indexes = segment.split("[")
+        if name:
+            parts.append(name)
+        parts.extend(int(index.rstrip("]")) for index in indexes)
+    return tuple(parts)
+
+
+def load_agent(path: Path) -> AgentDocument:
+    """Read an agent that must be valid; raises AgentError with every problem otherwise."""
+    document = read_agent(path)
+    if document.problems or document.agent is None:
+        raise AgentError(document.problems)
+    return document
+
+
+def to_document(agent: Agent) -> dict[str, Any]:
+    """The agent as plain data in tsagent's field names, only with the fields it was given."""
+    return agent.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def save_agent(
+    document: AgentDocument, path: Path | None = None, agent_format: AgentFormat | None = None
+) -> AgentDocument:
+    """Write the agent atomically (to `path` in `agent_format` for "save as") and re-read it.
+
+    Only files whose content changed are written. Files that failed to load are never touched.
+    """
+    if document.agent is None:
+        problem = AgentProblem(file=document.path, message="has errors, so it cannot be saved")
+        raise AgentError([problem, *document.problems])
+    target = Path(path) if path is not None else document.path
+    target_format = agent_format or (document.format if path is None else format_for_path(target))
+    data = to_document(document.agent)
+    source = document.source if target_format is document.format else None
+    if target_format is AgentFormat.FOLDER:
+        folder_source = source if isinstance(source, FolderSource) else None
+        writes, removals = render_folder(data, target, folder_source)
+        write_files_atomically(writes, removals)
+    else:
+        yaml_source = source if isinstance(source, YamlSource) else None
+        text = render_yaml_agent(data, yaml_source)
+        if yaml_source is None or yaml_source.text != text or target != document.path:
+            write_file_atomically(target, text)
+    return read_agent(target)
+
+
+def new_agent_path_problem(path: Path) -> AgentProblem | None:
+    """Why a new agent cannot be created at `path`, if it cannot."""
+    if format_for_path(path) is AgentFormat.YAML and path.exists():
+        return AgentProblem(file=path, message="already exists; choose another file name")
+    if path.is_dir() and (path / CONFIG_FILE).exists():
+        return AgentProblem(file=path, message="already holds an agent; choose another folder")
+    return None

@@ -1,0 +1,358 @@
+"""The agent definition as pydantic models, independent of the format it is stored in."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    Tag,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
+
+
+class AgentModel(BaseModel):
+    """Base of every agent model: camelCase on disk, unknown fields kept, edits validated.
+
+    A model remembers the order of the keys it was read from and writes them back in that order.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        validate_assignment=True,
+    )
+    _key_order: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_key_order(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        model = handler(data)
+        if isinstance(data, dict) and isinstance(model, AgentModel):
+            model._key_order = tuple(str(key) for key in data)
+        return model
+
+    @model_serializer(mode="wrap")
+    def _write_in_read_order(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if not self._key_order or not isinstance(data, dict):
+            return data
+        rank = {key: index for index, key in enumerate(self._key_order)}
+        return dict(sorted(data.items(), key=lambda item: rank.get(item[0], len(rank))))
+
+
+class IncludeMode(StrEnum):
+    ALWAYS = "always"
+    MANUAL = "manual"
+    AGENT = "agent"
+
+
+class ToolPermission(StrEnum):
+    TOOL = "tool"  # each tool's own setting decides
+    ALWAYS = "always"  # every call asks for approval
+    NEVER = "never"  # no call asks for approval
+
+
+class SupervisionPermission(StrEnum):
+    READ_ONLY = "READ_ONLY"
+    MODIFY_CONTEXT = "MODIFY_CONTEXT"
+    MODIFY_MESSAGES = "MODIFY_MESSAGES"
+    FULL_CONTROL = "FULL_CONTROL"
+
+
+def _number_from_text(value: Any) -> Any:
+    """Older tsagent files store numbers as strings ("10", "0.5"); read those as numbers."""
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            try:
+                return float(text)
+            except ValueError:
+                return value
+    return value
+
+
+def _bool_from_text(value: Any) -> Any:
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return value
+
+
+LenientInt = Annotated[int, BeforeValidator(_number_from_text)]
+LenientFloat = Annotated[int | float, BeforeValidator(_number_from_text)]
+LenientBool = Annotated[bool, BeforeValidator(_bool_from_text)]
+
+
+class AgentMetadata(AgentModel):
+    name: str = Field(min_length=1)
+    description: str = ""
+    version: str | None = None
+    created: str | None = None
+    last_accessed: str | None = None
+
+
+class AgentSettings(AgentModel):
+    max_chat_turns: LenientInt = Field(default=20, ge=1, le=1000)
+    max_output_tokens: LenientInt = Field(default=1000, ge=1, le=1_000_000)
+    temperature: LenientFloat = Field(default=0.5, ge=0.0, le=2.0)
+    top_p: LenientFloat = Field(default=0.5, ge=0.0, le=1.0)
+    model: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+:.+$")
+    tool_permission: ToolPermission = ToolPermission.TOOL
+    context_top_k: LenientInt = Field(default=20, ge=0, le=1000)
+    context_top_n: LenientInt = Field(default=5, ge=0, le=1000)
+    context_include_score: LenientFloat = Field(default=0.7, ge=0.0, le=1.0)
+
+    @property
+    def model_reference(self) -> str | None:
+        """The model to use; files from before tsagent renamed it call it `mostRecentModel`."""
+        legacy = (self.model_extra or {}).get("mostRecentModel")
+        return self.model or (legacy if isinstance(legacy, str) else None)
+
+
+class ContextItem(AgentModel):
+    """A rule or a reference: a named markdown text that can be put in the model's context."""
+
+    name: str = Field(pattern=NAME_PATTERN)
+    description: str = ""
+    priority_level: LenientInt = Field(default=500, ge=0, le=999)
+    enabled: LenientBool = True
+    include: IncludeMode = IncludeMode.MANUAL
+    text: str = ""
+
+
+class Rule(ContextItem):
+    pass
+
+
+class Reference(ContextItem):
+    pass
+
+
+class ToolOverride(AgentModel):
+    permission_required: LenientBool | None = None
+    include: IncludeMode | None = None
+
+
+class ServerToolDefaults(AgentModel):
+    permission_required: LenientBool = True
+    include: IncludeMode = IncludeMode.ALWAYS
+
+
+class McpServerBase(AgentModel):
+    server_tool_defaults: ServerToolDefaults | None = None
+    tools: dict[str, ToolOverride] = Field(default_factory=dict)
+
+
+class StdioServer(McpServerBase):
+    type: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+
+class SseServer(McpServerBase):
+    type: Literal["sse"] = "sse"
+    url: str = Field(pattern=r"^https?://")
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class StreamableHttpServer(McpServerBase):
+    type: Literal["streamable-http"] = "streamable-http"
+    url: str = Field(pattern=r"^https?://")
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class InternalServer(McpServerBase):
+    type: Literal["internal"] = "internal"
+    tool: str = Field(min_length=1)
+
+
+MCP_SERVER_TYPES = ("stdio", "sse", "streamable-http", "internal")
+
+
+def _mcp_server_type(value: Any) -> str | None:
+    """The server's transport: its `type`, or stdio when only a command is given."""
+    if isinstance(value, dict):
+        declared = value.get("type")
+        if declared is None and "command" in value:
+            return "stdio"
+        return declared if isinstance(declared, str) else None
+    return getattr(value, "type", None)
+
+
+McpServerConfig = Annotated[
+    Annotated[StdioServer, Tag("stdio")]
+    | Annotated[SseServer, Tag("sse")]
+    | Annotated[StreamableHttpServer, Tag("streamable-http")]
+    | Annotated[InternalServer, Tag("internal")],
+    Discriminator(
+        _mcp_server_type,
+        custom_error_type="unknown_server_type",
+        custom_error_message="unknown MCP server type; use one of " + ", ".join(MCP_SERVER_TYPES),
+    ),
+]
+
+
+def _known_permission(value: str) -> str:
+    """tsagent writes permissions both as `READ_ONLY` and `read_only`; keep the spelling given."""
+    if value.upper() not in SupervisionPermission.__members__:
+        choices = ", ".join(SupervisionPermission.__members__)
+        raise ValueError(f"unknown permission {value!r}; use {choices}")
+    return value
+
+
+PermissionName = Annotated[str, AfterValidator(_known_permission)]
+
+
+class AgentSupervisorConfig(AgentModel):
+    agent_path: str = Field(min_length=1)
+    allowed_actions: list[PermissionName] = Field(default_factory=lambda: ["READ_ONLY"])
+    system_prompt: str | None = None
+    fallback_behavior: Literal["allow", "block"] = "allow"
+    max_modifications: LenientInt = Field(default=10, ge=0, le=1000)
+
+    @property
+    def permissions(self) -> set[SupervisionPermission]:
+        return {SupervisionPermission[action.upper()] for action in self.allowed_actions}
+
+
+class GuardianConfig(AgentModel):
+    """PII masking and keyword blocking applied to requests and responses."""
+
+    mask_pii: list[Literal["email", "phone", "card", "national_id"]] = Field(
+        default_factory=lambda: ["email", "phone", "card", "national_id"]
+    )
+    block_keywords: list[str] = Field(default_factory=list)
+    apply_to: list[Literal["request", "response"]] = Field(
+        default_factory=lambda: ["request", "response"]
+    )
+
+
+PolicyOperator = Literal[
+    "==", "!=", "<", "<=", ">", ">=", "in", "contains", "starts_with", "within"
+]
+
+
+class PolicyCondition(AgentModel):
+    param: str = Field(min_length=1)
+    op: PolicyOperator
+    value: Any = None
+
+
+class PolicyMatch(AgentModel):
+    all: list[PolicyCondition] = Field(default_factory=list)
+    any: list[PolicyCondition] = Field(default_factory=list)
+
+
+class PolicyRule(AgentModel):
+    name: str = Field(pattern=NAME_PATTERN)
+    agent: str = "*"
+    tool: str = "*"
+    when: PolicyMatch | None = None
+    action: Literal["allow", "deny", "supervisor", "human"]
+
+
+class RateLimit(AgentModel):
+    tool: str = "*"
+    max_calls: LenientInt = Field(ge=1)
+    per_seconds: LenientFloat = Field(gt=0)
+
+
+class PolicyConfig(AgentModel):
+    """The L0 policy engine: ordered first-match-wins rules; no match denies."""
+
+    rules: list[PolicyRule] = Field(default_factory=list)
+    rate_limits: list[RateLimit] = Field(default_factory=list)
+    loop_detection: LenientBool = True
+    supervisor_agent_path: str | None = None
+    confidence_threshold: LenientFloat = Field(default=0.8, ge=0.0, le=1.0)
+    approval_timeout_seconds: LenientFloat = Field(default=300, gt=0)
+    on_timeout: Literal["deny", "allow"] = "deny"
+
+
+class CollectionConfig(AgentModel):
+    """Statistics of the conversation, exportable."""
+
+    export_path: str | None = None
+
+
+class SupervisorEntryBase(AgentModel):
+    id: str = Field(pattern=NAME_PATTERN)
+    name: str = ""
+    enabled: LenientBool = True
+
+
+class AgentSupervisorEntry(SupervisorEntryBase):
+    type: Literal["agent"]
+    config: AgentSupervisorConfig
+
+
+class GuardianSupervisorEntry(SupervisorEntryBase):
+    type: Literal["guardian"]
+    config: GuardianConfig = Field(default_factory=GuardianConfig)
+
+
+class PolicySupervisorEntry(SupervisorEntryBase):
+    type: Literal["policy"]
+    config: PolicyConfig = Field(default_factory=PolicyConfig)
+
+
+class CollectionSupervisorEntry(SupervisorEntryBase):
+    type: Literal["collection"]
+    config: CollectionConfig = Field(default_factory=CollectionConfig)
+
+
+SUPERVISOR_TYPES = ("agent", "guardian", "policy", "collection")
+
+SupervisorEntry = Annotated[
+    AgentSupervisorEntry
+    | GuardianSupervisorEntry
+    | PolicySupervisorEntry
+    | CollectionSupervisorEntry,
+    Field(discriminator="type"),
+]
+
+
+class Agent(AgentModel):
+    """Everything that defines an agent; fields Foundry does not know are kept as extras."""
+
+    metadata: AgentMetadata
+    settings: AgentSettings = Field(default_factory=AgentSettings)
+    system_prompt: str = ""
+    rules: list[Rule] = Field(default_factory=list)
+    references: list[Reference] = Field(default_factory=list)
+    providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    supervisors: list[SupervisorEntry] = Field(default_factory=list)
+
+    @field_validator("providers")
+    @classmethod
+    def _providers_are_named(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for name in value:
+            if not name.strip():
+                raise ValueError("a provider needs a name")
+        return value
+
+    def rule(self, name: str) -> Rule | None:
+        return next((rule for rule in self.rules if rule.name == name), None)
+
+    def reference(self, name: str) -> Reference | None:
+        return next((ref for ref in self.references if ref.name == name), None)

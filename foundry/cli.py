@@ -1,0 +1,132 @@
+"""The `foundry` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from foundry import __version__
+from foundry.agent import AgentError, AgentFormat, format_for_path, load_agent, save_agent
+from foundry.agent.checks import validate_agent
+from foundry.agent.document import new_agent_path_problem
+from foundry.agent.templates import create_agent, new_agent
+
+
+def _validate(args: argparse.Namespace) -> int:
+    failed = False
+    for path in args.paths:
+        problems = validate_agent(Path(path))
+        for problem in problems:
+            print(problem)
+        if problems:
+            failed = True
+        elif not args.quiet:
+            print(f"{path}: OK")
+    return 1 if failed else 0
+
+
+def _create_agent(args: argparse.Namespace) -> int:
+    path = Path(args.path)
+    if args.format == "yaml" and format_for_path(path) is not AgentFormat.YAML:
+        path = path.with_suffix(".yaml")
+    if args.format == "folder" and format_for_path(path) is AgentFormat.YAML:
+        print(f"{path}: a folder agent needs a path without .yaml/.yml", file=sys.stderr)
+        return 2
+    agent = new_agent(args.name, args.description, args.system_prompt)
+    create_agent(path, agent)
+    print(f"created {path}")
+    return 0
+
+
+def _convert(args: argparse.Namespace) -> int:
+    source, target = Path(args.source), Path(args.target)
+    problem = new_agent_path_problem(target)
+    if problem and not args.force:
+        print(f"{problem} (use --force to replace it)", file=sys.stderr)
+        return 1
+    document = load_agent(source)
+    save_agent(document, target)
+    print(f"converted {source} ({document.format}) to {target} ({format_for_path(target)})")
+    return 0
+
+
+def _gui(args: argparse.Namespace) -> int:
+    print(
+        "The Foundry desktop app is not part of this version yet. "
+        "Use `foundry validate`, `foundry create-agent` or `foundry convert` (see `foundry --help`).",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="foundry",
+        description="Build AI agents and supervise them while they run.",
+    )
+    parser.add_argument("--version", action="version", version=f"foundry {__version__}")
+    parser.set_defaults(handler=_gui)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    validate = commands.add_parser(
+        "validate",
+        help="check agents and print one line per problem",
+        description="Check agent folders or YAML files. Exit 0 when all are valid, 1 otherwise; "
+        "each problem is printed as PATH: field.path: problem.",
+    )
+    validate.add_argument("paths", nargs="+", metavar="PATH", help="agent folder or .yaml file")
+    validate.add_argument("-q", "--quiet", action="store_true", help="print only problems")
+    validate.set_defaults(handler=_validate)
+
+    create = commands.add_parser(
+        "create-agent",
+        help="create a new agent",
+        description="Create a new agent as a folder (tsagent.json, prompt.md, rules/, refs/) "
+        "or as one YAML file. Never replaces an existing agent.",
+    )
+    create.add_argument("path", metavar="PATH", help="folder to create, or a .yaml file")
+    create.add_argument("--name", required=True, help="the agent's display name")
+    create.add_argument("--description", default="", help="one line saying what it does")
+    create.add_argument("--system-prompt", default=None, help="the system prompt text")
+    create.add_argument(
+        "--format",
+        choices=["folder", "yaml"],
+        default=None,
+        help="on-disk format (default: from PATH; .yaml/.yml means yaml)",
+    )
+    create.set_defaults(handler=_create_agent)
+
+    convert = commands.add_parser(
+        "convert",
+        help="convert an agent between the folder and YAML formats",
+        description="Convert SRC to DST; DST's format comes from its name (.yaml/.yml or a folder). "
+        "Fields Foundry does not know are carried over.",
+    )
+    convert.add_argument("source", metavar="SRC", help="agent folder or .yaml file")
+    convert.add_argument("target", metavar="DST", help="agent folder or .yaml file to write")
+    convert.add_argument("--force", action="store_true", help="replace an agent already at DST")
+    convert.set_defaults(handler=_convert)
+
+    gui = commands.add_parser("gui", help="start the desktop app (the default)")
+    gui.add_argument("agent", nargs="?", help="agent to open")
+    gui.set_defaults(handler=_gui)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except AgentError as error:
+        for problem in error.problems:
+            print(problem, file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"foundry: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""Where Foundry keeps its files: platform directories, or all under FOUNDRY_HOME."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from platformdirs import PlatformDirs
+
+APP_NAME = "foundry"
+APP_ID = "dev.foundry.Foundry"
+
+
+@dataclass(frozen=True)
+class FoundryHome:
+    """The folders Foundry writes to; `FOUNDRY_HOME` moves all of them under one folder."""
+
+    config_dir: Path
+    data_dir: Path
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "foundry.sqlite3"
+
+    @classmethod
+    def from_environment(cls) -> FoundryHome:
+        root = os.environ.get("FOUNDRY_HOME")
+        if root:
+            base = Path(root).expanduser()
+            return cls(config_dir=base / "config", data_dir=base / "data")
+        dirs = PlatformDirs(APP_NAME, appauthor=False)
+        return cls(config_dir=Path(dirs.user_config_dir), data_dir=Path(dirs.user_data_dir))
+
+    def ensure(self) -> FoundryHome:
+        self.config_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        return self
