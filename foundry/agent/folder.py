@@ -9,7 +9,7 @@ from typing import Any
 from foundry.agent.mdt import MdtFile, parse_mdt, render_mdt
 from foundry.agent.overlay import overlay
 from foundry.agent.problems import AgentError, AgentProblem
-from foundry.agent.syntax import parse_json, render_json
+from foundry.agent.syntax import parse_json, read_text, render_json
 
 CONFIG_FILE = "tsagent.json"
 PROMPT_FILE = "prompt.md"
@@ -53,14 +53,14 @@ def read_folder(root: Path) -> tuple[dict[str, Any], FolderSource, list[AgentPro
     if not config_path.is_file():
         problem = AgentProblem(file=root, message=f"not an agent folder: {CONFIG_FILE} is missing")
         raise AgentError([problem])
-    config_text = config_path.read_text(encoding="utf-8")
+    config_text = read_text(config_path)
     config = parse_json(config_text, config_path)
     if not isinstance(config, dict):
         raise AgentError([AgentProblem(file=config_path, message="must hold a JSON object")])
     source = FolderSource(root=root, config=config, config_text=config_text)
     prompt_path = root / PROMPT_FILE
     if prompt_path.is_file():
-        source.prompt_text = prompt_path.read_text(encoding="utf-8")
+        source.prompt_text = read_text(prompt_path)
     problems = [*_read_items(source, "rules"), *_read_items(source, "references")]
     return _document(source), source, problems
 
@@ -69,7 +69,7 @@ def _read_items(source: FolderSource, section: str) -> list[AgentProblem]:
     problems = []
     for path in sorted((source.root / ITEM_FOLDERS[section]).glob(f"*{ITEM_SUFFIX}")):
         try:
-            mdt = parse_mdt(path.read_text(encoding="utf-8"), path)
+            mdt = parse_mdt(read_text(path), path)
         except AgentError as error:
             problems.extend(error.problems)
             source.broken_files.add(path)

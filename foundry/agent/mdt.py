@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from foundry.agent.problems import AgentError, AgentProblem
-from foundry.agent.syntax import parse_json, parse_yaml, render_json, render_yaml
+from foundry.agent.syntax import parse_yaml, render_json, render_yaml
 
 _OPENING = re.compile(r"\A---[ \t]*(\r?\n)")
 _YAML_CLOSING = re.compile(r"^---[ \t]*(\r?\n|\Z)", re.MULTILINE)
@@ -50,11 +50,14 @@ def _parse_json_header(content: str, start: int, newline: str, file: Path) -> Md
     begin = start + (len(content[start:]) - len(content[start:].lstrip()))
     try:
         _, end = json.JSONDecoder().raw_decode(content, begin)
-    except json.JSONDecodeError:
-        closing = _JSON_CLOSING.search(content, begin)
-        header_text = content[begin : closing.start()] if closing else content[begin:]
-        parse_json(header_text, file)  # raises with the line within the header
-        raise
+    except json.JSONDecodeError as error:
+        problem = AgentProblem(
+            file=file,
+            message=f"invalid JSON in the header: {error.msg}",
+            line=error.lineno,
+            column=error.colno,
+        )
+        raise AgentError([problem]) from None
     closing = _JSON_CLOSING.match(content, end)
     if not closing:
         line = content.count("\n", 0, end) + 1

@@ -85,3 +85,9 @@ def plain(data: Any) -> Any:
     if isinstance(data, str):
         return str(data)
     return data
+
+
+def read_text(path: Path) -> str:
+    """A file's text exactly as stored: line endings are not translated."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        return handle.read()

@@ -8,7 +8,7 @@ from typing import Any
 
 from foundry.agent.overlay import overlay
 from foundry.agent.problems import AgentError, AgentProblem
-from foundry.agent.syntax import parse_yaml, plain, render_yaml
+from foundry.agent.syntax import parse_yaml, plain, read_text, render_yaml
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -61,7 +61,7 @@ def is_yaml_agent(path: Path) -> bool:
 def read_yaml_agent(path: Path) -> tuple[dict[str, Any], YamlSource]:
     if not path.is_file():
         raise AgentError([AgentProblem(file=path, message="file not found")])
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     root = parse_yaml(text, path)
     if not isinstance(root, dict):
         raise AgentError([AgentProblem(file=path, message="must hold a mapping of agent fields")])

@@ -1,0 +1,26 @@
+"""Persistence (sqlmodel): SQLite by default, PostgreSQL by URL; migrations with alembic."""
+
+from foundry.store.database import StoreError, database_url
+from foundry.store.store import AlreadyResolved, NotFound, Store
+from foundry.store.tables import (
+    ApprovalRecord,
+    EventRecord,
+    GrantRecord,
+    MessageRecord,
+    SessionRecord,
+    TraceRecord,
+)
+
+__all__ = [
+    "AlreadyResolved",
+    "ApprovalRecord",
+    "EventRecord",
+    "GrantRecord",
+    "MessageRecord",
+    "NotFound",
+    "SessionRecord",
+    "Store",
+    "StoreError",
+    "TraceRecord",
+    "database_url",
+]

@@ -1,0 +1,91 @@
+"""Connecting to the store's database and bringing its schema up to date."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from foundry.home import FoundryHome
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+DATABASE_URL_VARIABLE = "FOUNDRY_DATABASE_URL"
+
+
+class StoreError(Exception):
+    """The store cannot be used: unreachable, unwritable, or from a newer Foundry."""
+
+
+def database_url(home: FoundryHome | None = None) -> str:
+    """`FOUNDRY_DATABASE_URL` when set, else the SQLite file in Foundry's data folder."""
+    configured = os.environ.get(DATABASE_URL_VARIABLE, "").strip()
+    if configured:
+        return normalise_url(configured)
+    home = (home or FoundryHome.from_environment()).ensure()
+    return f"sqlite:///{home.database_path}"
+
+
+def normalise_url(url: str) -> str:
+    """PostgreSQL URLs without a driver use psycopg 3, the driver Foundry installs."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def create_database_engine(url: str) -> sa.Engine:
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": 30}, pool_pre_ping=True
+        )
+        sa.event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 10})
+
+
+def alembic_config(engine: sa.Engine) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["engine"] = engine
+    return config
+
+
+def head_revision() -> str:
+    script = ScriptDirectory.from_config(alembic_config(sa.create_engine("sqlite://")))
+    head = script.get_current_head()
+    assert head is not None
+    return head
+
+
+def current_revision(engine: sa.Engine) -> str | None:
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def migrate(engine: sa.Engine, revision: str = "head") -> None:
+    """Upgrade the schema to `revision`; refuse a database written by a newer Foundry."""
+    config = alembic_config(engine)
+    script = ScriptDirectory.from_config(config)
+    current = current_revision(engine)
+    if current is not None and script.get_revision(current) is None:
+        raise StoreError(
+            f"the database at {engine.url.render_as_string(hide_password=True)} has schema "
+            f"revision {current}, which this Foundry does not know; it was written by a newer "
+            "Foundry: upgrade Foundry or point FOUNDRY_DATABASE_URL elsewhere"
+        )
+    command.upgrade(config, revision)

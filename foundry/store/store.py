@@ -1,0 +1,312 @@
+"""The store: sessions, messages, the event log, approvals, grants and traces in one database.
+
+Every method is synchronous and short; the engine calls them from a worker thread, never from
+an event loop's thread. Each call uses its own database session, so threads may share a Store.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, SQLModel, col, select
+
+from foundry.home import FoundryHome
+from foundry.store.database import StoreError, create_database_engine, database_url, migrate
+from foundry.store.tables import (
+    ApprovalRecord,
+    EventRecord,
+    GrantRecord,
+    MessageRecord,
+    SessionRecord,
+    TraceRecord,
+    utc_now,
+)
+
+Record = TypeVar("Record", bound=SQLModel)
+SEQUENCE_RETRIES = 20
+
+
+class NotFound(LookupError):
+    """No record has the id asked for."""
+
+
+class AlreadyResolved(Exception):
+    """An approval was resolved before this resolution reached the store."""
+
+    def __init__(self, approval: ApprovalRecord) -> None:
+        self.approval = approval
+        super().__init__(
+            f"approval {approval.id} was already {approval.status} by {approval.resolved_by}"
+        )
+
+
+class _Repository:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        with Session(self._store.engine, expire_on_commit=False) as session:
+            yield session
+
+    def _add(self, record: Record) -> Record:
+        with self._session() as session:
+            session.add(record)
+            session.commit()
+            return record
+
+    def _get(self, model: type[Record], record_id: str) -> Record:
+        with self._session() as session:
+            record = session.get(model, record_id)
+        if record is None:
+            raise NotFound(f"no {model.__tablename__[:-1]} with id {record_id!r}")
+        return record
+
+    def _append_numbered(self, make: Callable[[int], Record], model: type[Any], key: str) -> Record:
+        """Insert a record with the next `seq` of its session, retrying if another writer won."""
+        for _ in range(SEQUENCE_RETRIES):
+            with self._store.write_lock, self._session() as session:
+                last = session.exec(
+                    select(sa.func.max(model.seq)).where(model.session_id == key)
+                ).one()
+                record = make((last or 0) + 1)
+                session.add(record)
+                try:
+                    session.commit()
+                except IntegrityError:
+                    session.rollback()
+                    continue
+                return record
+        raise RuntimeError(f"could not number a record of session {key} after retries")
+
+
+class SessionRepository(_Repository):
+    def create(
+        self,
+        agent_path: str,
+        agent_name: str = "",
+        title: str = "",
+        settings_overrides: dict[str, Any] | None = None,
+    ) -> SessionRecord:
+        return self._add(
+            SessionRecord(
+                agent_path=agent_path,
+                agent_name=agent_name,
+                title=title,
+                settings_overrides=settings_overrides or {},
+            )
+        )
+
+    def get(self, session_id: str) -> SessionRecord:
+        return self._get(SessionRecord, session_id)
+
+    def list(self, limit: int = 100) -> Sequence[SessionRecord]:
+        with self._session() as session:
+            query = select(SessionRecord).order_by(col(SessionRecord.updated_at).desc())
+            return session.exec(query.limit(limit)).all()
+
+    def update(self, session_id: str, **changes: Any) -> SessionRecord:
+        with self._session() as session:
+            record = session.get(SessionRecord, session_id)
+            if record is None:
+                raise NotFound(f"no session with id {session_id!r}")
+            for name, value in changes.items():
+                setattr(record, name, value)
+            record.updated_at = utc_now()
+            session.add(record)
+            session.commit()
+            return record
+
+
+class MessageRepository(_Repository):
+    def add(
+        self, session_id: str, role: str, content: str, data: dict[str, Any] | None = None
+    ) -> MessageRecord:
+        def make(seq: int) -> MessageRecord:
+            return MessageRecord(
+                session_id=session_id, seq=seq, role=role, content=content, data=data or {}
+            )
+
+        return self._append_numbered(make, MessageRecord, session_id)
+
+    def list(self, session_id: str) -> Sequence[MessageRecord]:
+        with self._session() as session:
+            query = select(MessageRecord).where(MessageRecord.session_id == session_id)
+            return session.exec(query.order_by(col(MessageRecord.seq))).all()
+
+
+class EventLog(_Repository):
+    """The append-only log of everything that happened, numbered per session."""
+
+    def append(self, session_id: str, kind: str, payload: dict[str, Any]) -> EventRecord:
+        def make(seq: int) -> EventRecord:
+            return EventRecord(session_id=session_id, seq=seq, kind=kind, payload=payload)
+
+        return self._append_numbered(make, EventRecord, session_id)
+
+    def list(
+        self, session_id: str, after_seq: int = 0, kinds: Sequence[str] = ()
+    ) -> Sequence[EventRecord]:
+        with self._session() as session:
+            query = select(EventRecord).where(
+                EventRecord.session_id == session_id, EventRecord.seq > after_seq
+            )
+            if kinds:
+                query = query.where(col(EventRecord.kind).in_(kinds))
+            return session.exec(query.order_by(col(EventRecord.seq))).all()
+
+    def last_seq(self, session_id: str) -> int:
+        with self._session() as session:
+            query = select(sa.func.max(EventRecord.seq)).where(EventRecord.session_id == session_id)
+            return int(session.exec(query).one() or 0)
+
+
+class ApprovalRepository(_Repository):
+    def create(self, approval: ApprovalRecord) -> ApprovalRecord:
+        return self._add(approval)
+
+    def get(self, approval_id: str) -> ApprovalRecord:
+        return self._get(ApprovalRecord, approval_id)
+
+    def list(self, status: str | None = None, tool_glob: str | None = None) -> list[ApprovalRecord]:
+        """Approvals, newest first; `tool_glob` filters like the agent-mesh API (`fs.*`)."""
+        with self._session() as session:
+            query = select(ApprovalRecord)
+            if status:
+                query = query.where(ApprovalRecord.status == status)
+            records = session.exec(query.order_by(col(ApprovalRecord.created_at).desc())).all()
+        if tool_glob:
+            return [r for r in records if fnmatch.fnmatchcase(r.tool, tool_glob)]
+        return list(records)
+
+    def resolve(
+        self,
+        approval_id: str,
+        status: str,
+        resolved_by: str,
+        reasoning: str | None = None,
+        confidence: float | None = None,
+    ) -> ApprovalRecord:
+        """Resolve a pending approval; exactly one of several racing resolvers succeeds."""
+        values = {
+            "status": status,
+            "resolved_by": resolved_by,
+            "reasoning": reasoning,
+            "confidence": confidence,
+            "resolved_at": utc_now(),
+        }
+        with self._session() as session:
+            result = session.execute(
+                sa.update(ApprovalRecord)
+                .where(col(ApprovalRecord.id) == approval_id)
+                .where(col(ApprovalRecord.status) == "pending")
+                .values(**values)
+            )
+            session.commit()
+        approval = self.get(approval_id)
+        if result.rowcount == 0:  # type: ignore[attr-defined]
+            raise AlreadyResolved(approval)
+        return approval
+
+
+class GrantRepository(_Repository):
+    def add(
+        self, tool_glob: str, expires_at: datetime, granted_by: str, agent_glob: str = "*"
+    ) -> GrantRecord:
+        return self._add(
+            GrantRecord(
+                agent_glob=agent_glob,
+                tool_glob=tool_glob,
+                expires_at=expires_at,
+                granted_by=granted_by,
+            )
+        )
+
+    def active(self, now: datetime | None = None) -> list[GrantRecord]:
+        now = now or utc_now()
+        with self._session() as session:
+            query = select(GrantRecord).where(
+                col(GrantRecord.revoked_at).is_(None), GrantRecord.expires_at > now
+            )
+            return list(session.exec(query.order_by(col(GrantRecord.expires_at))).all())
+
+    def matching(self, agent_id: str, tool: str, now: datetime | None = None) -> GrantRecord | None:
+        """The active grant that lets `agent_id` call `tool`, if any."""
+        return next(
+            (
+                grant
+                for grant in self.active(now)
+                if fnmatch.fnmatchcase(agent_id, grant.agent_glob)
+                and fnmatch.fnmatchcase(tool, grant.tool_glob)
+            ),
+            None,
+        )
+
+    def revoke(self, grant_id: str) -> GrantRecord:
+        with self._session() as session:
+            grant = session.get(GrantRecord, grant_id)
+            if grant is None:
+                raise NotFound(f"no grant with id {grant_id!r}")
+            grant.revoked_at = utc_now()
+            session.add(grant)
+            session.commit()
+            return grant
+
+
+class TraceRepository(_Repository):
+    def add(self, trace: TraceRecord) -> TraceRecord:
+        return self._add(trace)
+
+    def list(self, agent_id: str | None = None, limit: int = 100) -> Sequence[TraceRecord]:
+        with self._session() as session:
+            query = select(TraceRecord)
+            if agent_id:
+                query = query.where(TraceRecord.agent_id == agent_id)
+            query = query.order_by(col(TraceRecord.created_at).desc()).limit(limit)
+            return session.exec(query).all()
+
+
+class Store:
+    """Foundry's persistence; open it with `Store.open()`, which also migrates the schema."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        self.write_lock = threading.Lock()
+        self.sessions = SessionRepository(self)
+        self.messages = MessageRepository(self)
+        self.events = EventLog(self)
+        self.approvals = ApprovalRepository(self)
+        self.grants = GrantRepository(self)
+        self.traces = TraceRepository(self)
+
+    @classmethod
+    def open(cls, url: str | None = None, home: FoundryHome | None = None) -> Store:
+        engine = create_database_engine(url or database_url(home))
+        try:
+            migrate(engine)
+        except sa.exc.OperationalError as error:
+            engine.dispose()
+            where = engine.url.render_as_string(hide_password=True)
+            reason = str(error.orig).strip().splitlines()[0] if error.orig else str(error)
+            raise StoreError(f"cannot open the store at {where}: {reason}") from None
+        return cls(engine)
+
+    @property
+    def url(self) -> str:
+        return self.engine.url.render_as_string(hide_password=True)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,149 @@
+"""The tables of Foundry's store, as sqlmodel classes."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import Field, SQLModel
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Times stored in UTC and always read back with their time zone (SQLite drops it)."""
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("times given to the store must carry a time zone")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _time(**kwargs: Any) -> Any:
+    return Field(sa_type=UTCDateTime, **kwargs)
+
+
+def _json(**kwargs: Any) -> Any:
+    return Field(sa_type=sa.JSON, **kwargs)
+
+
+class SessionRecord(SQLModel, table=True):
+    """A chat session with an agent."""
+
+    __tablename__ = "sessions"
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=64)
+    agent_path: str
+    agent_name: str = ""
+    title: str = ""
+    status: str = Field(default="active", max_length=32)
+    settings_overrides: dict[str, Any] = _json(default_factory=dict)
+    created_at: datetime = _time(default_factory=utc_now)
+    updated_at: datetime = _time(default_factory=utc_now)
+
+
+class MessageRecord(SQLModel, table=True):
+    """One message of a session, in order."""
+
+    __tablename__ = "messages"
+    __table_args__ = (sa.UniqueConstraint("session_id", "seq", name="uq_messages_session_seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: str = Field(foreign_key="sessions.id", index=True, max_length=64)
+    seq: int
+    role: str = Field(max_length=32)
+    content: str = ""
+    data: dict[str, Any] = _json(default_factory=dict)
+    created_at: datetime = _time(default_factory=utc_now)
+
+
+class EventRecord(SQLModel, table=True):
+    """One entry of the append-only event log; `seq` counts from 1 within each session."""
+
+    __tablename__ = "events"
+    __table_args__ = (sa.UniqueConstraint("session_id", "seq", name="uq_events_session_seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: str = Field(index=True, max_length=64)
+    seq: int
+    kind: str = Field(index=True, max_length=64)
+    time: datetime = _time(default_factory=utc_now)
+    payload: dict[str, Any] = _json(default_factory=dict)
+
+
+class ApprovalRecord(SQLModel, table=True):
+    """A tool call waiting for (or past) a decision that the policy did not take by itself."""
+
+    __tablename__ = "approvals"
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex[:16], primary_key=True, max_length=64)
+    session_id: str | None = Field(default=None, index=True, max_length=64)
+    agent_id: str = Field(index=True)
+    tool: str = Field(index=True)
+    params: dict[str, Any] = _json(default_factory=dict)
+    policy_rule: str | None = None
+    level: str = Field(default="L2", max_length=8)
+    status: str = Field(default="pending", index=True, max_length=16)
+    injection_risk: bool = False
+    supervisor_verdict: dict[str, Any] | None = _json(default=None)
+    created_at: datetime = _time(default_factory=utc_now)
+    expires_at: datetime | None = _time(default=None)
+    resolved_at: datetime | None = _time(default=None)
+    resolved_by: str | None = None
+    reasoning: str | None = None
+    confidence: float | None = None
+
+
+class GrantRecord(SQLModel, table=True):
+    """Standing permission for matching agents to call matching tools until it expires."""
+
+    __tablename__ = "grants"
+
+    id: str = Field(default_factory=lambda: "g_" + uuid.uuid4().hex[:12], primary_key=True,
+                    max_length=64)
+    agent_glob: str = "*"
+    tool_glob: str
+    granted_by: str
+    created_at: datetime = _time(default_factory=utc_now)
+    expires_at: datetime = _time()
+    revoked_at: datetime | None = _time(default=None)
+
+
+class TraceRecord(SQLModel, table=True):
+    """How one tool call was decided: by which level, by whom, why and how confidently."""
+
+    __tablename__ = "traces"
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=64)
+    session_id: str | None = Field(default=None, index=True, max_length=64)
+    agent_id: str = Field(index=True)
+    tool: str
+    params: dict[str, Any] = _json(default_factory=dict)
+    decision: str = Field(max_length=16)
+    resolved_level: str = Field(max_length=16)
+    resolved_by: str
+    policy_rule: str | None = None
+    approval_id: str | None = Field(default=None, index=True, max_length=64)
+    reasoning: str | None = None
+    confidence: float | None = None
+    decided_ms: float | None = None
+    created_at: datetime = _time(default_factory=utc_now, index=True)
