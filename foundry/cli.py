@@ -55,7 +55,8 @@ def _convert(args: argparse.Namespace) -> int:
 def _gui(args: argparse.Namespace) -> int:
     print(
         "The Foundry desktop app is not part of this version yet. "
-        "Use `foundry validate`, `foundry create-agent` or `foundry convert` (see `foundry --help`).",
+        "Use `foundry validate`, `foundry create-agent` or `foundry convert` "
+        "(see `foundry --help`).",
         file=sys.stderr,
     )
     return 2
@@ -101,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     convert = commands.add_parser(
         "convert",
         help="convert an agent between the folder and YAML formats",
-        description="Convert SRC to DST; DST's format comes from its name (.yaml/.yml or a folder). "
+        description="Convert SRC to DST; DST's format comes from its name "
+        "(.yaml/.yml or a folder). "
         "Fields Foundry does not know are carried over.",
     )
     convert.add_argument("source", metavar="SRC", help="agent folder or .yaml file")

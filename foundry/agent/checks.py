@@ -47,9 +47,7 @@ def _entries(document: AgentDocument, section: str) -> Iterator[tuple[int, dict[
                 yield index, item
 
 
-def _duplicates(
-    document: AgentDocument, section: str, key: str, what: str
-) -> list[AgentProblem]:
+def _duplicates(document: AgentDocument, section: str, key: str, what: str) -> list[AgentProblem]:
     seen: dict[Any, int] = {}
     problems = []
     for index, item in _entries(document, section):

@@ -83,12 +83,13 @@ def read_agent(path: Path) -> AgentDocument:
     """Read an agent, keeping every problem; a broken rule or reference leaves the rest usable."""
     path = resolve_agent_path(Path(path))
     agent_format = format_for_path(path)
+    source: Source
+    problems: list[AgentProblem] = []
     try:
         if agent_format is AgentFormat.FOLDER:
             document, source, problems = _read_folder_document(path)
         else:
-            document, yaml_source = read_yaml_agent(path)
-            source, problems = yaml_source, []
+            document, source = read_yaml_agent(path)
     except AgentError as error:
         return AgentDocument(path=path, format=agent_format, agent=None, problems=error.problems)
     data = dict(document)
@@ -105,7 +106,9 @@ def read_agent(path: Path) -> AgentDocument:
 
 def _read_folder_document(path: Path) -> tuple[dict[str, Any], FolderSource, list[AgentProblem]]:
     if not path.exists():
-        raise AgentError([AgentProblem(file=path, message="no agent here: the folder does not exist")])
+        raise AgentError(
+            [AgentProblem(file=path, message="no agent here: the folder does not exist")]
+        )
     return read_folder(path)
 
 
@@ -145,8 +148,9 @@ def _locate_problems(error: ValidationError, source: Source) -> list[AgentProble
         location = _parse_field_path(problem.field)
         file, inner = source.locate(location)
         line = source.line_of(location) if isinstance(source, YamlSource) else None
-        problems.append(problem.model_copy(update={"file": file, "field": field_path(inner),
-                                                   "line": line}))
+        problems.append(
+            problem.model_copy(update={"file": file, "field": field_path(inner), "line": line})
+        )
     return problems
 
 

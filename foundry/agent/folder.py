@@ -102,7 +102,7 @@ def _item(path: Path, mdt: MdtFile) -> dict[str, Any]:
 
 
 def drop_items(source: FolderSource, section: str, indexes: set[int]) -> dict[str, Any]:
-    """Set aside items that failed validation as broken files, and return the document without them."""
+    """Set aside items that failed validation as broken files; return the document without them."""
     kept = []
     for index, (path, mdt) in enumerate(source.items[section]):
         if index in indexes:
@@ -145,7 +145,9 @@ def _moved(path: Path, old_root: Path, new_root: Path) -> Path:
 def _render_items(
     items: list[dict[str, Any]], section: str, root: Path, source: FolderSource
 ) -> tuple[dict[Path, str], list[Path]]:
-    existing = {mdt.header.get("name", path.stem): (path, mdt) for path, mdt in source.items[section]}
+    existing = {
+        mdt.header.get("name", path.stem): (path, mdt) for path, mdt in source.items[section]
+    }
     files: dict[Path, str] = {}
     for item in items:
         header = {key: value for key, value in item.items() if key != "text"}
@@ -164,7 +166,9 @@ def _render_items(
 
 def _refuse_broken(path: Path, source: FolderSource) -> None:
     if path in source.broken_files:
-        message = "could not be read when the agent was opened, so it is not overwritten; fix or move it"
+        message = (
+            "could not be read when the agent was opened, so it is not overwritten; fix or move it"
+        )
         raise AgentError([AgentProblem(file=path, message=message)])
 
 

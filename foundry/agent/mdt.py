@@ -1,4 +1,4 @@
-"""The `.mdt` file of a rule or reference: a JSON or YAML header between `---` lines, then markdown."""
+"""The `.mdt` file of a rule or reference: a JSON or YAML header between `---` lines, then text."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ _JSON_CLOSING = re.compile(r"[ \t\r\n]*---[ \t]*(\r?\n|\Z)")
 
 @dataclass
 class MdtFile:
-    """A parsed `.mdt` file, remembering how it was written so an unchanged file is kept byte for byte.
+    """A parsed `.mdt` file that remembers how it was written, so an unchanged one stays byte-exact.
 
     `source` is the whole file as read; `header_source` the header's own text. A new file is
     written the way tsagent writes it: a JSON header whose closing `}` runs into `---`.
@@ -83,7 +83,9 @@ def _parse_json_header(content: str, start: int, newline: str, file: Path) -> Md
 def _parse_yaml_header(content: str, start: int, newline: str, file: Path) -> MdtFile:
     closing = _YAML_CLOSING.search(content, start)
     if not closing:
-        problem = AgentProblem(file=file, line=1, message="the header's closing `---` line is missing")
+        problem = AgentProblem(
+            file=file, line=1, message="the header's closing `---` line is missing"
+        )
         raise AgentError([problem])
     header_source = content[start : closing.start()]
     raw = parse_yaml(header_source, file, first_line=2)

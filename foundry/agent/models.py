@@ -234,16 +234,18 @@ class AgentSupervisorConfig(AgentModel):
         return {SupervisionPermission[action.upper()] for action in self.allowed_actions}
 
 
+PiiKind = Literal["email", "phone", "card", "national_id"]
+PII_KINDS: tuple[PiiKind, ...] = ("email", "phone", "card", "national_id")
+Direction = Literal["request", "response"]
+DIRECTIONS: tuple[Direction, ...] = ("request", "response")
+
+
 class GuardianConfig(AgentModel):
     """PII masking and keyword blocking applied to requests and responses."""
 
-    mask_pii: list[Literal["email", "phone", "card", "national_id"]] = Field(
-        default_factory=lambda: ["email", "phone", "card", "national_id"]
-    )
+    mask_pii: list[PiiKind] = Field(default_factory=lambda: list(PII_KINDS))
     block_keywords: list[str] = Field(default_factory=list)
-    apply_to: list[Literal["request", "response"]] = Field(
-        default_factory=lambda: ["request", "response"]
-    )
+    apply_to: list[Direction] = Field(default_factory=lambda: list(DIRECTIONS))
 
 
 PolicyOperator = Literal[

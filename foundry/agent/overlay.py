@@ -43,9 +43,7 @@ def _merge_list(original: list[Any], updated: list[Any]) -> list[Any]:
     by_identity = {_identity(item): item for item in original if _identity(item) is not None}
     if by_identity and all(_identity(item) is not None for item in updated):
         merged = [
-            _merge(by_identity[_identity(item)], item)
-            if _identity(item) in by_identity
-            else item
+            _merge(by_identity[_identity(item)], item) if _identity(item) in by_identity else item
             for item in updated
         ]
     elif len(original) == len(updated):

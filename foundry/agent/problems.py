@@ -65,8 +65,16 @@ def _clean_location(location: tuple[str | int, ...]) -> tuple[str | int, ...]:
 
 _TYPE_MEMBERS = {"int", "float", "str", "bool"}
 _UNION_FIELDS = {"supervisors", "mcpServers", "mcp_servers"}
-_UNION_TAGS = {"agent", "guardian", "policy", "collection", "stdio", "sse", "streamable-http",
-               "internal"}
+_UNION_TAGS = {
+    "agent",
+    "guardian",
+    "policy",
+    "collection",
+    "stdio",
+    "sse",
+    "streamable-http",
+    "internal",
+}
 
 
 def _shown(value: Any) -> str:

@@ -5,11 +5,18 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from foundry.agent.document import AgentDocument, format_for_path, new_agent_path_problem, save_agent
+from foundry.agent.document import (
+    AgentDocument,
+    format_for_path,
+    new_agent_path_problem,
+    save_agent,
+)
 from foundry.agent.models import Agent, AgentMetadata, AgentSettings
 from foundry.agent.problems import AgentError
 
-DEFAULT_SYSTEM_PROMPT = "You are a helpful AI assistant that can use tools to help accomplish tasks."
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful AI assistant that can use tools to help accomplish tasks."
+)
 
 
 def new_agent(name: str, description: str = "", system_prompt: str | None = None) -> Agent:

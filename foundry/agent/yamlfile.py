@@ -15,7 +15,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 
 @dataclass
 class YamlSource:
-    """The file as read (comments and order included), so that a save changes only what was edited."""
+    """The file as read (comments and order included), so a save changes only what was edited."""
 
     path: Path
     root: Any = None

@@ -11,6 +11,8 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.script.revision import ResolutionError
+from alembic.util import CommandError
 
 from foundry.home import FoundryHome
 
@@ -77,12 +79,19 @@ def current_revision(engine: sa.Engine) -> str | None:
         return MigrationContext.configure(connection).get_current_revision()
 
 
+def _known(script: ScriptDirectory, revision: str) -> bool:
+    try:
+        return script.get_revision(revision) is not None
+    except (ResolutionError, CommandError):
+        return False
+
+
 def migrate(engine: sa.Engine, revision: str = "head") -> None:
     """Upgrade the schema to `revision`; refuse a database written by a newer Foundry."""
     config = alembic_config(engine)
     script = ScriptDirectory.from_config(config)
     current = current_revision(engine)
-    if current is not None and script.get_revision(current) is None:
+    if current is not None and not _known(script, current):
         raise StoreError(
             f"the database at {engine.url.render_as_string(hide_password=True)} has schema "
             f"revision {current}, which this Foundry does not know; it was written by a newer "

@@ -18,7 +18,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, col, select
 
 from foundry.home import FoundryHome
-from foundry.store.database import StoreError, create_database_engine, database_url, migrate
+from foundry.store.database import (
+    StoreError,
+    create_database_engine,
+    database_url,
+    migrate,
+    normalise_url,
+)
 from foundry.store.tables import (
     ApprovalRecord,
     EventRecord,
@@ -66,7 +72,9 @@ class _Repository:
         with self._session() as session:
             record = session.get(model, record_id)
         if record is None:
-            raise NotFound(f"no {model.__tablename__[:-1]} with id {record_id!r}")
+            raise NotFound(
+                f"no {model.__name__.removesuffix('Record').lower()} with id {record_id!r}"
+            )
         return record
 
     def _append_numbered(self, make: Callable[[int], Record], model: type[Any], key: str) -> Record:
@@ -288,7 +296,7 @@ class Store:
 
     @classmethod
     def open(cls, url: str | None = None, home: FoundryHome | None = None) -> Store:
-        engine = create_database_engine(url or database_url(home))
+        engine = create_database_engine(normalise_url(url) if url else database_url(home))
         try:
             migrate(engine)
         except sa.exc.OperationalError as error:

@@ -118,8 +118,9 @@ class GrantRecord(SQLModel, table=True):
 
     __tablename__ = "grants"
 
-    id: str = Field(default_factory=lambda: "g_" + uuid.uuid4().hex[:12], primary_key=True,
-                    max_length=64)
+    id: str = Field(
+        default_factory=lambda: "g_" + uuid.uuid4().hex[:12], primary_key=True, max_length=64
+    )
     agent_glob: str = "*"
     tool_glob: str
     granted_by: str

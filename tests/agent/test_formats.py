@@ -14,7 +14,9 @@ from .conftest import CRLF_RULE, JSON_HEADER_RULE, YAML_AGENT, YAML_HEADER_REF
 def snapshot(root: Path) -> dict[str, bytes]:
     if root.is_file():
         return {root.name: root.read_bytes()}
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def test_legacy_folder_reads_with_string_numbers_and_unknown_fields(legacy_agent: Path) -> None:
@@ -75,8 +77,10 @@ def test_editing_a_rule_keeps_its_header_style_and_unknown_keys(legacy_agent: Pa
     glossary.priority_level = 301
     style.text = "Use plain words.\n"
     save_agent(document)
-    assert (legacy_agent / "refs" / "glossary.mdt").read_text().startswith(
-        "---\nname: glossary\ndescription: Terms\npriorityLevel: 301\nenabled: true\n"
+    assert (
+        (legacy_agent / "refs" / "glossary.mdt")
+        .read_text()
+        .startswith("---\nname: glossary\ndescription: Terms\npriorityLevel: 301\nenabled: true\n")
     )
     style_file = (legacy_agent / "rules" / "style.mdt").read_text()
     assert style_file.endswith('"color": "blue"\n}---\nUse plain words.\n')
@@ -91,7 +95,7 @@ def test_adding_and_removing_rules_adds_and_removes_files(legacy_agent: Path) ->
     assert not (legacy_agent / "rules" / "crlf.mdt").exists()
     new_file = (legacy_agent / "rules" / "new-rule.mdt").read_text()
     assert new_file.startswith('---\n{\n  "name": "new-rule"')
-    assert '}---\nBe kind.\n' in new_file
+    assert "}---\nBe kind.\n" in new_file
     assert saved.agent is not None and saved.agent.rule("new-rule") is not None
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from foundry.agent import AgentError, Rule, load_agent, read_agent, save_agent
-from foundry.agent import atomic
+from foundry.agent import AgentError, Rule, atomic, load_agent, read_agent, save_agent
 from foundry.agent.templates import create_agent, new_agent
 
 from .test_formats import snapshot

@@ -83,7 +83,9 @@ def test_all_problems_of_a_file_are_reported_together(sample_agents: Path) -> No
         del config["metadata"]["name"]
 
     edit_config(sample_agents / "assistant", break_everything)
-    fields = {problem.field: problem.message for problem in validate_agent(sample_agents / "assistant")}
+    fields = {
+        problem.field: problem.message for problem in validate_agent(sample_agents / "assistant")
+    }
     assert fields == {
         "metadata.name": "is required but missing",
         "settings.temperature": "must be a number (got 'hot')",

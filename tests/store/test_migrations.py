@@ -1,0 +1,84 @@
+"""Migrations: an empty database is created, an older one upgraded, a newer one refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlmodel import SQLModel
+
+from foundry.home import FoundryHome
+from foundry.store import Store, StoreError
+from foundry.store.database import (
+    create_database_engine,
+    current_revision,
+    database_url,
+    head_revision,
+    migrate,
+)
+
+
+def test_an_empty_database_is_migrated_to_the_latest_schema(database_url: str) -> None:
+    with Store.open(database_url) as store:
+        assert current_revision(store.engine) == head_revision()
+        tables = set(sa.inspect(store.engine).get_table_names())
+    assert {"sessions", "messages", "events", "approvals", "grants", "traces"} <= tables
+
+
+def test_the_tables_match_the_migrations(database_url: str) -> None:
+    with Store.open(database_url) as store, store.engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        assert compare_metadata(context, SQLModel.metadata) == []
+
+
+def test_an_older_database_is_upgraded_and_keeps_its_data(database_url: str) -> None:
+    engine = create_database_engine(database_url)
+    migrate(engine, "0001")
+    assert "approvals" not in sa.inspect(engine).get_table_names()
+    old = Store(engine)
+    session = old.sessions.create("agents/assistant", "Old")
+    old.events.append(session.id, "message", {"text": "from before the upgrade"})
+    engine.dispose()
+
+    with Store.open(database_url) as store:
+        assert current_revision(store.engine) == head_revision()
+        assert store.sessions.get(session.id).agent_name == "Old"
+        assert store.events.list(session.id)[0].payload == {"text": "from before the upgrade"}
+        assert store.approvals.list() == []
+
+
+def test_a_database_from_a_newer_foundry_is_refused(database_url: str) -> None:
+    Store.open(database_url).close()
+    engine = create_database_engine(database_url)
+    with engine.begin() as connection:
+        connection.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
+    engine.dispose()
+    with pytest.raises(StoreError, match=r"revision 9999.*newer Foundry"):
+        Store.open(database_url)
+
+
+def test_the_default_store_lives_under_foundry_home(foundry_home: Path) -> None:
+    with Store.open() as store:
+        assert store.url == f"sqlite:///{foundry_home / 'data' / 'foundry.sqlite3'}"
+        with store.engine.connect() as connection:
+            assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    assert FoundryHome.from_environment().config_dir == foundry_home / "config"
+
+
+def test_foundry_database_url_chooses_the_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FOUNDRY_DATABASE_URL", f"sqlite:///{tmp_path / 'elsewhere.db'}")
+    assert database_url() == f"sqlite:///{tmp_path / 'elsewhere.db'}"
+    monkeypatch.setenv("FOUNDRY_DATABASE_URL", "postgresql://u:p@127.0.0.1/foundry")
+    assert database_url() == "postgresql+psycopg://u:p@127.0.0.1/foundry"
+
+
+def test_an_unreachable_database_gives_a_clear_error() -> None:
+    with pytest.raises(
+        StoreError, match=r"cannot open the store at postgresql\+psycopg://u:\*\*\*"
+    ):
+        Store.open("postgresql://u:secret@127.0.0.1:1/foundry")

@@ -1,0 +1,147 @@
+"""The store on real databases: sessions, messages, the event log, approvals, grants, traces."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+
+from foundry.store import AlreadyResolved, ApprovalRecord, NotFound, Store, TraceRecord
+from foundry.store.tables import utc_now
+
+
+def test_sessions_are_created_listed_and_updated(store: Store) -> None:
+    first = store.sessions.create("agents/assistant", "Supervised Assistant", "First")
+    second = store.sessions.create("agents/architect", settings_overrides={"temperature": 0.1})
+    store.sessions.update(first.id, title="Renamed")
+    listed = store.sessions.list()
+    assert [s.id for s in listed] == [first.id, second.id]  # most recently updated first
+    assert store.sessions.get(first.id).title == "Renamed"
+    assert store.sessions.get(second.id).settings_overrides == {"temperature": 0.1}
+    with pytest.raises(NotFound):
+        store.sessions.get("missing")
+
+
+def test_messages_keep_their_order_per_session(store: Store) -> None:
+    session = store.sessions.create("a")
+    store.messages.add(session.id, "user", "hello")
+    store.messages.add(session.id, "assistant", "hi", {"tool_calls": [{"name": "time.now"}]})
+    messages = store.messages.list(session.id)
+    assert [(m.seq, m.role, m.content) for m in messages] == [
+        (1, "user", "hello"),
+        (2, "assistant", "hi"),
+    ]
+    assert messages[1].data == {"tool_calls": [{"name": "time.now"}]}
+
+
+def test_events_are_numbered_per_session_and_read_in_order(store: Store) -> None:
+    one, two = store.sessions.create("a"), store.sessions.create("b")
+    for index in range(3):
+        store.events.append(one.id, "token", {"text": f"t{index}"})
+    store.events.append(two.id, "message", {"role": "user"})
+    events = store.events.list(one.id)
+    assert [(e.seq, e.payload["text"]) for e in events] == [(1, "t0"), (2, "t1"), (3, "t2")]
+    assert events[0].time.tzinfo is not None
+    assert [e.seq for e in store.events.list(one.id, after_seq=1)] == [2, 3]
+    assert store.events.list(two.id, kinds=["token"]) == []
+    assert store.events.last_seq(one.id) == 3
+
+
+def test_concurrent_appends_never_share_a_sequence_number(database_url: str) -> None:
+    stores = [Store.open(database_url) for _ in range(2)]  # as two Foundry instances would
+    try:
+
+        def append(index: int) -> int:
+            return stores[index % 2].events.append("shared", "tick", {"i": index}).seq
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            seqs = list(pool.map(append, range(40)))
+        assert sorted(seqs) == list(range(1, 41))
+    finally:
+        for opened in stores:
+            opened.close()
+
+
+def test_approvals_are_filtered_by_status_and_tool_glob(store: Store) -> None:
+    write = store.approvals.create(
+        ApprovalRecord(
+            agent_id="claude", tool="filesystem.write_file", params={"path": "/p/main.go"}
+        )
+    )
+    store.approvals.create(ApprovalRecord(agent_id="claude", tool="gmail.send"))
+    assert [a.id for a in store.approvals.list(status="pending", tool_glob="filesystem.*")] == [
+        write.id
+    ]
+    assert len(store.approvals.list(status="pending")) == 2
+    assert store.approvals.get(write.id).params == {"path": "/p/main.go"}
+
+
+def test_second_resolution_conflicts(database_url: str) -> None:
+    with Store.open(database_url) as mine, Store.open(database_url) as theirs:
+        approval = mine.approvals.create(ApprovalRecord(agent_id="a", tool="fs.write"))
+        resolved = theirs.approvals.resolve(approval.id, "approved", "human:ana", "fine", 0.9)
+        assert (resolved.status, resolved.resolved_by, resolved.confidence) == (
+            "approved",
+            "human:ana",
+            0.9,
+        )
+        with pytest.raises(AlreadyResolved) as conflict:
+            mine.approvals.resolve(approval.id, "denied", "human:bo")
+        assert conflict.value.approval.resolved_by == "human:ana"
+        assert mine.approvals.get(approval.id).status == "approved"
+        with pytest.raises(NotFound):
+            mine.approvals.resolve("nope", "approved", "x")
+
+
+def test_racing_resolvers_produce_exactly_one_winner(store: Store) -> None:
+    approval = store.approvals.create(ApprovalRecord(agent_id="a", tool="fs.write"))
+
+    def resolve(index: int) -> bool:
+        try:
+            store.approvals.resolve(approval.id, "approved", f"resolver-{index}")
+        except AlreadyResolved:
+            return False
+        return True
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert sum(pool.map(resolve, range(8))) == 1
+
+
+def test_grants_match_by_glob_until_they_expire_or_are_revoked(store: Store) -> None:
+    now = utc_now()
+    grant = store.grants.add("filesystem.read_*", now + timedelta(minutes=30), "human:ana", "cl*")
+    store.grants.add("gmail.*", now - timedelta(seconds=1), "human:ana")
+    assert store.grants.matching("claude", "filesystem.read_file") == grant
+    assert store.grants.matching("other", "filesystem.read_file") is None
+    assert store.grants.matching("claude", "gmail.send") is None  # expired
+    assert store.grants.matching("claude", "filesystem.read_file", now + timedelta(hours=1)) is None
+    store.grants.revoke(grant.id)
+    assert store.grants.active() == []
+
+
+def test_traces_record_who_decided_and_how_confidently(store: Store) -> None:
+    store.traces.add(
+        TraceRecord(
+            agent_id="claude",
+            tool="fs.read",
+            decision="allow",
+            resolved_level="policy",
+            resolved_by="policy:read-ok",
+        )
+    )
+    store.traces.add(
+        TraceRecord(
+            agent_id="claude",
+            tool="fs.write",
+            decision="allow",
+            resolved_level="supervisor",
+            resolved_by="agent:supervisor",
+            reasoning="inside the project",
+            confidence=0.93,
+            decided_ms=812,
+        )
+    )
+    latest = store.traces.list("claude")
+    assert [t.tool for t in latest] == ["fs.write", "fs.read"]
+    assert (latest[0].confidence, latest[0].reasoning) == (0.93, "inside the project")
