@@ -12,6 +12,9 @@ from foundry.agent import AgentError, AgentFormat, format_for_path, load_agent, 
 from foundry.agent.checks import validate_agent
 from foundry.agent.document import new_agent_path_problem
 from foundry.agent.templates import create_agent, new_agent
+from foundry.cli_sessions import add_session_commands
+from foundry.llm.base import ProviderError
+from foundry.store import StoreError
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -55,8 +58,7 @@ def _convert(args: argparse.Namespace) -> int:
 def _gui(args: argparse.Namespace) -> int:
     print(
         "The Foundry desktop app is not part of this version yet. "
-        "Use `foundry validate`, `foundry create-agent` or `foundry convert` "
-        "(see `foundry --help`).",
+        "Use `foundry chat AGENT`, `foundry run AGENT -m TEXT` or see `foundry --help`.",
         file=sys.stderr,
     )
     return 2
@@ -111,6 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--force", action="store_true", help="replace an agent already at DST")
     convert.set_defaults(handler=_convert)
 
+    add_session_commands(commands)
+
     gui = commands.add_parser("gui", help="start the desktop app (the default)")
     gui.add_argument("agent", nargs="?", help="agent to open")
     gui.set_defaults(handler=_gui)
@@ -125,6 +129,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in error.problems:
             print(problem, file=sys.stderr)
         return 1
+    except (ProviderError, StoreError, LookupError) as error:
+        print(f"foundry: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
     except OSError as error:
         print(f"foundry: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
         return 1

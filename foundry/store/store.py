@@ -77,15 +77,21 @@ class _Repository:
             )
         return record
 
-    def _append_numbered(self, make: Callable[[int], Record], model: type[Any], key: str) -> Record:
+    def _append_numbered(
+        self,
+        make: Callable[[int], Record],
+        model: type[Any],
+        key: str,
+        message: MessageRecord | None = None,
+    ) -> Record:
         """Insert a record with the next `seq` of its session, retrying if another writer won."""
         for _ in range(SEQUENCE_RETRIES):
             with self._store.write_lock, self._session() as session:
-                last = session.exec(
-                    select(sa.func.max(model.seq)).where(model.session_id == key)
-                ).one()
-                record = make((last or 0) + 1)
+                record = make(_next_seq(session, model, key))
                 session.add(record)
+                if message is not None:
+                    message.seq = _next_seq(session, MessageRecord, key)
+                    session.add(message)
                 try:
                     session.commit()
                 except IntegrityError:
@@ -93,6 +99,11 @@ class _Repository:
                     continue
                 return record
         raise RuntimeError(f"could not number a record of session {key} after retries")
+
+
+def _next_seq(session: Session, model: type[Any], key: str) -> int:
+    last = session.exec(select(sa.func.max(model.seq)).where(model.session_id == key)).one()
+    return int(last or 0) + 1
 
 
 class SessionRepository(_Repository):
@@ -153,11 +164,19 @@ class MessageRepository(_Repository):
 class EventLog(_Repository):
     """The append-only log of everything that happened, numbered per session."""
 
-    def append(self, session_id: str, kind: str, payload: dict[str, Any]) -> EventRecord:
+    def append(
+        self,
+        session_id: str,
+        kind: str,
+        payload: dict[str, Any],
+        message: MessageRecord | None = None,
+    ) -> EventRecord:
+        """Append an event; a `message` given with it is stored in the same transaction."""
+
         def make(seq: int) -> EventRecord:
             return EventRecord(session_id=session_id, seq=seq, kind=kind, payload=payload)
 
-        return self._append_numbered(make, EventRecord, session_id)
+        return self._append_numbered(make, EventRecord, session_id, message)
 
     def list(
         self, session_id: str, after_seq: int = 0, kinds: Sequence[str] = ()

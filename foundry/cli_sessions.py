@@ -1,0 +1,251 @@
+"""The session commands of `foundry`: run a turn, chat in the terminal, list and export sessions."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from foundry.llm.base import ToolCall
+from foundry.runtime.engine import Engine
+from foundry.session.chat import TurnResult
+from foundry.session.context import ItemKind
+from foundry.session.events import ErrorOccurred, Event, TokenDelta, ToolCallFinished
+from foundry.session.gate import AskUser, GateDecision
+from foundry.store import EventRecord
+
+
+async def approve_everything(call: ToolCall) -> GateDecision:
+    return GateDecision(allowed=True, by="cli:--yes", reason="approved on the command line")
+
+
+async def ask_in_terminal(call: ToolCall) -> GateDecision:
+    question = f"\nAllow {call.name}({json.dumps(call.arguments)})? [y/N] "
+    answer = await asyncio.get_running_loop().run_in_executor(None, input, question)
+    allowed = answer.strip().lower() in ("y", "yes")
+    return GateDecision(allowed=allowed, by="human:terminal", reason="" if allowed else "refused")
+
+
+def _printer(show_tokens: bool) -> Callable[[Event], None]:
+    def show(event: Event) -> None:
+        body = event.body
+        if isinstance(body, TokenDelta) and show_tokens:
+            sys.stdout.write(body.text)
+            sys.stdout.flush()
+        elif isinstance(body, ToolCallFinished):
+            mark = "failed" if body.is_error else "done"
+            print(f"\n[{body.name} {mark} in {body.duration_s:.2f} s]", file=sys.stderr)
+        elif isinstance(body, ErrorOccurred):
+            print(f"\n[{body.where or 'error'}] {body.message}", file=sys.stderr)
+
+    return show
+
+
+def _turn(engine: Engine, session_id: str, text: str | None) -> TurnResult:
+    """Run a turn (or resume one, when `text` is None); Ctrl+C cancels it and keeps the session."""
+    work = engine.send(session_id, text) if text is not None else engine.resume(session_id)
+    future = engine.submit(work)
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        engine.submit(engine.cancel(session_id)).result()
+        return future.result()
+
+
+def run_command(args: argparse.Namespace) -> int:
+    ask: AskUser | None = approve_everything if args.yes else None
+    with Engine() as engine:
+        session_id = engine.submit(
+            engine.open_session(Path(args.agent), args.model, ask=ask)
+        ).result()
+        if not args.json:
+            engine.bus.subscribe(_printer(show_tokens=True))
+        result = _turn(engine, session_id, args.message)
+        if args.json:
+            print(json.dumps(_summary(engine, session_id, result), indent=2))
+        else:
+            print()
+    return 0 if result.ended_by in ("reply", "cancelled") else 1
+
+
+def _summary(engine: Engine, session_id: str, result: TurnResult) -> dict[str, Any]:
+    return {
+        "reply": result.reply,
+        "session_id": session_id,
+        "ended_by": result.ended_by,
+        "error": result.error,
+        "model_calls": result.model_calls,
+        "input_tokens": result.input_tokens,
+        "output_tokens": result.output_tokens,
+        "tool_calls": result.tool_calls,
+        "events": engine.store.events.last_seq(session_id),
+    }
+
+
+CHAT_HELP = """Type a message and press Enter. Ctrl+C stops a reply; Ctrl+D or /quit leaves.
+/include rule:NAME, /exclude ref:NAME  put an item into or out of the context
+@rule:NAME or @ref:NAME in a message    include that item from then on"""
+
+
+def chat_command(args: argparse.Namespace) -> int:
+    if not args.agent and not args.session:
+        print("foundry chat: give an AGENT, or --session ID to reopen a session", file=sys.stderr)
+        return 2
+    with Engine() as engine:
+        if args.session:
+            engine.submit(engine.reopen_session(args.session, ask=ask_in_terminal)).result()
+            session_id = args.session
+        else:
+            session_id = engine.submit(
+                engine.open_session(Path(args.agent), args.model, ask=ask_in_terminal)
+            ).result()
+        engine.bus.subscribe(_printer(show_tokens=True))
+        print(f"session {session_id}\n{CHAT_HELP}", file=sys.stderr)
+        if engine.session(session_id).needs_resume:
+            print("[resuming the interrupted turn]", file=sys.stderr)
+            _turn(engine, session_id, None)
+        _chat_loop(engine, session_id)
+    return 0
+
+
+def _chat_loop(engine: Engine, session_id: str) -> None:
+    while True:
+        try:
+            text = input("\n> ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return
+        if text in ("/quit", "/exit"):
+            return
+        if text.startswith(("/include ", "/exclude ")):
+            _change_context(engine, session_id, text)
+        elif text:
+            _turn(engine, session_id, text)
+
+
+def _change_context(engine: Engine, session_id: str, command: str) -> None:
+    verb, _, target = command.partition(" ")
+    kind, _, name = target.strip().partition(":")
+    items: dict[str, ItemKind] = {"rule": "rule", "ref": "reference", "tool": "tool"}
+    item = items.get(kind)
+    if item is None or not name:
+        print("use /include rule:NAME, ref:NAME or tool:SERVER.TOOL", file=sys.stderr)
+        return
+    chat = engine.session(session_id)
+    engine.submit(chat.set_included(item, name, verb == "/include")).result()
+    print(f"[{'included' if verb == '/include' else 'excluded'} {item} {name}]", file=sys.stderr)
+
+
+def sessions_list_command(args: argparse.Namespace) -> int:
+    from foundry.store import Store
+
+    with Store.open() as store:
+        for record in store.sessions.list(args.limit):
+            updated = record.updated_at.strftime("%Y-%m-%d %H:%M")
+            print(f"{record.id}  {updated}  {record.agent_name or '-'}  {record.agent_path}")
+    return 0
+
+
+def sessions_show_command(args: argparse.Namespace) -> int:
+    from foundry.store import Store
+
+    with Store.open() as store:
+        record = store.sessions.get(args.session_id)
+        print(f"session {record.id} with {record.agent_name} ({record.agent_path})")
+        for message in store.messages.list(record.id):
+            label = message.data.get("name") or message.role
+            calls = message.data.get("tool_calls") or []
+            text = message.content or " ".join(
+                f"-> {call['name']}({call['arguments']})" for call in calls
+            )
+            print(f"\n[{label}] {text}")
+    return 0
+
+
+def sessions_export_command(args: argparse.Namespace) -> int:
+    from foundry.store import Store
+
+    with Store.open() as store:
+        store.sessions.get(args.session_id)
+        lines = (_export_line(event) for event in store.events.list(args.session_id))
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as output:
+                output.writelines(lines)
+        else:
+            sys.stdout.writelines(lines)
+    return 0
+
+
+def _export_line(event: EventRecord) -> str:
+    line = {
+        "session_id": event.session_id,
+        "seq": event.seq,
+        "time": event.time.isoformat(),
+        "kind": event.kind,
+        "payload": event.payload,
+    }
+    return json.dumps(line, ensure_ascii=False) + "\n"
+
+
+def add_session_commands(commands: Any) -> None:
+    run = commands.add_parser(
+        "run",
+        help="run one turn of an agent headless and print the reply",
+        description="Send one message to an agent and print its reply as it streams "
+        "(or, with --json, one JSON object with reply, session_id, tokens, tool calls, events).",
+    )
+    run.add_argument("agent", metavar="AGENT", help="agent folder or .yaml file")
+    run.add_argument("--message", "-m", required=True, help="the user's message")
+    run.add_argument(
+        "--model", help="provider:model, e.g. ollama:qwen2.5:7b or scripted:turns.yaml"
+    )
+    run.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    run.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        help="approve tool calls that need approval (otherwise they are denied)",
+    )
+    run.set_defaults(handler=run_command)
+
+    chat = commands.add_parser(
+        "chat",
+        help="chat with an agent in the terminal",
+        description="An interactive chat with streaming output; tool calls that need approval "
+        "are asked about. --session reopens a persisted session where it was.",
+    )
+    chat.add_argument("agent", metavar="AGENT", nargs="?", help="agent folder or .yaml file")
+    chat.add_argument("--model", help="provider:model")
+    chat.add_argument("--session", help="reopen this session instead of starting one")
+    chat.set_defaults(handler=chat_command)
+
+    sessions = commands.add_parser(
+        "sessions",
+        help="list, show and export persisted sessions",
+        description="Persisted chat sessions.",
+    )
+    actions = sessions.add_subparsers(title="actions", metavar="ACTION", required=True)
+    listing = actions.add_parser(
+        "list",
+        help="the most recent sessions",
+        description="List sessions, most recently used first.",
+    )
+    listing.add_argument("--limit", type=int, default=50, help="how many (default 50)")
+    listing.set_defaults(handler=sessions_list_command)
+    show = actions.add_parser(
+        "show", help="a session's conversation", description="Print a session's messages."
+    )
+    show.add_argument("session_id", metavar="ID")
+    show.set_defaults(handler=sessions_show_command)
+    export = actions.add_parser(
+        "export",
+        help="a session's events as JSON lines",
+        description="Write every event of a session as one JSON object per line (JSONL).",
+    )
+    export.add_argument("session_id", metavar="ID")
+    export.add_argument("--output", "-o", help="file to write (default: standard output)")
+    export.set_defaults(handler=sessions_export_command)

@@ -1,0 +1,1 @@
+"""Model providers behind one protocol: embedded llama.cpp, Ollama, OpenAI-compatible, scripted."""

@@ -1,0 +1,101 @@
+"""The one protocol every model provider speaks, and the values that cross it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class Value(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class ToolCall(Value):
+    """A model's request to run one tool; `arguments` are already parsed from JSON."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChatMessage(Value):
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None  # for role "tool": the call this is the result of
+    name: str | None = None  # for role "tool": the tool's name
+
+
+class ToolSpec(Value):
+    """A tool offered to the model: its name, what it does and a JSON schema of its arguments."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class ChatRequest(Value):
+    """One model call. `response_schema`, when given, constrains the reply to that JSON schema."""
+
+    model: str
+    messages: tuple[ChatMessage, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    response_schema: dict[str, Any] | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    timeout_s: float = 120.0
+
+
+class TextDelta(Value):
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class ToolCallChunk(Value):
+    kind: Literal["tool_call"] = "tool_call"
+    call: ToolCall
+
+
+class Usage(Value):
+    """The last chunk of every stream: token counts and timings of the call."""
+
+    kind: Literal["usage"] = "usage"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    first_token_s: float | None = None  # from the request to the first generated token
+    total_s: float = 0.0
+    stop_reason: str = "stop"  # stop, length, tool_calls, cancelled
+
+
+Chunk = TextDelta | ToolCallChunk | Usage
+
+
+class ProviderError(Exception):
+    """A model call failed for a reason the user can act on; the message says what to do.
+
+    `retryable` is true for failures that may pass on their own (a server down or busy).
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+@runtime_checkable
+class ModelProvider(Protocol):
+    """A source of model replies. Cancelling the task that iterates `stream` stops generation."""
+
+    name: str
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
+        """Yield text deltas and whole tool calls, then exactly one Usage; raise ProviderError."""
+        ...
+
+    async def list_models(self) -> list[str]: ...
+
+    async def aclose(self) -> None: ...

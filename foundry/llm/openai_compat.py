@@ -1,0 +1,177 @@
+"""The model provider for any server that speaks OpenAI's chat completions API over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from foundry.llm.base import ChatRequest, Chunk, ProviderError
+from foundry.llm.wire import ChunkReader, openai_messages, openai_tools
+
+_RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+
+
+class _ModelEntry(BaseModel):
+    id: str
+
+
+class _ModelList(BaseModel):
+    data: list[_ModelEntry]
+
+
+class OpenAICompatibleProvider:
+    """Streams chat replies from `{base_url}/chat/completions` (OpenAI, llama.cpp, vLLM, ...)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        name: str = "openai",
+        timeout_s: float = 120.0,
+    ) -> None:
+        self.name = name
+        self.base_url = base_url.rstrip("/")
+        self._has_key = bool(api_key)
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url + "/", headers=headers, timeout=timeout_s
+        )
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
+        """Yield text deltas, then whole tool calls, then one Usage; raise ProviderError."""
+        reader = ChunkReader(time.perf_counter())
+        deadline = asyncio.get_running_loop().time() + request.timeout_s
+        try:
+            async with self._client.stream(
+                "POST", "chat/completions", json=_body(request)
+            ) as response:
+                await self._check(response)
+                lines = response.aiter_lines()
+                while (data := await self._next_event(lines, request, deadline)) is not None:
+                    for chunk in reader.read(data):
+                        yield chunk
+        except httpx.TransportError as error:
+            raise self._transport_error(error) from error
+        for chunk in reader.finish():
+            yield chunk
+
+    async def list_models(self) -> list[str]:
+        """The model ids the server offers (`GET {base_url}/models`)."""
+        try:
+            response = await self._client.get("models")
+        except httpx.TransportError as error:
+            raise self._transport_error(error) from error
+        await self._check(response)
+        try:
+            listing = _ModelList.model_validate_json(response.content)
+        except ValidationError as error:
+            raise ProviderError(f"{self.base_url}/models sent no model list: {error}") from None
+        return [entry.id for entry in listing.data]
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def _next_event(
+        self, lines: AsyncIterator[str], request: ChatRequest, deadline: float
+    ) -> dict[str, Any] | None:
+        """The next `data:` event of the stream, or None at `[DONE]` or the end of the body."""
+        while True:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    line = await anext(lines)
+            except StopAsyncIteration:
+                return None
+            except TimeoutError as error:
+                raise ProviderError(
+                    f"{self.base_url} did not finish the reply of {request.model} within "
+                    f"{request.timeout_s:g} s: try again or raise the timeout",
+                    retryable=True,
+                ) from error
+            if not line.startswith("data:"):
+                continue  # blank separators, comments and event names
+            payload = line.removeprefix("data:").strip()
+            if payload == "[DONE]":
+                return None
+            return self._event(payload)
+
+    def _event(self, payload: str) -> dict[str, Any]:
+        try:
+            event = json.loads(payload)
+        except json.JSONDecodeError:
+            raise ProviderError(
+                f"{self.base_url} sent a stream line that is not JSON: {payload[:200]}"
+            ) from None
+        if not isinstance(event, dict):
+            raise ProviderError(f"{self.base_url} sent a stream event that is not an object")
+        if "error" in event:
+            raise ProviderError(f"{self.base_url} failed: {_error_text(event)}")
+        return event
+
+    async def _check(self, response: httpx.Response) -> None:
+        if response.status_code < 400:
+            return
+        await response.aread()
+        status = response.status_code
+        said = _server_message(response)
+        if status in (401, 403):
+            raise ProviderError(f"{self._key_problem()} (the server said: {said})")
+        raise ProviderError(
+            f"{self.base_url} refused the request (HTTP {status}): {said}",
+            retryable=status in _RETRYABLE_STATUS,
+        )
+
+    def _key_problem(self) -> str:
+        if self._has_key:
+            return f"the API key was refused by {self.base_url}: check the key in the settings"
+        return f"{self.base_url} wants an API key: give one in the provider's settings"
+
+    def _transport_error(self, error: httpx.TransportError) -> ProviderError:
+        if isinstance(error, httpx.ConnectError):
+            message = f"cannot reach {self.base_url}: is the server running? ({error})"
+        elif isinstance(error, httpx.TimeoutException):
+            message = f"{self.base_url} did not answer in time: try again or raise the timeout"
+        else:
+            message = f"the connection to {self.base_url} broke: {error}"
+        return ProviderError(message, retryable=True)
+
+
+def _body(request: ChatRequest) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": openai_messages(request.messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        body["tools"] = openai_tools(request.tools)
+    if request.response_schema is not None:
+        schema = {"name": "response", "schema": request.response_schema}
+        body["response_format"] = {"type": "json_schema", "json_schema": schema}
+    optional = {
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "max_tokens": request.max_tokens,
+    }
+    body.update({key: value for key, value in optional.items() if value is not None})
+    return body
+
+
+def _server_message(response: httpx.Response) -> str:
+    try:
+        return _error_text(response.json())
+    except ValueError:
+        return response.text.strip()[:300] or response.reason_phrase
+
+
+def _error_text(body: Any) -> str:
+    """The message of an error body: `{"error": {"message": ...}}`, `{"error": ...}` or text."""
+    error = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    return str(error)

@@ -1,0 +1,97 @@
+"""Which provider serves a `provider:model` reference, configured from the agent's providers."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from foundry.llm.base import ModelProvider, ProviderError
+from foundry.llm.embedded import DEFAULT_MODEL, EmbeddedProvider
+
+DEFAULT_MODEL_REFERENCE = f"embedded:{DEFAULT_MODEL}"
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """A parsed `provider:model` reference; the model part may itself hold colons."""
+
+    provider: str
+    model: str
+
+    @classmethod
+    def parse(cls, reference: str | None) -> ModelChoice:
+        text = (reference or DEFAULT_MODEL_REFERENCE).strip()
+        provider, separator, model = text.partition(":")
+        if not separator or not provider:
+            raise ProviderError(
+                f"model {text!r} must be written as provider:model "
+                "(for example embedded:smollm2, ollama:qwen2.5:7b, scripted:turns.yaml)"
+            )
+        return cls(provider=provider.lower(), model=model)
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+
+def resolve_secret(value: str | None, base_dir: Path) -> str | None:
+    """`env://NAME` is read from the environment, then from a `.env` file beside the agent."""
+    if value is None or not value.startswith("env://"):
+        return value
+    name = value.removeprefix("env://")
+    if name in os.environ:
+        return os.environ[name]
+    found = _dotenv(base_dir / ".env").get(name)
+    if found is None:
+        raise ProviderError(f"the secret {value} is not set: export {name} or add it to .env")
+    return found
+
+
+def _dotenv(path: Path) -> dict[str, str]:
+    if not path.is_file():
+        return {}
+    values = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        key, separator, value = line.strip().removeprefix("export ").partition("=")
+        if separator and key and not key.startswith("#"):
+            values[key.strip()] = value.strip().strip("'\"")
+    return values
+
+
+def open_provider(
+    choice: ModelChoice, providers: dict[str, dict[str, Any]], base_dir: Path
+) -> ModelProvider:
+    """A new provider for `choice`, configured from the agent's `providers` section."""
+    config = {key: str(value) for key, value in providers.get(choice.provider, {}).items()}
+    if choice.provider == "embedded":
+        return EmbeddedProvider()
+    if choice.provider == "scripted":
+        from foundry.llm.scripted import ScriptedProvider
+
+        return ScriptedProvider((base_dir / choice.model).resolve())
+    if choice.provider == "ollama":
+        from foundry.llm.ollama import OllamaProvider
+
+        return OllamaProvider(host=resolve_secret(config.get("OLLAMA_HOST"), base_dir))
+    return _openai_compatible(choice, config, base_dir)
+
+
+def _openai_compatible(
+    choice: ModelChoice, config: dict[str, str], base_dir: Path
+) -> ModelProvider:
+    from foundry.llm.openai_compat import OpenAICompatibleProvider
+
+    base_url = config.get("BASE_URL") or (OPENAI_URL if choice.provider == "openai" else None)
+    if base_url is None:
+        raise ProviderError(
+            f"unknown model provider {choice.provider!r}: use embedded, ollama, openai or "
+            f"scripted, or give providers.{choice.provider}.BASE_URL of an OpenAI-compatible server"
+        )
+    key = config.get("API_KEY") or config.get("OPENAI_API_KEY")
+    return OpenAICompatibleProvider(
+        base_url=resolve_secret(base_url, base_dir) or base_url,
+        api_key=resolve_secret(key, base_dir),
+        name=choice.provider,
+    )

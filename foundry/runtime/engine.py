@@ -1,0 +1,268 @@
+"""The engine: its own asyncio loop on a background thread, owning sessions and the event log.
+
+Callers on other threads (the GUI, the CLI) use `submit()` to run a coroutine on the engine's
+loop; an event is written to the store on the engine's writer thread before the bus sees it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from foundry.agent.document import AgentDocument, load_agent
+from foundry.llm.base import ModelProvider
+from foundry.llm.registry import ModelChoice, open_provider
+from foundry.runtime.bus import EventBus
+from foundry.session.chat import RETRY_DELAYS_S, ChatSession, TurnResult
+from foundry.session.events import (
+    Event,
+    EventBody,
+    MessageAdded,
+    SessionStarted,
+    ToolServerChanged,
+    event_body,
+    event_payload,
+)
+from foundry.session.gate import AskUser, PermissionGate
+from foundry.store import EventRecord, MessageRecord, Store
+
+T = TypeVar("T")
+
+
+class SessionNotFound(LookupError):
+    pass
+
+
+@dataclass
+class _Live:
+    """A session the engine has open: the chat, its model provider and its tools."""
+
+    chat: ChatSession
+    provider: ModelProvider
+    tools: Any
+    turn: asyncio.Task[TurnResult] | None = None
+
+
+class Engine:
+    """Start with `Engine(store).start()`; stop with `stop()` (or use it as a context manager)."""
+
+    def __init__(
+        self, store: Store | None = None, retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S
+    ) -> None:
+        self._store = store
+        self._retry_delays_s = retry_delays_s
+        self.bus = EventBus()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run_loop, name="foundry-engine", daemon=True)
+        self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="foundry-store")
+        self._sessions: dict[str, _Live] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def _run_loop(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_forever()
+
+    def start(self) -> Engine:
+        self._thread.start()
+        if self._store is None:
+            self._store = self.submit(self._in_writer(Store.open)).result()
+        return self
+
+    @property
+    def store(self) -> Store:
+        assert self._store is not None, "the engine is not started"
+        return self._store
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        if not self._thread.is_alive():
+            return
+        self.submit(self._close_all()).result(timeout_s)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout_s)
+        self._writer.shutdown(wait=True)
+
+    def __enter__(self) -> Engine:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Run `coroutine` on the engine's loop from any thread."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+    async def _in_writer(self, function: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._writer, function, *args)
+
+    async def _close_all(self) -> None:
+        for session_id in list(self._sessions):
+            await self.close_session(session_id)
+
+    # -- events ---------------------------------------------------------------------------------
+
+    async def record(self, session_id: str, body: EventBody) -> Event:
+        """Persist an event, then publish it; returns it with its number and time."""
+        stored: EventRecord = await self._in_writer(self._write, session_id, body)
+        event = Event(session_id=session_id, seq=stored.seq, time=stored.time, body=body)
+        self.bus.publish(event)
+        return event
+
+    def _write(self, session_id: str, body: EventBody) -> EventRecord:
+        message = None
+        if isinstance(body, MessageAdded):
+            data = body.message.model_dump(mode="json", exclude={"role", "content"})
+            message = MessageRecord(
+                session_id=session_id,
+                seq=0,
+                role=body.message.role,
+                content=body.message.content,
+                data=data,
+            )
+        return self.store.events.append(session_id, body.kind, event_payload(body), message)
+
+    async def events(self, session_id: str, after_seq: int = 0) -> list[Event]:
+        records = await self._in_writer(self.store.events.list, session_id, after_seq)
+        return [
+            Event(
+                session_id=r.session_id, seq=r.seq, time=r.time, body=event_body(r.kind, r.payload)
+            )
+            for r in records
+        ]
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    async def open_session(
+        self,
+        agent_path: Path,
+        model: str | None = None,
+        settings_overrides: dict[str, Any] | None = None,
+        ask: AskUser | None = None,
+    ) -> str:
+        """Start a new session with the agent at `agent_path`; returns its id."""
+        document = await self._in_writer(load_agent, Path(agent_path))
+        assert document.agent is not None
+        choice = ModelChoice.parse(model or document.agent.settings.model_reference)
+        record = await self._in_writer(
+            self.store.sessions.create,
+            str(document.path),
+            document.agent.metadata.name,
+            "",
+            settings_overrides or {},
+        )
+        await self.record(
+            record.id,
+            SessionStarted(
+                agent_path=str(document.path.resolve()),
+                agent_name=document.agent.metadata.name,
+                model=str(choice),
+                settings_overrides=settings_overrides or {},
+            ),
+        )
+        live = await self._start(record.id, document, choice, settings_overrides or {}, ask)
+        self._sessions[record.id] = live
+        return record.id
+
+    async def reopen_session(self, session_id: str, ask: AskUser | None = None) -> ChatSession:
+        """Open a persisted session where it was, rebuilt from its events."""
+        if session_id in self._sessions:
+            return self._sessions[session_id].chat
+        history = await self.events(session_id)
+        started = next((e.body for e in history if isinstance(e.body, SessionStarted)), None)
+        if started is None:
+            raise SessionNotFound(f"no session with id {session_id!r}")
+        document = await self._in_writer(load_agent, Path(started.agent_path))
+        choice = ModelChoice.parse(started.model)
+        live = await self._start(session_id, document, choice, started.settings_overrides, ask)
+        live.chat.replay(event.body for event in history)
+        self._sessions[session_id] = live
+        return live.chat
+
+    async def _start(
+        self,
+        session_id: str,
+        document: AgentDocument,
+        choice: ModelChoice,
+        overrides: dict[str, Any],
+        ask: AskUser | None,
+    ) -> _Live:
+        agent = document.agent
+        assert agent is not None
+        provider = open_provider(choice, agent.providers, document.base_dir)
+        tools = await self._start_tools(session_id, document)
+        chat = ChatSession(
+            session_id,
+            agent,
+            choice,
+            provider,
+            PermissionGate(agent.settings.tool_permission, ask),
+            lambda body: self._emit(session_id, body),
+            tools=tools,
+            settings_overrides=overrides,
+            retry_delays_s=self._retry_delays_s,
+        )
+        return _Live(chat=chat, provider=provider, tools=tools)
+
+    async def _emit(self, session_id: str, body: EventBody) -> None:
+        await self.record(session_id, body)
+
+    async def _start_tools(self, session_id: str, document: AgentDocument) -> Any:
+        from foundry.tools import ToolHost
+
+        assert document.agent is not None
+        loop = asyncio.get_running_loop()
+
+        def on_status(status: Any) -> None:
+            body = ToolServerChanged(name=status.name, state=status.state, error=status.error)
+            self._own(loop.create_task(self.record(session_id, body)))
+
+        host = ToolHost(document.agent.mcp_servers, document.base_dir, on_status=on_status)
+        await host.start()
+        return host
+
+    def _own(self, task: asyncio.Task[Any]) -> None:
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def session(self, session_id: str) -> ChatSession:
+        if session_id not in self._sessions:
+            raise SessionNotFound(f"session {session_id!r} is not open")
+        return self._sessions[session_id].chat
+
+    async def send(self, session_id: str, text: str) -> TurnResult:
+        """Run one user turn; `cancel` stops it and keeps what was generated."""
+        return await self._run_turn(session_id, self.session(session_id).send(text))
+
+    async def resume(self, session_id: str) -> TurnResult:
+        """Finish the turn a crash interrupted (does nothing if the last turn completed)."""
+        return await self._run_turn(session_id, self.session(session_id).resume())
+
+    async def _run_turn(self, session_id: str, turn: Coroutine[Any, Any, TurnResult]) -> TurnResult:
+        live = self._sessions[session_id]
+        if live.turn is not None and not live.turn.done():
+            turn.close()
+            raise RuntimeError("this session is already answering; wait or cancel it first")
+        live.turn = asyncio.create_task(turn)
+        return await live.turn
+
+    async def cancel(self, session_id: str) -> None:
+        live = self._sessions.get(session_id)
+        if live and live.turn and not live.turn.done():
+            live.turn.cancel()
+
+    async def close_session(self, session_id: str) -> None:
+        live = self._sessions.pop(session_id, None)
+        if live is None:
+            return
+        if live.turn and not live.turn.done():
+            live.turn.cancel()
+            await asyncio.gather(live.turn, return_exceptions=True)
+        await live.tools.aclose()
+        await live.provider.aclose()
+        await asyncio.gather(*self._background, return_exceptions=True)

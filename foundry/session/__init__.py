@@ -1,0 +1,1 @@
+"""Chat sessions: messages, context selection, the turn and tool loop, the events they record."""

@@ -1,0 +1,379 @@
+"""A chat session: its messages and context, and the turn loop of model calls and tool calls.
+
+Every change to a session goes through an event: the session records the event (the runtime
+persists it before anyone sees it) and then applies it to itself. Replaying a session's events
+therefore rebuilds exactly the state it had, which is how a session resumes after a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from foundry.agent.models import Agent, AgentSettings, ContextItem
+from foundry.llm.base import (
+    ChatMessage,
+    ChatRequest,
+    ModelProvider,
+    ProviderError,
+    TextDelta,
+    ToolCall,
+    ToolCallChunk,
+    ToolSpec,
+    Usage,
+)
+from foundry.llm.registry import ModelChoice
+from foundry.session.context import (
+    MENTION,
+    Candidate,
+    ContextState,
+    ItemKind,
+    mentions,
+    select_context,
+)
+from foundry.session.events import (
+    ContextChanged,
+    ContextEntry,
+    ContextSelected,
+    ErrorOccurred,
+    EventBody,
+    MessageAdded,
+    ModelCallFinished,
+    TokenDelta,
+    ToolCallDecided,
+    ToolCallFinished,
+    TurnFinished,
+    TurnStarted,
+)
+from foundry.session.gate import ApprovalGate
+
+EventSink = Callable[[EventBody], Awaitable[None]]
+EndedBy = Literal["reply", "max_turns", "cancelled", "error"]
+RETRY_DELAYS_S = (1.0, 2.0, 4.0)
+
+
+class ToolDescription(Protocol):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    include: Any
+    permission_required: bool
+
+
+class ToolOutcome(Protocol):
+    text: str
+    is_error: bool
+
+
+class ToolSource(Protocol):
+    """Where a session's tools come from (the MCP tool host)."""
+
+    def tools(self) -> Sequence[ToolDescription]: ...
+
+    async def call(self, name: str, arguments: dict[str, Any], timeout_s: float = 60.0) -> Any: ...
+
+
+@dataclass
+class TurnResult:
+    reply: str
+    ended_by: EndedBy
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+
+class ChatSession:
+    """One conversation with an agent; `send` runs a user turn, `resume` finishes a broken one."""
+
+    def __init__(
+        self,
+        session_id: str,
+        agent: Agent,
+        model: ModelChoice,
+        provider: ModelProvider,
+        gate: ApprovalGate,
+        emit: EventSink,
+        tools: ToolSource | None = None,
+        settings_overrides: dict[str, Any] | None = None,
+        retry_delays_s: Sequence[float] = RETRY_DELAYS_S,
+    ) -> None:
+        self.id = session_id
+        self.agent = agent
+        self.model = model
+        self.settings = _merged_settings(agent.settings, settings_overrides or {})
+        self.messages: list[ChatMessage] = []
+        self.context = ContextState()
+        self._provider = provider
+        self._gate = gate
+        self._emit = emit
+        self._tools = tools
+        self._retry_delays_s = tuple(retry_delays_s)
+        self._turn: TurnResult | None = None
+
+    # -- state, rebuilt from events -------------------------------------------------------------
+
+    def apply(self, body: EventBody) -> None:
+        if isinstance(body, MessageAdded):
+            self.messages.append(body.message)
+        elif isinstance(body, ContextChanged):
+            self.context.apply(body)
+
+    def replay(self, bodies: Iterable[EventBody]) -> None:
+        for body in bodies:
+            self.apply(body)
+
+    async def _record(self, body: EventBody) -> None:
+        await self._emit(body)
+        self.apply(body)
+
+    @property
+    def needs_resume(self) -> bool:
+        """Whether the last turn was cut short: the agent still owes a reply."""
+        if not self.messages:
+            return False
+        last = self.messages[-1]
+        return last.role != "assistant" or bool(last.tool_calls)
+
+    # -- context --------------------------------------------------------------------------------
+
+    async def set_included(
+        self, item: ItemKind, name: str, included: bool, by: str = "user"
+    ) -> None:
+        await self._record(ContextChanged(item=item, name=name, included=included, by=by))
+
+    def candidates(self) -> list[Candidate]:
+        sections: tuple[tuple[ItemKind, Sequence[ContextItem]], ...] = (
+            ("rule", self.agent.rules),
+            ("reference", self.agent.references),
+        )
+        items = [
+            Candidate(kind, entry.name, entry.include, _describe(entry), entry.priority_level)
+            for kind, entries in sections
+            for entry in entries
+            if entry.enabled
+        ]
+        for tool in self._available_tools():
+            text = f"{tool.name} {tool.description}"
+            items.append(Candidate("tool", tool.name, tool.include, text))
+        return items
+
+    def _available_tools(self) -> Sequence[ToolDescription]:
+        return self._tools.tools() if self._tools else ()
+
+    # -- the turn loop --------------------------------------------------------------------------
+
+    async def send(self, text: str) -> TurnResult:
+        await self._record(TurnStarted())
+        await self._apply_mentions(text)
+        await self._record(MessageAdded(message=ChatMessage(role="user", content=text)))
+        return await self._run_turn()
+
+    async def resume(self) -> TurnResult:
+        """Finish a turn that a crash or a kill interrupted, from its last persisted step."""
+        if not self.needs_resume:
+            last = self.messages[-1].content if self.messages else ""
+            return TurnResult(reply=last, ended_by="reply")
+        await self._record(TurnStarted())
+        return await self._run_turn()
+
+    async def _apply_mentions(self, text: str) -> None:
+        known = {(c.item, c.name) for c in self.candidates()}
+        for item, name in mentions(text):
+            if (item, name) in known:
+                await self._record(
+                    ContextChanged(item=item, name=name, included=True, by="mention")
+                )
+            else:
+                await self._record(
+                    ErrorOccurred(message=f"no {item} named {name!r}", where="mention")
+                )
+
+    async def _run_turn(self) -> TurnResult:
+        self._turn = turn = TurnResult(reply="", ended_by="reply")
+        try:
+            ended_by = await self._loop(turn)
+        except asyncio.CancelledError:
+            ended_by = "cancelled"
+        except ProviderError as error:
+            turn.error = str(error)
+            ended_by = "error"
+        turn.ended_by = ended_by
+        await self._record(
+            TurnFinished(reply=turn.reply, model_calls=turn.model_calls, ended_by=ended_by)
+        )
+        return turn
+
+    async def _loop(self, turn: TurnResult) -> EndedBy:
+        while True:
+            last = self.messages[-1]
+            if last.role == "assistant" and not last.tool_calls:
+                turn.reply = last.content
+                return "reply"
+            if last.role == "assistant":
+                await self._run_tools(self._unanswered(last), turn)
+                continue
+            if turn.model_calls >= self.settings.max_chat_turns:
+                return "max_turns"
+            await self._call_model_with_retries(turn)
+
+    def _unanswered(self, assistant: ChatMessage) -> list[ToolCall]:
+        index = len(self.messages) - 1 - self.messages[::-1].index(assistant)
+        answered = {m.tool_call_id for m in self.messages[index + 1 :] if m.role == "tool"}
+        return [call for call in assistant.tool_calls if call.id not in answered]
+
+    # -- model calls ----------------------------------------------------------------------------
+
+    async def _call_model_with_retries(self, turn: TurnResult) -> None:
+        for attempt, delay in enumerate((*self._retry_delays_s, None)):
+            try:
+                await self._call_model(turn)
+                return
+            except ProviderError as error:
+                if not error.retryable or delay is None:
+                    await self._record(ErrorOccurred(message=str(error), where="model"))
+                    raise
+                message = f"{error} (attempt {attempt + 1}; retrying in {delay:g} s)"
+                await self._record(ErrorOccurred(message=message, retryable=True, where="model"))
+                await asyncio.sleep(delay)
+
+    async def _call_model(self, turn: TurnResult) -> None:
+        request = await self._request()
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        usage = Usage()
+        try:
+            async for chunk in self._provider.stream(request):
+                if isinstance(chunk, TextDelta):
+                    text.append(chunk.text)
+                    await self._record(TokenDelta(text=chunk.text))
+                elif isinstance(chunk, ToolCallChunk):
+                    calls.append(chunk.call)
+                else:
+                    usage = chunk
+        except asyncio.CancelledError:
+            await self._keep_partial_reply("".join(text), turn)
+            raise
+        await self._record_model_call(usage, turn)
+        reply = ChatMessage(role="assistant", content="".join(text), tool_calls=tuple(calls))
+        await self._record(MessageAdded(message=reply))
+
+    async def _keep_partial_reply(self, text: str, turn: TurnResult) -> None:
+        if text:
+            partial = ChatMessage(role="assistant", content=text)
+            await self._record(MessageAdded(message=partial))
+            turn.reply = text
+
+    async def _record_model_call(self, usage: Usage, turn: TurnResult) -> None:
+        turn.model_calls += 1
+        turn.input_tokens += usage.input_tokens
+        turn.output_tokens += usage.output_tokens
+        await self._record(
+            ModelCallFinished(
+                model=str(self.model),
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                first_token_s=usage.first_token_s,
+                total_s=usage.total_s,
+                stop_reason=usage.stop_reason,
+            )
+        )
+
+    async def _request(self) -> ChatRequest:
+        entries = select_context(self.candidates(), self.context, self._query(), self.settings)
+        await self._record(ContextSelected(entries=tuple(entries)))
+        system = ChatMessage(role="system", content=self._system_prompt(entries))
+        return ChatRequest(
+            model=self.model.model,
+            messages=(system, *self.messages),
+            tools=self._tool_specs(entries),
+            temperature=self.settings.temperature,
+            top_p=self.settings.top_p,
+            max_tokens=self.settings.max_output_tokens,
+        )
+
+    def _query(self) -> str:
+        latest = next((m.content for m in reversed(self.messages) if m.role == "user"), "")
+        return MENTION.sub(" ", latest)
+
+    def _system_prompt(self, entries: Sequence[ContextEntry]) -> str:
+        parts = [self.agent.system_prompt.strip()]
+        for kind, title, items in (
+            ("rule", "Rules", self.agent.rules),
+            ("reference", "References", self.agent.references),
+        ):
+            names = {entry.name for entry in entries if entry.item == kind}
+            chosen = sorted((i for i in items if i.name in names), key=lambda i: i.priority_level)
+            if chosen:
+                parts.append(f"# {title}\n\n" + "\n\n".join(i.text.strip() for i in chosen))
+        return "\n\n".join(part for part in parts if part)
+
+    def _tool_specs(self, entries: Sequence[ContextEntry]) -> tuple[ToolSpec, ...]:
+        names = {entry.name for entry in entries if entry.item == "tool"}
+        return tuple(
+            ToolSpec(name=tool.name, description=tool.description, parameters=tool.parameters)
+            for tool in self._available_tools()
+            if tool.name in names
+        )
+
+    # -- tool calls -----------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: Sequence[ToolCall], turn: TurnResult) -> None:
+        tools = {tool.name: tool for tool in self._available_tools()}
+        for call in calls:
+            tool = tools.get(call.name)
+            decision = await self._gate.review(call, tool.permission_required if tool else True)
+            await self._record(
+                ToolCallDecided(
+                    call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
+                )
+            )
+            started = time.perf_counter()
+            text, is_error = await self._outcome(call, decision.allowed, decision.reason, tool)
+            duration = time.perf_counter() - started
+            await self._record(
+                ToolCallFinished(
+                    call_id=call.id,
+                    name=call.name,
+                    text=text,
+                    is_error=is_error,
+                    duration_s=duration,
+                )
+            )
+            turn.tool_calls.append(
+                {
+                    "name": call.name,
+                    "arguments": call.arguments,
+                    "result": text,
+                    "is_error": is_error,
+                    "approved_by": decision.by,
+                }
+            )
+            result = ChatMessage(role="tool", content=text, tool_call_id=call.id, name=call.name)
+            await self._record(MessageAdded(message=result))
+
+    async def _outcome(
+        self, call: ToolCall, allowed: bool, reason: str, tool: ToolDescription | None
+    ) -> tuple[str, bool]:
+        if not allowed:
+            return f"The call to {call.name} was denied: {reason}", True
+        if tool is None or self._tools is None:
+            return f"There is no tool named {call.name}.", True
+        outcome: ToolOutcome = await self._tools.call(call.name, call.arguments)
+        return outcome.text, outcome.is_error
+
+
+def _describe(entry: ContextItem) -> str:
+    return f"{entry.name.replace('-', ' ')} {entry.description} {entry.text}"
+
+
+def _merged_settings(settings: AgentSettings, overrides: dict[str, Any]) -> AgentSettings:
+    if not overrides:
+        return settings
+    data = settings.model_dump(by_alias=True)
+    data.update(overrides)
+    return AgentSettings.model_validate(data)

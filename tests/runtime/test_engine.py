@@ -1,0 +1,227 @@
+"""The engine runs sessions on its own loop: scripted turns, the real time MCP server, persistence,
+cancellation, errors, and reopening a session where it was."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from foundry.llm.base import ToolCall
+from foundry.runtime.engine import Engine
+from foundry.session.events import (
+    ContextSelected,
+    ErrorOccurred,
+    Event,
+    MessageAdded,
+    SessionStarted,
+    TokenDelta,
+    ToolCallDecided,
+    TurnFinished,
+)
+from foundry.session.gate import GateDecision
+from foundry.store import Store
+
+from .conftest import TIME_SERVER, write_agent
+
+
+def kinds(engine: Engine, session_id: str) -> list[str]:
+    return [event.kind for event in engine.submit(engine.events(session_id)).result()]
+
+
+def test_a_scripted_model_calls_the_real_time_server(engine: Engine, tokyo_agent: Path) -> None:
+    session_id = engine.submit(engine.open_session(tokyo_agent)).result()
+    result = engine.submit(engine.send(session_id, "What time is it in Tokyo?")).result(60)
+    assert result.ended_by == "reply"
+    assert result.reply == "It is evening in Tokyo (Asia/Tokyo)."
+    assert result.model_calls == 2
+    [call] = result.tool_calls
+    assert call["name"] == "time.get_current_time" and not call["is_error"]
+    assert "Asia/Tokyo" in call["result"]
+    assert call["approved_by"] == "policy:toolPermission"
+    events = kinds(engine, session_id)
+    assert events[0] == "session_started"
+    assert events.count("tool_call_finished") == 1 and events[-1] == "turn_finished"
+
+
+def test_every_event_is_persisted_before_subscribers_see_it(
+    engine: Engine, tokyo_agent: Path
+) -> None:
+    seen: list[tuple[int, bool]] = []
+
+    def check(event: Event) -> None:
+        stored = engine.store.events.list(event.session_id, after_seq=event.seq - 1)
+        seen.append((event.seq, bool(stored) and stored[0].kind == event.kind))
+
+    engine.bus.subscribe(check)
+    session_id = engine.submit(engine.open_session(tokyo_agent)).result()
+    engine.submit(engine.send(session_id, "time?")).result(60)
+    assert seen and all(persisted for _, persisted in seen)
+    numbers = [seq for seq, _ in seen]
+    assert numbers == sorted(numbers) == list(range(1, len(numbers) + 1))
+
+
+def test_a_tool_that_needs_approval_is_denied_with_no_one_to_ask(
+    engine: Engine, tmp_path: Path
+) -> None:
+    guarded = dict(TIME_SERVER, serverToolDefaults={"permissionRequired": True})
+    agent = write_agent(
+        tmp_path / "guarded",
+        {
+            "turns": [
+                {
+                    "tool_calls": [
+                        {"name": "time.get_current_time", "arguments": {"timezone": "UTC"}}
+                    ]
+                },
+                {"text": "I could not check the time."},
+            ]
+        },
+        servers={"time": guarded},
+    )
+    session_id = engine.submit(engine.open_session(agent)).result()
+    result = engine.submit(engine.send(session_id, "time?")).result(60)
+    [call] = result.tool_calls
+    assert call["is_error"] and "needs approval" in call["result"]
+    tool_message = engine.session(session_id).messages[-2]
+    assert tool_message.role == "tool" and "was denied" in tool_message.content
+
+
+def test_the_approver_is_asked_and_its_answer_recorded(engine: Engine, tmp_path: Path) -> None:
+    asked: list[ToolCall] = []
+
+    async def approve(call: ToolCall) -> GateDecision:
+        asked.append(call)
+        return GateDecision(allowed=True, by="human:tester", reason="fine")
+
+    agent = write_agent(
+        tmp_path / "asking",
+        {
+            "turns": [
+                {
+                    "tool_calls": [
+                        {"name": "time.get_current_time", "arguments": {"timezone": "UTC"}}
+                    ]
+                },
+                {"text": "Done."},
+            ]
+        },
+        settings={"toolPermission": "always"},
+    )
+    session_id = engine.submit(engine.open_session(agent, ask=approve)).result()
+    result = engine.submit(engine.send(session_id, "time?")).result(60)
+    assert [call.name for call in asked] == ["time.get_current_time"]
+    assert result.tool_calls[0]["approved_by"] == "human:tester"
+    decisions = [
+        e.body
+        for e in engine.submit(engine.events(session_id)).result()
+        if isinstance(e.body, ToolCallDecided)
+    ]
+    assert decisions[0].allowed and decisions[0].by == "human:tester"
+
+
+def test_max_chat_turns_stops_the_tool_loop(engine: Engine, tmp_path: Path) -> None:
+    again = {"tool_calls": [{"name": "time.get_current_time", "arguments": {"timezone": "UTC"}}]}
+    agent = write_agent(tmp_path / "looping", {"turns": [again] * 5}, settings={"maxChatTurns": 2})
+    session_id = engine.submit(engine.open_session(agent)).result()
+    result = engine.submit(engine.send(session_id, "loop")).result(60)
+    assert (result.ended_by, result.model_calls, len(result.tool_calls)) == ("max_turns", 2, 2)
+
+
+def test_mentions_and_relevance_shape_the_context(engine: Engine, tmp_path: Path) -> None:
+    agent = write_agent(
+        tmp_path / "ctx",
+        {"turns": [{"text": "ok"}]},
+        servers={},
+        rules={"formal-tone": "manual", "tokyo-facts": "agent", "cooking": "agent"},
+    )
+    session_id = engine.submit(engine.open_session(agent)).result()
+    engine.submit(engine.send(session_id, "@rule:formal-tone tell me tokyo facts")).result(30)
+    events = engine.submit(engine.events(session_id)).result()
+    [selected] = [e.body for e in events if isinstance(e.body, ContextSelected)]
+    reasons = {entry.name: (entry.reason, entry.score) for entry in selected.entries}
+    assert reasons == {"formal-tone": ("mention", None), "tokyo-facts": ("agent", 1.0)}
+
+
+def test_a_model_server_that_is_down_is_retried_reported_and_the_session_kept(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{port}")
+    agent = write_agent(tmp_path / "down", {"turns": []}, servers={})
+    session_id = engine.submit(engine.open_session(agent, model="ollama:qwen2.5")).result()
+    result = engine.submit(engine.send(session_id, "hello?")).result(60)
+    assert result.ended_by == "error"
+    assert result.error and "not reachable" in result.error
+    errors = [
+        e.body
+        for e in engine.submit(engine.events(session_id)).result()
+        if isinstance(e.body, ErrorOccurred)
+    ]
+    assert [error.retryable for error in errors] == [True, True, False]
+    assert "retrying" in errors[0].message
+    assert engine.session(session_id).messages[-1].content == "hello?"  # the session is kept
+
+
+def test_cancel_stops_a_reply_and_keeps_what_was_written(engine: Engine, tmp_path: Path) -> None:
+    long_text = " ".join(f"word{i}" for i in range(200))
+    agent = write_agent(
+        tmp_path / "slow",
+        {"turns": [{"text": long_text}, {"text": "next"}], "delay_s": 0.01},
+        servers={},
+    )
+    session_id = engine.submit(engine.open_session(agent)).result()
+    tokens = threading.Event()
+    engine.bus.subscribe(lambda e: tokens.set() if isinstance(e.body, TokenDelta) else None)
+    turn = engine.submit(engine.send(session_id, "talk"))
+    assert tokens.wait(10)
+    engine.submit(engine.cancel(session_id)).result()
+    result = turn.result(10)
+    assert result.ended_by == "cancelled"
+    assert result.reply and long_text.startswith(result.reply.strip())
+    assert len(result.reply) < len(long_text)
+    follow_up = engine.submit(engine.send(session_id, "go on")).result(10)
+    assert follow_up.reply == "next"
+
+
+def test_a_session_reopens_where_it_was_and_continues(tmp_path: Path, tokyo_agent: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
+    with Engine(Store.open(url)) as first:
+        session_id = first.submit(first.open_session(tokyo_agent)).result()
+        first.submit(first.send(session_id, "What time is it in Tokyo?")).result(60)
+        before = list(first.session(session_id).messages)
+    with Engine(Store.open(url)) as second:
+        chat = second.submit(second.reopen_session(session_id)).result(30)
+        assert chat.messages == before and not chat.needs_resume
+        result = second.submit(second.send(session_id, "Thanks!")).result(30)
+        assert result.reply == "You are welcome."
+        events = second.submit(second.events(session_id)).result()
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert sum(isinstance(e.body, SessionStarted) for e in events) == 1
+
+
+def test_messages_are_projected_into_the_messages_table(engine: Engine, tokyo_agent: Path) -> None:
+    session_id = engine.submit(engine.open_session(tokyo_agent)).result()
+    engine.submit(engine.send(session_id, "time?")).result(60)
+    rows = engine.store.messages.list(session_id)
+    events = [
+        e.body.message
+        for e in engine.submit(engine.events(session_id)).result()
+        if isinstance(e.body, MessageAdded)
+    ]
+    assert [(r.role, r.content) for r in rows] == [(m.role, m.content) for m in events]
+    assert rows[1].data["tool_calls"][0]["name"] == "time.get_current_time"
+    assert json.dumps(rows[2].data)  # the tool result's call id and name
+    assert rows[2].data["tool_call_id"] == rows[1].data["tool_calls"][0]["id"]
+
+
+def test_turn_finished_is_the_last_event_of_a_turn(engine: Engine, tokyo_agent: Path) -> None:
+    session_id = engine.submit(engine.open_session(tokyo_agent)).result()
+    engine.submit(engine.send(session_id, "time?")).result(60)
+    last = engine.submit(engine.events(session_id)).result()[-1]
+    assert isinstance(last.body, TurnFinished) and last.body.model_calls == 2

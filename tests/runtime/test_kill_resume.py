@@ -1,0 +1,95 @@
+"""A `foundry run` killed by SIGKILL at many points of a turn loses no event and resumes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from foundry.runtime.engine import Engine
+from foundry.session.events import MessageAdded, TurnFinished, UnknownEvent, event_body
+from foundry.store import Store
+
+from .conftest import write_agent
+
+KILL_POINTS = list(range(3, 66, 3))  # 21 points spread over the whole turn
+FINAL_REPLY = "It is evening in Tokyo (Asia/Tokyo) and the city is busy."
+TURNS = {
+    "delay_s": 0.01,
+    "turns": [
+        {
+            "text": "Let me look at a clock for Tokyo before I answer you properly. ",
+            "tool_calls": [
+                {"name": "time.get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}
+            ],
+        },
+        {"text": FINAL_REPLY},
+    ],
+}
+
+
+def last_seq(database: Path) -> int:
+    if not database.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5) as connection:
+            row = connection.execute("SELECT max(seq) FROM events").fetchone()
+    except sqlite3.OperationalError:  # the schema is still being created
+        return 0
+    return int(row[0] or 0)
+
+
+def run_and_kill(agent: Path, home: Path, kill_at: int) -> None:
+    environment = dict(os.environ, FOUNDRY_HOME=str(home))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "foundry.cli", "run", str(agent), "-m", "Time in Tokyo?"],
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    database = home / "data" / "foundry.sqlite3"
+    deadline = time.monotonic() + 60
+    while process.poll() is None and time.monotonic() < deadline:
+        if last_seq(database) >= kill_at:
+            process.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.002)
+    process.wait(30)
+
+
+@pytest.mark.parametrize("kill_at", KILL_POINTS)
+def test_kill_at_any_point_loses_nothing_and_resumes(tmp_path: Path, kill_at: int) -> None:
+    agent = write_agent(tmp_path / "agent", TURNS)
+    home = tmp_path / "home"
+    run_and_kill(agent, home, kill_at)
+
+    store = Store.open(f"sqlite:///{home / 'data' / 'foundry.sqlite3'}")
+    [session] = store.sessions.list()
+    persisted = store.events.list(session.id)
+    assert [e.seq for e in persisted] == list(range(1, len(persisted) + 1))
+    bodies = [event_body(e.kind, e.payload) for e in persisted]
+    assert not any(isinstance(body, UnknownEvent) for body in bodies)
+    messages = [body.message for body in bodies if isinstance(body, MessageAdded)]
+    assert [m.content for m in store.messages.list(session.id)] == [m.content for m in messages]
+
+    with Engine(store) as engine:
+        chat = engine.submit(engine.reopen_session(session.id)).result(30)
+        if chat.messages:
+            result = engine.submit(engine.resume(session.id)).result(60)
+        else:  # killed before the user's message was stored: the turn never began
+            result = engine.submit(engine.send(session.id, "Time in Tokyo?")).result(60)
+        after = engine.submit(engine.events(session.id)).result()
+    assert result.reply == FINAL_REPLY
+    assert [(e.seq, e.kind, e.payload) for e in persisted] == [
+        (e.seq, e.kind, e.payload) for e in store.events.list(session.id)[: len(persisted)]
+    ]
+    assert [e.seq for e in after] == list(range(1, len(after) + 1))
+    finished = [e.body for e in after if isinstance(e.body, TurnFinished)]
+    assert finished[-1].reply == FINAL_REPLY
+    store.close()
