@@ -11,6 +11,7 @@ Run: python bench/engine.py [--rounds 5] [--tokens 64] [--events 2000]
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
 import tempfile
@@ -25,13 +26,33 @@ from foundry.session.events import ModelCallFinished, TokenDelta, TurnStarted
 from foundry.store import Store
 
 SYSTEM = "You are a helpful assistant."
-PROMPT = "Explain in a few sentences why the sky is blue."
+TOPICS = [
+    "the sky is blue",
+    "leaves fall",
+    "bread rises",
+    "ice floats",
+    "the sea is salty",
+    "cats purr",
+    "stars twinkle",
+    "rivers bend",
+    "bees dance",
+    "snow squeaks",
+    "metal rusts",
+    "birds migrate",
+    "onions sting",
+    "the moon has phases",
+]
 
 
-def direct_call(server: Any, max_tokens: int) -> tuple[float, float]:
+def prompt(number: int) -> str:
+    """A prompt no earlier call has seen, so that neither side reuses a cached prompt."""
+    return f"Explain in a few sentences why {TOPICS[number % len(TOPICS)]}. (question {number})"
+
+
+def direct_call(server: Any, max_tokens: int, text: str) -> tuple[float, float]:
     """(first-token seconds, tokens per second) of one streamed call of the runtime itself."""
     body = {
-        "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}],
+        "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}],
         "max_tokens": max_tokens,
         "temperature": 0.0,
         "top_p": 1.0,
@@ -60,7 +81,7 @@ def _rates(started: float, marks: dict[str, float], tokens: int) -> tuple[float,
     return first, (tokens - 1) / generating if generating > 0 else float("nan")
 
 
-def foundry_call(engine: Engine, agent: Path, max_tokens: int) -> tuple[float, float]:
+def foundry_call(engine: Engine, agent: Path, max_tokens: int, text: str) -> tuple[float, float]:
     """The same call as a user turn of an engine session, timed from the bus."""
     session_id = engine.submit(
         engine.open_session(agent, "embedded:smollm2", {"maxOutputTokens": max_tokens})
@@ -83,7 +104,7 @@ def foundry_call(engine: Engine, agent: Path, max_tokens: int) -> tuple[float, f
             done.set()
 
     unsubscribe = engine.bus.subscribe(observe)
-    engine.submit(engine.send(session_id, PROMPT)).result(120)
+    engine.submit(engine.send(session_id, text)).result(120)
     done.wait(10)
     unsubscribe()
     engine.submit(engine.close_session(session_id)).result()
@@ -112,12 +133,12 @@ def bench_model(rounds: int, max_tokens: int, workdir: Path) -> None:
     server = xllamacpp.Server(params)
     agent = write_agent(workdir / "agent")
     with Engine(Store.open(f"sqlite:///{workdir / 'bench.sqlite3'}")) as engine:
-        foundry_call(engine, agent, max_tokens)  # warm up Foundry's own runtime
-        direct_call(server, max_tokens)
+        foundry_call(engine, agent, max_tokens, prompt(0))  # warm up Foundry's own runtime
+        direct_call(server, max_tokens, prompt(1))
         direct, through = [], []
-        for _ in range(rounds):  # alternate, so that drift hits both alike
-            direct.append(direct_call(server, max_tokens))
-            through.append(foundry_call(engine, agent, max_tokens))
+        for number in range(rounds):  # alternate, so that drift hits both alike
+            direct.append(direct_call(server, max_tokens, prompt(2 * number + 2)))
+            through.append(foundry_call(engine, agent, max_tokens, prompt(2 * number + 3)))
     del server
     report("first token (s)", [d[0] for d in direct], [f[0] for f in through], lower_is_better=True)
     report("tokens per second", [d[1] for d in direct], [f[1] for f in through])
@@ -140,17 +161,27 @@ def bench_events(count: int, workdir: Path) -> None:
     direct = count / (time.perf_counter() - started)
     with Engine(store) as engine:
         started = time.perf_counter()
-        engine.submit(_record_many(engine, count)).result()
-        through = count / (time.perf_counter() - started)
+        engine.submit(_record_one_by_one(engine, count)).result()
+        one_by_one = count / (time.perf_counter() - started)
+        started = time.perf_counter()
+        engine.submit(_record_streamed(engine, count)).result()
+        streamed = count / (time.perf_counter() - started)
+    print(f"{'events per second':20} store, one commit each {direct:8.0f}")
+    print(f"{'':20} engine, each awaited   {one_by_one:8.0f}   ratio {one_by_one / direct:.2f}")
     print(
-        f"{'events per second':20} store  {direct:8.0f}   engine  {through:8.0f}   "
-        f"ratio {through / direct:.2f}"
+        f"{'':20} engine, streamed       {streamed:8.0f}   ratio {streamed / direct:.2f} "
+        "(group commits, as for tokens)"
     )
 
 
-async def _record_many(engine: Engine, count: int) -> None:
+async def _record_one_by_one(engine: Engine, count: int) -> None:
     for _ in range(count):
         await engine.record("bench-engine", TokenDelta(text="token"))
+
+
+async def _record_streamed(engine: Engine, count: int) -> None:
+    pending = [engine.record("bench-stream", TokenDelta(text="token")) for _ in range(count)]
+    await asyncio.gather(*pending)
 
 
 def main() -> None:

@@ -18,18 +18,17 @@ from foundry.agent.document import AgentDocument, load_agent
 from foundry.llm.base import ModelProvider
 from foundry.llm.registry import ModelChoice, open_provider
 from foundry.runtime.bus import EventBus
+from foundry.runtime.journal import EventJournal
 from foundry.session.chat import RETRY_DELAYS_S, ChatSession, TurnResult
 from foundry.session.events import (
     Event,
     EventBody,
-    MessageAdded,
     SessionStarted,
     ToolServerChanged,
     event_body,
-    event_payload,
 )
 from foundry.session.gate import AskUser, PermissionGate
-from foundry.store import EventRecord, MessageRecord, Store
+from foundry.store import Store
 
 T = TypeVar("T")
 
@@ -62,6 +61,7 @@ class Engine:
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="foundry-store")
         self._sessions: dict[str, _Live] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._journal: EventJournal | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -73,6 +73,7 @@ class Engine:
         self._thread.start()
         if self._store is None:
             self._store = self.submit(self._in_writer(Store.open)).result()
+        self._journal = EventJournal(self._store, self.bus, self._loop, self._writer)
         return self
 
     @property
@@ -109,23 +110,11 @@ class Engine:
 
     async def record(self, session_id: str, body: EventBody) -> Event:
         """Persist an event, then publish it; returns it with its number and time."""
-        stored: EventRecord = await self._in_writer(self._write, session_id, body)
-        event = Event(session_id=session_id, seq=stored.seq, time=stored.time, body=body)
-        self.bus.publish(event)
-        return event
+        return await self._emit(session_id, body)
 
-    def _write(self, session_id: str, body: EventBody) -> EventRecord:
-        message = None
-        if isinstance(body, MessageAdded):
-            data = body.message.model_dump(mode="json", exclude={"role", "content"})
-            message = MessageRecord(
-                session_id=session_id,
-                seq=0,
-                role=body.message.role,
-                content=body.message.content,
-                data=data,
-            )
-        return self.store.events.append(session_id, body.kind, event_payload(body), message)
+    def _emit(self, session_id: str, body: EventBody) -> asyncio.Future[Event]:
+        assert self._journal is not None, "the engine is not started"
+        return self._journal.record(session_id, body)
 
     async def events(self, session_id: str, after_seq: int = 0) -> list[Event]:
         records = await self._in_writer(self.store.events.list, session_id, after_seq)
@@ -208,9 +197,6 @@ class Engine:
             retry_delays_s=self._retry_delays_s,
         )
         return _Live(chat=chat, provider=provider, tools=tools)
-
-    async def _emit(self, session_id: str, body: EventBody) -> None:
-        await self.record(session_id, body)
 
     async def _start_tools(self, session_id: str, document: AgentDocument) -> Any:
         from foundry.tools import ToolHost

@@ -50,7 +50,7 @@ from foundry.session.events import (
 )
 from foundry.session.gate import ApprovalGate
 
-EventSink = Callable[[EventBody], Awaitable[None]]
+EventSink = Callable[[EventBody], Awaitable[object]]
 EndedBy = Literal["reply", "max_turns", "cancelled", "error"]
 RETRY_DELAYS_S = (1.0, 2.0, 4.0)
 
@@ -114,6 +114,7 @@ class ChatSession:
         self._tools = tools
         self._retry_delays_s = tuple(retry_delays_s)
         self._turn: TurnResult | None = None
+        self._in_flight: set[asyncio.Future[Any]] = set()
 
     # -- state, rebuilt from events -------------------------------------------------------------
 
@@ -129,6 +130,19 @@ class ChatSession:
 
     async def _record(self, body: EventBody) -> None:
         await self._emit(body)
+        self.apply(body)
+
+    def _record_in_passing(self, body: EventBody) -> None:
+        """Record an event without waiting for it to be stored.
+
+        The journal stores events in the order they are recorded, so a later event that is
+        waited for (an assistant message, a tool decision, the end of the turn) is stored only
+        after this one: the log stays a gapless prefix of what happened, and the model call does
+        not wait for the bookkeeping before it.
+        """
+        pending = asyncio.ensure_future(self._emit(body))
+        self._in_flight.add(pending)
+        pending.add_done_callback(self._in_flight.discard)
         self.apply(body)
 
     @property
@@ -168,9 +182,9 @@ class ChatSession:
     # -- the turn loop --------------------------------------------------------------------------
 
     async def send(self, text: str) -> TurnResult:
-        await self._record(TurnStarted())
-        await self._apply_mentions(text)
-        await self._record(MessageAdded(message=ChatMessage(role="user", content=text)))
+        self._record_in_passing(TurnStarted())
+        self._apply_mentions(text)
+        self._record_in_passing(MessageAdded(message=ChatMessage(role="user", content=text)))
         return await self._run_turn()
 
     async def resume(self) -> TurnResult:
@@ -181,17 +195,15 @@ class ChatSession:
         await self._record(TurnStarted())
         return await self._run_turn()
 
-    async def _apply_mentions(self, text: str) -> None:
+    def _apply_mentions(self, text: str) -> None:
         known = {(c.item, c.name) for c in self.candidates()}
         for item, name in mentions(text):
             if (item, name) in known:
-                await self._record(
-                    ContextChanged(item=item, name=name, included=True, by="mention")
-                )
+                change = ContextChanged(item=item, name=name, included=True, by="mention")
+                self._record_in_passing(change)
             else:
-                await self._record(
-                    ErrorOccurred(message=f"no {item} named {name!r}", where="mention")
-                )
+                error = ErrorOccurred(message=f"no {item} named {name!r}", where="mention")
+                self._record_in_passing(error)
 
     async def _run_turn(self) -> TurnResult:
         self._turn = turn = TurnResult(reply="", ended_by="reply")
@@ -250,7 +262,7 @@ class ChatSession:
             async for chunk in self._provider.stream(request):
                 if isinstance(chunk, TextDelta):
                     text.append(chunk.text)
-                    await self._record(TokenDelta(text=chunk.text))
+                    self._record_in_passing(TokenDelta(text=chunk.text))
                 elif isinstance(chunk, ToolCallChunk):
                     calls.append(chunk.call)
                 else:
@@ -285,7 +297,7 @@ class ChatSession:
 
     async def _request(self) -> ChatRequest:
         entries = select_context(self.candidates(), self.context, self._query(), self.settings)
-        await self._record(ContextSelected(entries=tuple(entries)))
+        self._record_in_passing(ContextSelected(entries=tuple(entries)))
         system = ChatMessage(role="system", content=self._system_prompt(entries))
         return ChatRequest(
             model=self.model.model,

@@ -10,6 +10,7 @@ import fnmatch
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -78,32 +79,47 @@ class _Repository:
         return record
 
     def _append_numbered(
-        self,
-        make: Callable[[int], Record],
-        model: type[Any],
-        key: str,
-        message: MessageRecord | None = None,
-    ) -> Record:
-        """Insert a record with the next `seq` of its session, retrying if another writer won."""
+        self, build: Callable[[Session], list[Record]], keys: set[str]
+    ) -> list[Record]:
+        """Add the records `build` makes (numbered with `self._store.numbers`) in one transaction,
+        retrying with fresh numbers if another writer used them first.
+
+        The last number used is remembered per session, so a single writer (the usual case) does
+        not query for it; the unique constraints catch a writer in another process.
+        """
         for _ in range(SEQUENCE_RETRIES):
             with self._store.write_lock, self._session() as session:
-                record = make(_next_seq(session, model, key))
-                session.add(record)
-                if message is not None:
-                    message.seq = _next_seq(session, MessageRecord, key)
-                    session.add(message)
                 try:
+                    records = build(session)
                     session.commit()
                 except IntegrityError:
                     session.rollback()
+                    self._store.numbers.forget(keys)
                     continue
-                return record
-        raise RuntimeError(f"could not number a record of session {key} after retries")
+                except BaseException:
+                    self._store.numbers.forget(keys)
+                    raise
+                return records
+        raise RuntimeError(f"could not number records of {sorted(keys)} after retries")
 
 
-def _next_seq(session: Session, model: type[Any], key: str) -> int:
-    last = session.exec(select(sa.func.max(model.seq)).where(model.session_id == key)).one()
-    return int(last or 0) + 1
+class SequenceNumbers:
+    """The last sequence number used per (table, session), read from the database when unknown."""
+
+    def __init__(self) -> None:
+        self._last: dict[tuple[str, str], int] = {}
+
+    def next(self, session: Session, model: type[Any], key: str) -> int:
+        slot = (model.__tablename__, key)
+        if slot not in self._last:
+            query = select(sa.func.max(model.seq)).where(model.session_id == key)
+            self._last[slot] = int(session.exec(query).one() or 0)
+        self._last[slot] += 1
+        return self._last[slot]
+
+    def forget(self, keys: set[str]) -> None:
+        for slot in [slot for slot in self._last if slot[1] in keys]:
+            del self._last[slot]
 
 
 class SessionRepository(_Repository):
@@ -148,17 +164,30 @@ class MessageRepository(_Repository):
     def add(
         self, session_id: str, role: str, content: str, data: dict[str, Any] | None = None
     ) -> MessageRecord:
-        def make(seq: int) -> MessageRecord:
-            return MessageRecord(
+        def build(session: Session) -> list[MessageRecord]:
+            seq = self._store.numbers.next(session, MessageRecord, session_id)
+            record = MessageRecord(
                 session_id=session_id, seq=seq, role=role, content=content, data=data or {}
             )
+            session.add(record)
+            return [record]
 
-        return self._append_numbered(make, MessageRecord, session_id)
+        return self._append_numbered(build, {session_id})[0]
 
     def list(self, session_id: str) -> Sequence[MessageRecord]:
         with self._session() as session:
             query = select(MessageRecord).where(MessageRecord.session_id == session_id)
             return session.exec(query.order_by(col(MessageRecord.seq))).all()
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append: its session, kind and payload, and the message it adds, if any."""
+
+    session_id: str
+    kind: str
+    payload: dict[str, Any]
+    message: MessageRecord | None = None
 
 
 class EventLog(_Repository):
@@ -172,11 +201,29 @@ class EventLog(_Repository):
         message: MessageRecord | None = None,
     ) -> EventRecord:
         """Append an event; a `message` given with it is stored in the same transaction."""
+        return self.append_many([NewEvent(session_id, kind, payload, message)])[0]
 
-        def make(seq: int) -> EventRecord:
-            return EventRecord(session_id=session_id, seq=seq, kind=kind, payload=payload)
+    def append_many(self, events: Sequence[NewEvent]) -> list[EventRecord]:
+        """Append several events, in order, in one transaction (a group commit)."""
 
-        return self._append_numbered(make, EventRecord, session_id, message)
+        def build(session: Session) -> list[EventRecord]:
+            records = []
+            for event in events:
+                seq = self._store.numbers.next(session, EventRecord, event.session_id)
+                record = EventRecord(
+                    session_id=event.session_id, seq=seq, kind=event.kind, payload=event.payload
+                )
+                session.add(record)
+                records.append(record)
+                if event.message is not None:
+                    message = event.message
+                    message.seq = self._store.numbers.next(
+                        session, MessageRecord, message.session_id
+                    )
+                    session.add(message)
+            return records
+
+        return self._append_numbered(build, {event.session_id for event in events})
 
     def list(
         self, session_id: str, after_seq: int = 0, kinds: Sequence[str] = ()
@@ -306,6 +353,7 @@ class Store:
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
         self.write_lock = threading.Lock()
+        self.numbers = SequenceNumbers()
         self.sessions = SessionRepository(self)
         self.messages = MessageRepository(self)
         self.events = EventLog(self)

@@ -225,3 +225,40 @@ def test_turn_finished_is_the_last_event_of_a_turn(engine: Engine, tokyo_agent: 
     engine.submit(engine.send(session_id, "time?")).result(60)
     last = engine.submit(engine.events(session_id)).result()[-1]
     assert isinstance(last.body, TurnFinished) and last.body.model_calls == 2
+
+
+def test_an_mcp_server_that_crashes_mid_call_gives_the_model_a_clear_error(
+    engine: Engine, tmp_path: Path
+) -> None:
+    from tests.tools.test_host import TOOLS_SERVER
+
+    (tmp_path / "tools_server.py").write_text(TOOLS_SERVER)
+    server = {
+        "type": "stdio",
+        "command": "python",
+        "args": [str(tmp_path / "tools_server.py")],
+        "serverToolDefaults": {"permissionRequired": False, "include": "always"},
+    }
+    agent = write_agent(
+        tmp_path / "crashy",
+        {
+            "turns": [
+                {"tool_calls": [{"name": "fragile.crash", "arguments": {}}]},
+                {"text": "The tool failed, sorry."},
+            ]
+        },
+        servers={"fragile": server},
+    )
+    session_id = engine.submit(engine.open_session(agent)).result(30)
+    result = engine.submit(engine.send(session_id, "crash it")).result(60)
+    assert result.reply == "The tool failed, sorry."
+    tool_message = engine.session(session_id).messages[-2]
+    assert tool_message.role == "tool"
+    assert "exited during the call" in tool_message.content
+    assert "the disk is on fire" in tool_message.content
+    states = [
+        e.body.state
+        for e in engine.submit(engine.events(session_id)).result()
+        if e.kind == "tool_server"
+    ]
+    assert states[-1] == "failed"

@@ -18,13 +18,17 @@ from foundry.store import Store
 
 from .conftest import write_agent
 
-KILL_POINTS = list(range(3, 66, 3))  # 21 points spread over the whole turn
-FINAL_REPLY = "It is evening in Tokyo (Asia/Tokyo) and the city is busy."
+KILL_POINTS = list(range(2, 66, 3))  # 22 points spread over the whole turn (about 70 events)
+FINAL_REPLY = (
+    "It is evening in Tokyo (Asia/Tokyo), nine hours ahead of UTC, and the city is busy: "
+    "trains are full, restaurants are opening their doors and the lights are coming on."
+)
 TURNS = {
     "delay_s": 0.01,
     "turns": [
         {
-            "text": "Let me look at a clock for Tokyo before I answer you properly. ",
+            "text": "Let me look at a clock for Tokyo before I answer you properly, because "
+            "guessing the time in another city is a mistake I would rather not make today. ",
             "tool_calls": [
                 {"name": "time.get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}
             ],
@@ -45,7 +49,8 @@ def last_seq(database: Path) -> int:
     return int(row[0] or 0)
 
 
-def run_and_kill(agent: Path, home: Path, kill_at: int) -> None:
+def run_and_kill(agent: Path, home: Path, kill_at: int) -> int:
+    """Run `foundry run` and SIGKILL it once `kill_at` events are stored; its return code."""
     environment = dict(os.environ, FOUNDRY_HOME=str(home))
     process = subprocess.Popen(
         [sys.executable, "-m", "foundry.cli", "run", str(agent), "-m", "Time in Tokyo?"],
@@ -60,14 +65,14 @@ def run_and_kill(agent: Path, home: Path, kill_at: int) -> None:
             process.send_signal(signal.SIGKILL)
             break
         time.sleep(0.002)
-    process.wait(30)
+    return process.wait(30)
 
 
 @pytest.mark.parametrize("kill_at", KILL_POINTS)
 def test_kill_at_any_point_loses_nothing_and_resumes(tmp_path: Path, kill_at: int) -> None:
     agent = write_agent(tmp_path / "agent", TURNS)
     home = tmp_path / "home"
-    run_and_kill(agent, home, kill_at)
+    assert run_and_kill(agent, home, kill_at) == -signal.SIGKILL, "the run ended before the kill"
 
     store = Store.open(f"sqlite:///{home / 'data' / 'foundry.sqlite3'}")
     [session] = store.sessions.list()
