@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from foundry.agent.document import AgentDocument, load_agent
+from foundry.agent.models import PolicyConfig
 from foundry.llm.base import ModelProvider
 from foundry.llm.registry import ModelChoice, open_provider
 from foundry.runtime.bus import EventBus
@@ -27,8 +28,10 @@ from foundry.session.events import (
     ToolServerChanged,
     event_body,
 )
-from foundry.session.gate import AskUser, PermissionGate
+from foundry.session.gate import ApprovalGate, AskUser, PermissionGate
 from foundry.store import Store
+from foundry.supervision.hierarchy import SupervisedGate, policy_entry_config
+from foundry.supervision.l1 import L1Supervisor
 
 T = TypeVar("T")
 
@@ -190,7 +193,7 @@ class Engine:
             agent,
             choice,
             provider,
-            PermissionGate(agent.settings.tool_permission, ask),
+            await self._gate(session_id, document, ask),
             lambda body: self._emit(session_id, body),
             tools=tools,
             settings_overrides=overrides,
@@ -211,6 +214,45 @@ class Engine:
         host = ToolHost(document.agent.mcp_servers, document.base_dir, on_status=on_status)
         await host.start()
         return host
+
+    async def _gate(
+        self, session_id: str, document: AgentDocument, ask: AskUser | None
+    ) -> ApprovalGate:
+        """The approval hierarchy if the agent has a policy supervisor, else its toolPermission."""
+        agent = document.agent
+        assert agent is not None
+        config = policy_entry_config(agent.supervisors)
+        if config is None:
+            return PermissionGate(agent.settings.tool_permission, ask)
+        supervisor = await self._l1_supervisor(document, config)
+        return SupervisedGate(
+            self.store,
+            config,
+            agent_id=agent.metadata.name,
+            session_id=session_id,
+            project_root=document.base_dir,
+            notify=lambda body: self._emit(session_id, body),
+            supervisor=supervisor,
+            ask=ask,
+        )
+
+    async def _l1_supervisor(
+        self, document: AgentDocument, config: PolicyConfig
+    ) -> L1Supervisor | None:
+        if not config.supervisor_agent_path:
+            return None
+        path = document.base_dir / config.supervisor_agent_path
+        supervisor = await self._in_writer(load_agent, path)
+        assert supervisor.agent is not None
+        choice = ModelChoice.parse(supervisor.agent.settings.model_reference)
+        provider = open_provider(choice, supervisor.agent.providers, supervisor.base_dir)
+        return L1Supervisor(
+            provider,
+            choice.model,
+            threshold=config.confidence_threshold,
+            system_prompt=supervisor.agent.system_prompt,
+            trusted=choice.provider != "embedded",
+        )
 
     def _own(self, task: asyncio.Task[Any]) -> None:
         self._background.add(task)

@@ -48,7 +48,7 @@ from foundry.session.events import (
     TurnFinished,
     TurnStarted,
 )
-from foundry.session.gate import ApprovalGate
+from foundry.session.gate import ApprovalGate, GateDecision
 
 EventSink = Callable[[EventBody], Awaitable[object]]
 EndedBy = Literal["reply", "max_turns", "cancelled", "error"]
@@ -339,13 +339,15 @@ class ChatSession:
         for call in calls:
             tool = tools.get(call.name)
             decision = await self._gate.review(call, tool.permission_required if tool else True)
+            if decision.arguments is not None:  # a reviewer edited them before approving
+                call = call.model_copy(update={"arguments": decision.arguments})
             await self._record(
                 ToolCallDecided(
                     call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
                 )
             )
             started = time.perf_counter()
-            text, is_error = await self._outcome(call, decision.allowed, decision.reason, tool)
+            text, is_error = await self._outcome(call, decision, tool)
             duration = time.perf_counter() - started
             await self._record(
                 ToolCallFinished(
@@ -369,10 +371,10 @@ class ChatSession:
             await self._record(MessageAdded(message=result))
 
     async def _outcome(
-        self, call: ToolCall, allowed: bool, reason: str, tool: ToolDescription | None
+        self, call: ToolCall, decision: GateDecision, tool: ToolDescription | None
     ) -> tuple[str, bool]:
-        if not allowed:
-            return f"The call to {call.name} was denied: {reason}", True
+        if not decision.allowed:
+            return f"The call to {call.name} was denied by {decision.by}: {decision.reason}", True
         if tool is None or self._tools is None:
             return f"There is no tool named {call.name}.", True
         outcome: ToolOutcome = await self._tools.call(call.name, call.arguments)

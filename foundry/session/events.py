@@ -116,6 +116,26 @@ class ToolServerChanged(EventBody):
     error: str | None = None
 
 
+class ApprovalRequested(EventBody):
+    """A tool call waits for a human (L2) in the approval inbox."""
+
+    kind: Literal["approval_requested"] = "approval_requested"
+    approval_id: str
+    tool: str
+    level: str
+    reason: str
+    expires_at: datetime | None = None
+
+
+class ApprovalResolved(EventBody):
+    kind: Literal["approval_resolved"] = "approval_resolved"
+    approval_id: str
+    status: str
+    resolved_by: str
+    reasoning: str = ""
+    waited_s: float = 0.0
+
+
 class UnknownEvent(EventBody):
     """An event of a kind this version does not know (written by a newer Foundry): kept as is."""
 
@@ -137,6 +157,8 @@ EVENT_TYPES: dict[str, type[EventBody]] = {
         TurnFinished,
         ErrorOccurred,
         ToolServerChanged,
+        ApprovalRequested,
+        ApprovalResolved,
     )
 }
 

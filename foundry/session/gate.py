@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -12,11 +12,15 @@ from foundry.llm.base import ToolCall
 
 
 class GateDecision(BaseModel):
+    """Whether a tool call may run, who decided, why; `arguments` replaces the call's own when a
+    reviewer edited them before approving."""
+
     model_config = ConfigDict(frozen=True)
 
     allowed: bool
     by: str
     reason: str = ""
+    arguments: dict[str, Any] | None = None
 
 
 class ApprovalGate(Protocol):

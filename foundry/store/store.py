@@ -267,15 +267,21 @@ class ApprovalRepository(_Repository):
         resolved_by: str,
         reasoning: str | None = None,
         confidence: float | None = None,
+        params: dict[str, Any] | None = None,
     ) -> ApprovalRecord:
-        """Resolve a pending approval; exactly one of several racing resolvers succeeds."""
-        values = {
+        """Resolve a pending approval; exactly one of several racing resolvers succeeds.
+
+        `params`, when given, replaces the call's parameters (edit, then approve).
+        """
+        values: dict[str, Any] = {
             "status": status,
             "resolved_by": resolved_by,
             "reasoning": reasoning,
             "confidence": confidence,
             "resolved_at": utc_now(),
         }
+        if params is not None:
+            values["params"] = params
         with self._session() as session:
             result = session.execute(
                 sa.update(ApprovalRecord)

@@ -39,6 +39,7 @@ def write_agent(
     servers: dict[str, Any] | None = None,
     settings: dict[str, Any] | None = None,
     rules: dict[str, str] | None = None,
+    supervisors: list[dict[str, Any]] | None = None,
 ) -> Path:
     """A folder agent whose model is `scripted:turns.json` beside it."""
     root.mkdir(parents=True, exist_ok=True)
@@ -47,6 +48,7 @@ def write_agent(
         "metadata": {"name": root.name},
         "settings": {"model": "scripted:turns.json", "toolPermission": "tool", **(settings or {})},
         "mcpServers": servers if servers is not None else {"time": TIME_SERVER},
+        "supervisors": supervisors or [],
     }
     (root / "tsagent.json").write_text(json.dumps(config))
     (root / "prompt.md").write_text("You are a test agent.")

@@ -262,3 +262,53 @@ def test_an_mcp_server_that_crashes_mid_call_gives_the_model_a_clear_error(
         if e.kind == "tool_server"
     ]
     assert states[-1] == "failed"
+
+
+def test_a_policy_sends_a_call_to_the_inbox_and_the_human_answer_reaches_the_agent(
+    engine: Engine, tmp_path: Path
+) -> None:
+    policy = {
+        "type": "policy",
+        "id": "tool-policy",
+        "config": {
+            "rules": [{"name": "ask", "tool": "time.*", "action": "human"}],
+            "loopDetection": False,
+        },
+    }
+    agent = write_agent(
+        tmp_path / "inboxed",
+        {
+            "turns": [
+                {
+                    "tool_calls": [
+                        {"name": "time.get_current_time", "arguments": {"timezone": "UTC"}}
+                    ]
+                },
+                {
+                    "tool_calls": [
+                        {"name": "time.get_current_time", "arguments": {"timezone": "UTC"}}
+                    ]
+                },
+                {"text": "Done."},
+            ]
+        },
+        supervisors=[policy],
+    )
+    session_id = engine.submit(engine.open_session(agent)).result(30)
+    turn = engine.submit(engine.send(session_id, "time twice"))
+    for status, reasoning in (("approved", "fine"), ("denied", "once is enough")):
+        pending = []
+        for _ in range(500):
+            pending = engine.store.approvals.list("pending")
+            if pending:
+                break
+            threading.Event().wait(0.02)
+        engine.store.approvals.resolve(pending[0].id, status, "human:ana", reasoning)
+    result = turn.result(60)
+    first, second = result.tool_calls
+    assert first["approved_by"] == "human:ana" and not first["is_error"]
+    assert second["is_error"] and "once is enough" in second["result"]
+    assert result.reply == "Done."
+    kinds_seen = kinds(engine, session_id)
+    assert kinds_seen.count("approval_requested") == 2
+    assert kinds_seen.count("approval_resolved") == 2

@@ -1,0 +1,7 @@
+"""The approvals HTTP API on loopback: agent-mesh's supervisor protocol over Foundry's store."""
+
+from foundry.api.app import create_app
+from foundry.api.server import ApiServer, ApiServerError
+from foundry.api.token import load_or_create_token
+
+__all__ = ["ApiServer", "ApiServerError", "create_app", "load_or_create_token"]

@@ -1,0 +1,205 @@
+"""The approvals HTTP API (the agent-mesh supervisor protocol) as a FastAPI application.
+
+Endpoints are plain `def`s: FastAPI runs them in its thread pool, so the synchronous store never
+blocks the event loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, FastAPI, Query, Request, Security
+from fastapi.responses import JSONResponse
+
+from foundry.api.auth import TokenGuard, bearer_scheme
+from foundry.api.views import (
+    ApprovalDetail,
+    ApprovalView,
+    ConflictView,
+    ErrorView,
+    GrantView,
+    HealthView,
+    NewGrant,
+    Resolution,
+    TraceView,
+    approval_detail,
+    approval_view,
+    conflict_view,
+    grant_view,
+    trace_view,
+)
+from foundry.store import AlreadyResolved, ApprovalRecord, NotFound, Store, TraceRecord
+from foundry.store.tables import utc_now
+from foundry.supervision.redaction import redact_params
+
+RECENT_TRACES = 10
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorView}}
+CONFLICT: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorView},
+    409: {"model": ConflictView, "description": "already resolved: by whom and how"},
+}
+
+
+@dataclass(frozen=True)
+class ApiContext:
+    store: Store
+    expose_content: bool
+
+
+def api_context(request: Request) -> ApiContext:
+    context: ApiContext = request.app.state.context
+    return context
+
+
+Context = Annotated[ApiContext, Depends(api_context)]
+OptionalResolution = Annotated[Resolution | None, Body()]
+
+open_routes = APIRouter()
+routes = APIRouter(
+    dependencies=[Security(bearer_scheme)],
+    responses={401: {"model": ErrorView, "description": "missing or wrong token"}},
+)
+
+
+@open_routes.get("/health")
+async def health() -> HealthView:
+    return HealthView()
+
+
+@routes.get("/openapi.json", include_in_schema=False)
+def openapi(request: Request) -> dict[str, Any]:
+    schema: dict[str, Any] = request.app.openapi()
+    return schema
+
+
+@routes.get("/approvals")
+def list_approvals(
+    context: Context,
+    status: Annotated[str | None, Query(max_length=32, description="e.g. pending")] = None,
+    tool: Annotated[str | None, Query(max_length=200, description="glob, e.g. fs.*")] = None,
+) -> list[ApprovalView]:
+    now = utc_now()
+    records = context.store.approvals.list(status=status, tool_glob=tool)
+    return [approval_view(record, context.expose_content, now) for record in records]
+
+
+@routes.get("/approvals/{approval_id}", responses=NOT_FOUND)
+def get_approval(approval_id: str, context: Context) -> ApprovalDetail:
+    now = utc_now()
+    record = context.store.approvals.get(approval_id)
+    traces = context.store.traces.list(record.agent_id, RECENT_TRACES)
+    grants = context.store.grants.active(now)
+    return approval_detail(record, context.expose_content, now, traces, grants)
+
+
+@routes.post("/approvals/{approval_id}/approve", responses=CONFLICT)
+def approve(
+    approval_id: str, context: Context, request: Request, body: OptionalResolution = None
+) -> ApprovalView:
+    return _resolve(context, approval_id, "approved", body or Resolution(), _caller(request))
+
+
+@routes.post("/approvals/{approval_id}/deny", responses=CONFLICT)
+def deny(
+    approval_id: str, context: Context, request: Request, body: OptionalResolution = None
+) -> ApprovalView:
+    return _resolve(context, approval_id, "denied", body or Resolution(), _caller(request))
+
+
+@routes.get("/grants")
+def list_grants(context: Context) -> list[GrantView]:
+    now = utc_now()
+    return [grant_view(grant, now) for grant in context.store.grants.active(now)]
+
+
+@routes.post("/grants", status_code=201)
+def create_grant(context: Context, request: Request, body: NewGrant) -> GrantView:
+    now = utc_now()
+    grant = context.store.grants.add(
+        tool_glob=body.tools,
+        expires_at=body.expiry(now),
+        granted_by=body.granted_by or _caller(request),
+        agent_glob=body.agent,
+    )
+    return grant_view(grant, now)
+
+
+@routes.delete("/grants/{grant_id}", status_code=204, responses=NOT_FOUND)
+def revoke_grant(grant_id: str, context: Context) -> None:
+    context.store.grants.revoke(grant_id)
+
+
+@routes.get("/traces")
+def list_traces(
+    context: Context,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    agent: Annotated[str | None, Query(max_length=200)] = None,
+) -> list[TraceView]:
+    return [trace_view(trace) for trace in context.store.traces.list(agent, limit)]
+
+
+def _caller(request: Request) -> str:
+    return f"http:{request.client.host if request.client else 'unknown'}"
+
+
+def _resolve(
+    context: ApiContext, approval_id: str, status: str, resolution: Resolution, caller: str
+) -> ApprovalView:
+    """Resolve in the store (one resolver wins), then trace the decision."""
+    record = context.store.approvals.resolve(
+        approval_id,
+        status,
+        resolution.resolved_by or caller,
+        resolution.reasoning,
+        resolution.confidence,
+    )
+    context.store.traces.add(_resolution_trace(record, context.expose_content))
+    return approval_view(record, context.expose_content, utc_now())
+
+
+def _resolution_trace(record: ApprovalRecord, expose_content: bool) -> TraceRecord:
+    resolved_by = record.resolved_by or "unknown"
+    resolved_at = record.resolved_at or utc_now()
+    return TraceRecord(
+        session_id=record.session_id,
+        agent_id=record.agent_id,
+        tool=record.tool,
+        params=redact_params(record.params, expose_content),
+        decision="allow" if record.status == "approved" else "deny",
+        resolved_level="supervisor" if resolved_by.startswith("agent:") else "human",
+        resolved_by=resolved_by,
+        policy_rule=record.policy_rule,
+        approval_id=record.id,
+        reasoning=record.reasoning,
+        confidence=record.confidence,
+        decided_ms=(resolved_at - record.created_at).total_seconds() * 1000,
+    )
+
+
+async def _not_found(request: Request, error: Exception) -> JSONResponse:
+    return JSONResponse(ErrorView(detail=str(error)).model_dump(), status_code=404)
+
+
+async def _already_resolved(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, AlreadyResolved)
+    return JSONResponse(conflict_view(error.approval).model_dump(mode="json"), status_code=409)
+
+
+def create_app(store: Store, token: str, expose_content: bool = False) -> FastAPI:
+    """The approvals API over `store`; every route but GET /health needs `token`."""
+    app = FastAPI(
+        title="Foundry approvals API",
+        version="1",
+        summary="The agent-mesh supervisor protocol: approvals, grants and traces.",
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.context = ApiContext(store=store, expose_content=expose_content)
+    app.include_router(open_routes)
+    app.include_router(routes)
+    app.add_exception_handler(NotFound, _not_found)
+    app.add_exception_handler(AlreadyResolved, _already_resolved)
+    app.add_middleware(TokenGuard, token=token)
+    return app

@@ -1,0 +1,239 @@
+"""The JSON shapes of the approvals API, and how store records become them."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+
+from foundry.store import ApprovalRecord, GrantRecord, TraceRecord
+from foundry.store.tables import utc_now
+from foundry.supervision.redaction import injection_risk, redact_params
+
+MAX_GRANT = timedelta(days=3650)
+
+
+class View(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class HealthView(View):
+    status: Literal["ok"] = "ok"
+
+
+class ErrorView(View):
+    detail: str
+
+
+class ConflictView(ErrorView):
+    """The approval was resolved already: how, by whom and when."""
+
+    status: str
+    resolved_by: str | None
+    resolved_at: datetime | None
+
+
+class ApprovalView(View):
+    """An approval as a supervisor sees it; `params` are redacted unless content is exposed."""
+
+    id: str
+    agent_id: str
+    tool: str
+    params: dict[str, Any]
+    policy_rule: str | None
+    status: str = Field(description="pending, approved, denied or timed_out")
+    created_at: datetime
+    remaining: str | None = Field(description="time left to decide, Go style (4m30s)")
+    injection_risk: bool
+    resolved_by: str | None = None
+    resolved_at: datetime | None = None
+    reasoning: str | None = None
+    confidence: float | None = None
+
+
+class TraceSummary(View):
+    trace_id: str
+    tool: str
+    policy: str = Field(description="the decision taken: allow or deny")
+    timestamp: datetime
+
+
+class GrantView(View):
+    id: str
+    agent: str = Field(description="glob of the agents it covers")
+    tools: str = Field(description="glob of the tools it covers")
+    expires_at: datetime
+    remaining: str
+    granted_by: str
+
+
+class ApprovalDetail(ApprovalView):
+    """An approval with its context: the agent's last calls and the grants that cover it."""
+
+    recent_traces: list[TraceSummary]
+    active_grants: list[GrantView]
+
+
+class TraceView(View):
+    """How one tool call was decided; the supervisor_* names are the agent-mesh spellings."""
+
+    trace_id: str
+    agent_id: str
+    tool: str
+    decision: str
+    resolved_level: str
+    resolved_by: str
+    policy_rule: str | None
+    approval_id: str | None
+    reasoning: str | None
+    supervisor_reasoning: str | None
+    confidence: float | None
+    supervisor_confidence: float | None
+    approved_by: str | None = Field(description="who resolved the approval, when there was one")
+    decided_ms: float | None
+    timestamp: datetime
+
+
+class Resolution(BaseModel):
+    """The optional body of approve and deny."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    resolved_by: str | None = Field(default=None, min_length=1, max_length=200)
+    reasoning: str | None = Field(default=None, max_length=10_000)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+
+
+class NewGrant(BaseModel):
+    """A grant to create: which tools, for which agents, until when (one of the two forms)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tools: str = Field(min_length=1, max_length=200)
+    agent: str = Field(default="*", min_length=1, max_length=200)
+    duration_seconds: float | None = Field(
+        default=None, gt=0, le=MAX_GRANT.total_seconds(), allow_inf_nan=False
+    )
+    expires_at: AwareDatetime | None = None
+    granted_by: str | None = Field(default=None, min_length=1, max_length=200)
+
+    @model_validator(mode="after")
+    def _one_expiry(self) -> NewGrant:
+        if (self.duration_seconds is None) == (self.expires_at is None):
+            raise ValueError("give exactly one of duration_seconds and expires_at")
+        if self.expires_at is not None and not utc_now() < self.expires_at <= utc_now() + MAX_GRANT:
+            raise ValueError("expires_at must be in the future and at most 10 years away")
+        return self
+
+    def expiry(self, now: datetime) -> datetime:
+        if self.expires_at is not None:
+            return self.expires_at
+        return now + timedelta(seconds=self.duration_seconds or 0)
+
+
+def go_duration(left: timedelta) -> str:
+    """A duration as Go prints it, to the nearest second: 45s, 4m30s, 1h0m0s."""
+    total = max(0, round(left.total_seconds()))
+    hours, rest = divmod(total, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{seconds}s"
+    if minutes:
+        return f"{minutes}m{seconds}s"
+    return f"{seconds}s"
+
+
+def _approval_fields(record: ApprovalRecord, expose_content: bool, now: datetime) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "agent_id": record.agent_id,
+        "tool": record.tool,
+        "params": redact_params(record.params, expose_content),
+        "policy_rule": record.policy_rule,
+        "status": record.status,
+        "created_at": record.created_at,
+        "remaining": _remaining(record, now),
+        "injection_risk": record.injection_risk or injection_risk(record.params),
+        "resolved_by": record.resolved_by,
+        "resolved_at": record.resolved_at,
+        "reasoning": record.reasoning,
+        "confidence": record.confidence,
+    }
+
+
+def _remaining(record: ApprovalRecord, now: datetime) -> str | None:
+    if record.status != "pending" or record.expires_at is None:
+        return None
+    return go_duration(record.expires_at - now)
+
+
+def approval_view(record: ApprovalRecord, expose_content: bool, now: datetime) -> ApprovalView:
+    return ApprovalView(**_approval_fields(record, expose_content, now))
+
+
+def approval_detail(
+    record: ApprovalRecord,
+    expose_content: bool,
+    now: datetime,
+    traces: Sequence[TraceRecord],
+    grants: Sequence[GrantRecord],
+) -> ApprovalDetail:
+    """The approval with the agent's traces and those of `grants` that cover its agent."""
+    return ApprovalDetail(
+        **_approval_fields(record, expose_content, now),
+        recent_traces=[trace_summary(trace) for trace in traces],
+        active_grants=[
+            grant_view(grant, now)
+            for grant in grants
+            if fnmatch.fnmatchcase(record.agent_id, grant.agent_glob)
+        ],
+    )
+
+
+def trace_summary(trace: TraceRecord) -> TraceSummary:
+    return TraceSummary(
+        trace_id=trace.id, tool=trace.tool, policy=trace.decision, timestamp=trace.created_at
+    )
+
+
+def grant_view(grant: GrantRecord, now: datetime) -> GrantView:
+    return GrantView(
+        id=grant.id,
+        agent=grant.agent_glob,
+        tools=grant.tool_glob,
+        expires_at=grant.expires_at,
+        remaining=go_duration(grant.expires_at - now),
+        granted_by=grant.granted_by,
+    )
+
+
+def trace_view(trace: TraceRecord) -> TraceView:
+    return TraceView(
+        trace_id=trace.id,
+        agent_id=trace.agent_id,
+        tool=trace.tool,
+        decision=trace.decision,
+        resolved_level=trace.resolved_level,
+        resolved_by=trace.resolved_by,
+        policy_rule=trace.policy_rule,
+        approval_id=trace.approval_id,
+        reasoning=trace.reasoning,
+        supervisor_reasoning=trace.reasoning,
+        confidence=trace.confidence,
+        supervisor_confidence=trace.confidence,
+        approved_by=trace.resolved_by if trace.approval_id else None,
+        decided_ms=trace.decided_ms,
+        timestamp=trace.created_at,
+    )
+
+
+def conflict_view(record: ApprovalRecord) -> ConflictView:
+    return ConflictView(
+        detail=f"approval {record.id} was already {record.status} by {record.resolved_by}",
+        status=record.status,
+        resolved_by=record.resolved_by,
+        resolved_at=record.resolved_at,
+    )

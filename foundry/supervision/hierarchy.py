@@ -1,0 +1,275 @@
+"""The approval hierarchy every tool call passes: L0 policy, grants, L1 supervisor, L2 human.
+
+Every decision is traced: which level took it, who, why, how confidently and how fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from foundry.agent.models import PolicyConfig
+from foundry.llm.base import ToolCall
+from foundry.session.events import ApprovalRequested, ApprovalResolved, EventBody
+from foundry.session.gate import AskUser, GateDecision
+from foundry.store import AlreadyResolved, ApprovalRecord, Store, TraceRecord
+from foundry.store.tables import utc_now
+from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
+from foundry.supervision.policy import PolicyDecision, PolicyEngine, path_within
+from foundry.supervision.redaction import injection_risk, redact_params
+
+Notify = Callable[[EventBody], Awaitable[object]]
+POLL_S = 0.25
+
+
+class SupervisedGate:
+    """An ApprovalGate that runs the hierarchy for one agent in one session."""
+
+    def __init__(
+        self,
+        store: Store,
+        config: PolicyConfig,
+        agent_id: str,
+        session_id: str,
+        project_root: Path,
+        notify: Notify,
+        supervisor: L1Supervisor | None = None,
+        ask: AskUser | None = None,
+        expose_content: bool = False,
+        poll_s: float = POLL_S,
+    ) -> None:
+        self._store = store
+        self._config = config
+        self._policy = PolicyEngine(config, project_root)
+        self._root = project_root
+        self._agent = agent_id
+        self._session = session_id
+        self._notify = notify
+        self._supervisor = supervisor
+        self._ask = ask
+        self._expose_content = expose_content
+        self._poll_s = poll_s
+
+    async def review(self, call: ToolCall, permission_required: bool) -> GateDecision:
+        started = time.perf_counter()
+        policy = self._policy.decide(self._agent, call.name, call.arguments)
+        if policy.action in ("allow", "deny"):
+            allowed = policy.action == "allow"
+            by = f"policy:{policy.rule or 'default-deny'}"
+            await self._trace(call, allowed, "policy", by, policy, policy.reason, None, started)
+            return GateDecision(allowed=allowed, by=by, reason=policy.reason)
+        grant = await asyncio.to_thread(self._store.grants.matching, self._agent, call.name)
+        if grant is not None:
+            by = f"grant:{grant.id}"
+            reason = f"granted by {grant.granted_by} until {grant.expires_at:%H:%M:%S}"
+            await self._trace(call, True, "grant", by, policy, reason, None, started)
+            return GateDecision(allowed=True, by=by, reason=reason)
+        verdict = await self._supervise(call, policy)
+        if verdict is not None and verdict.decision != "escalate":
+            allowed = verdict.decision == "approve"
+            await self._trace(
+                call,
+                allowed,
+                "supervisor",
+                "agent:supervisor",
+                policy,
+                verdict.reasoning,
+                verdict.confidence,
+                started,
+            )
+            return GateDecision(allowed=allowed, by="agent:supervisor", reason=verdict.reasoning)
+        return await self._ask_human(call, policy, verdict, started)
+
+    async def _supervise(self, call: ToolCall, policy: PolicyDecision) -> Verdict | None:
+        if policy.action != "supervisor" or self._supervisor is None:
+            return None
+        return await self._supervisor.review(await self._view(call))
+
+    async def _view(self, call: ToolCall) -> CallUnderReview:
+        traces = await asyncio.to_thread(self._store.traces.list, self._agent, 10)
+        grants = await asyncio.to_thread(self._store.grants.active)
+        return CallUnderReview(
+            agent_id=self._agent,
+            tool=call.name,
+            params=redact_params(call.arguments, self._expose_content),
+            injection_risk=injection_risk(call.arguments),
+            outside_project=touches_outside(call.arguments, self._root),
+            recent_calls=tuple(f"{t.tool}: {t.decision}" for t in traces),
+            active_grants=tuple(f"{g.agent_glob} {g.tool_glob}" for g in grants),
+        )
+
+    # -- L2: a human in the approval inbox ------------------------------------------------------
+
+    async def _ask_human(
+        self, call: ToolCall, policy: PolicyDecision, verdict: Verdict | None, started: float
+    ) -> GateDecision:
+        approval = await asyncio.to_thread(
+            self._store.approvals.create, self._approval(call, policy, verdict)
+        )
+        reason = verdict.reasoning if verdict else policy.reason
+        await self._notify(
+            ApprovalRequested(
+                approval_id=approval.id,
+                tool=call.name,
+                level=approval.level,
+                reason=reason,
+                expires_at=approval.expires_at,
+            )
+        )
+        resolved = await self._wait_for_anyone(approval, call)
+        await self._notify(
+            ApprovalResolved(
+                approval_id=resolved.id,
+                status=resolved.status,
+                resolved_by=resolved.resolved_by or "",
+                reasoning=resolved.reasoning or "",
+                waited_s=time.perf_counter() - started,
+            )
+        )
+        return self._decision(call, resolved)
+
+    def _approval(
+        self, call: ToolCall, policy: PolicyDecision, verdict: Verdict | None
+    ) -> ApprovalRecord:
+        timeout = timedelta(seconds=float(self._config.approval_timeout_seconds))
+        return ApprovalRecord(
+            session_id=self._session,
+            agent_id=self._agent,
+            tool=call.name,
+            params=call.arguments,
+            policy_rule=policy.rule,
+            level="L1" if verdict is not None else "L0",
+            injection_risk=injection_risk(call.arguments),
+            supervisor_verdict=verdict.model_dump() if verdict else None,
+            expires_at=utc_now() + timeout,
+        )
+
+    async def _wait_for_anyone(self, approval: ApprovalRecord, call: ToolCall) -> ApprovalRecord:
+        """The inbox (API, UI, another Foundry) and, when there is one, the person at this
+        terminal race to resolve it; the store takes the first resolution."""
+        if self._ask is None:
+            return await self._wait_for(approval)
+        inbox = asyncio.ensure_future(self._wait_for(approval))
+        here = asyncio.ensure_future(self._ask(call))
+        done, _ = await asyncio.wait({inbox, here}, return_when=asyncio.FIRST_COMPLETED)
+        if inbox in done:
+            here.cancel()
+            return inbox.result()
+        inbox.cancel()
+        answer = here.result()
+        status = "approved" if answer.allowed else "denied"
+        try:
+            return await asyncio.to_thread(
+                self._store.approvals.resolve, approval.id, status, answer.by, answer.reason or None
+            )
+        except AlreadyResolved as conflict:
+            return conflict.approval
+
+    async def _wait_for(self, approval: ApprovalRecord) -> ApprovalRecord:
+        """Poll the store (another Foundry, the API or the UI may resolve it) until resolved or
+        expired; an expired approval is resolved as timed_out with the configured outcome."""
+        while True:
+            current = await asyncio.to_thread(self._store.approvals.get, approval.id)
+            if current.status != "pending":
+                return current
+            if current.expires_at is not None and utc_now() >= current.expires_at:
+                return await self._time_out(current)
+            await asyncio.sleep(self._poll_s)
+
+    async def _time_out(self, approval: ApprovalRecord) -> ApprovalRecord:
+        outcome = self._config.on_timeout
+        reasoning = f"no one decided in time; the policy says {outcome} on timeout"
+        try:
+            resolved = await asyncio.to_thread(
+                self._store.approvals.resolve, approval.id, "timed_out", "timeout", reasoning
+            )
+        except AlreadyResolved as conflict:
+            return conflict.approval
+        await asyncio.to_thread(
+            self._store.traces.add,
+            TraceRecord(
+                session_id=self._session,
+                agent_id=self._agent,
+                tool=approval.tool,
+                params=approval.params,
+                decision="allow" if outcome == "allow" else "deny",
+                resolved_level="timeout",
+                resolved_by="timeout",
+                policy_rule=approval.policy_rule,
+                approval_id=approval.id,
+                reasoning=reasoning,
+            ),
+        )
+        return resolved
+
+    def _decision(self, call: ToolCall, approval: ApprovalRecord) -> GateDecision:
+        by = approval.resolved_by or "unknown"
+        reason = approval.reasoning or ""
+        if approval.status == "timed_out":
+            return GateDecision(allowed=self._config.on_timeout == "allow", by=by, reason=reason)
+        if approval.status != "approved":
+            return GateDecision(allowed=False, by=by, reason=reason or "denied without a reason")
+        edited = approval.params if approval.params != call.arguments else None
+        return GateDecision(allowed=True, by=by, reason=reason, arguments=edited)
+
+    async def _trace(
+        self,
+        call: ToolCall,
+        allowed: bool,
+        level: str,
+        by: str,
+        policy: PolicyDecision,
+        reasoning: str,
+        confidence: float | None,
+        started: float,
+    ) -> None:
+        trace = TraceRecord(
+            session_id=self._session,
+            agent_id=self._agent,
+            tool=call.name,
+            params=redact_params(call.arguments, self._expose_content),
+            decision="allow" if allowed else "deny",
+            resolved_level=level,
+            resolved_by=by,
+            policy_rule=policy.rule,
+            reasoning=reasoning,
+            confidence=confidence,
+            decided_ms=(time.perf_counter() - started) * 1000,
+        )
+        await asyncio.to_thread(self._store.traces.add, trace)
+
+
+PATH_KEYS = (
+    "path",
+    "file",
+    "filename",
+    "directory",
+    "dir",
+    "folder",
+    "target",
+    "source",
+    "destination",
+    "cwd",
+)
+
+
+def touches_outside(params: dict[str, Any], root: Path) -> bool:
+    """Whether a path-like parameter points outside the project folder."""
+    return any(
+        isinstance(value, str)
+        and (key in PATH_KEYS or key.endswith("_path"))
+        and not path_within(value, ".", root)
+        for key, value in params.items()
+    )
+
+
+def policy_entry_config(supervisors: list[Any]) -> PolicyConfig | None:
+    """The config of the agent's first enabled policy supervisor, if it has one."""
+    for entry in supervisors:
+        if getattr(entry, "type", None) == "policy" and entry.enabled:
+            return entry.config
+    return None

@@ -1,0 +1,135 @@
+"""What a supervisor may see of a tool call's parameters: content redaction, injection flags.
+
+Content isolation: unless content is exposed, the values under content-like keys and every long
+string become their length, SHA-256 and detected type, so a supervisor judges the structure of a
+call and never reads (or obeys) the text inside it.
+
+Injection detection is a best-effort heuristic, not a security guarantee: it looks for phrases
+commonly used to steer a reviewing model ("ignore previous instructions", "pre-approved", ...) in
+every string of the parameters. Encoded, translated or paraphrased attacks pass it; it only raises
+the cost of an attack and flags a call for closer review.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from typing import Any
+
+CONTENT_KEYS = frozenset({"content", "body", "data", "file_content", "text"})
+MAX_PLAIN_BYTES = 256
+
+HTML_START = re.compile(
+    r"<(?:!doctype\s+html|html|head|body|div|span|p|a|table|script|style|meta|link|title|h[1-6]"
+    r"|ul|ol|li|form|img|br|iframe|b|i|em|strong|pre|code|section|article|header|footer|nav"
+    r"|main)\b",
+    re.IGNORECASE,
+)
+XML_START = re.compile(r"<(?:\?xml|!doctype|!--|[A-Za-z_][\w.:-]*[\s/>])", re.IGNORECASE)
+
+INJECTION_PATTERNS = re.compile(
+    "|".join(
+        [
+            r"ignore\s+(?:all\s+)?(?:previous|prior|above)\s+instructions",
+            r"ignore\s+all\s+previous",
+            r"you\s+are\s+now",
+            r"system\s+prompt\s*:",
+            r"override\s+(?:the\s+)?polic(?:y|ies)",
+            r"pre[\s-]?approved",
+            r"(?:do\s+not|don'?t)\s+(?:deny|escalate)",
+            r"pretend\s+(?:that\s+)?you\s+are",
+            r"\bact\s+as\b",
+            r"important\s*:\s*(?:approve|ignore|override)",
+            r"confidence\s+should\s+be",
+        ]
+    ),
+    re.IGNORECASE,
+)
+INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
+
+
+def redact_params(params: dict[str, Any], expose_content: bool = False) -> dict[str, Any]:
+    """A copy of `params` with content replaced by its metadata, unless content is exposed."""
+    if expose_content:
+        return dict(params)
+    return {key: _redact(key, value) for key, value in params.items()}
+
+
+def _redact(key: str | None, value: Any) -> Any:
+    if key is not None and key.lower() in CONTENT_KEYS and isinstance(value, str | bytes):
+        return content_metadata(value)
+    if key is not None and key.lower() in CONTENT_KEYS and isinstance(value, dict | list):
+        return content_metadata(json.dumps(value, ensure_ascii=False, sort_keys=True))
+    if isinstance(value, dict):
+        return {name: _redact(str(name), item) for name, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact(None, item) for item in value]
+    if isinstance(value, bytes) or (
+        isinstance(value, str) and len(value.encode("utf-8", "surrogatepass")) > MAX_PLAIN_BYTES
+    ):
+        return content_metadata(value)
+    return value
+
+
+def content_metadata(value: str | bytes) -> dict[str, Any]:
+    """What is shown of content instead of the content: its size in bytes, hash and type."""
+    raw = value if isinstance(value, bytes) else value.encode("utf-8", "surrogatepass")
+    return {
+        "content_length": len(raw),
+        "content_sha256": hashlib.sha256(raw).hexdigest(),
+        "content_type_detected": detect_content_type(raw),
+    }
+
+
+def detect_content_type(raw: bytes) -> str:
+    """JSON (an object or array that parses), XML or HTML (by the leading tag), binary (NUL
+    bytes or not UTF-8), else plain text."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "application/octet-stream"
+    if "\x00" in text:
+        return "application/octet-stream"
+    start = text.lstrip("\ufeff \t\r\n")
+    if start[:1] in ("{", "[") and _parses_as_json(start):
+        return "application/json"
+    if HTML_START.match(start):
+        return "text/html"
+    if XML_START.match(start):
+        return "text/xml"
+    return "text/plain"
+
+
+def _parses_as_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def injection_risk(params: dict[str, Any]) -> bool:
+    """Whether any string in `params` (keys included) reads like a prompt injection."""
+    return any(_suspicious(text) for text in _strings(params))
+
+
+def _suspicious(text: str) -> bool:
+    normal = unicodedata.normalize("NFKC", text).translate(INVISIBLE)
+    return INJECTION_PATTERNS.search(normal) is not None
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, bytes):
+        return [value.decode("utf-8", "replace")]
+    if isinstance(value, dict):
+        found = [str(key) for key in value]
+        for item in value.values():
+            found.extend(_strings(item))
+        return found
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in _strings(item)]
+    return []
