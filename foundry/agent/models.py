@@ -211,6 +211,12 @@ McpServerConfig = Annotated[
 ]
 
 
+PiiKind = Literal["email", "phone", "card", "national_id"]
+PII_KINDS: tuple[PiiKind, ...] = ("email", "phone", "card", "national_id")
+Direction = Literal["request", "response"]
+DIRECTIONS: tuple[Direction, ...] = ("request", "response")
+
+
 def _known_permission(value: str) -> str:
     """tsagent writes permissions both as `READ_ONLY` and `read_only`; keep the spelling given."""
     if value.upper() not in SupervisionPermission.__members__:
@@ -228,16 +234,11 @@ class AgentSupervisorConfig(AgentModel):
     system_prompt: str | None = None
     fallback_behavior: Literal["allow", "block"] = "allow"
     max_modifications: LenientInt = Field(default=10, ge=0, le=1000)
+    apply_to: list[Direction] = Field(default_factory=lambda: list(DIRECTIONS))
 
     @property
     def permissions(self) -> set[SupervisionPermission]:
         return {SupervisionPermission[action.upper()] for action in self.allowed_actions}
-
-
-PiiKind = Literal["email", "phone", "card", "national_id"]
-PII_KINDS: tuple[PiiKind, ...] = ("email", "phone", "card", "national_id")
-Direction = Literal["request", "response"]
-DIRECTIONS: tuple[Direction, ...] = ("request", "response")
 
 
 class GuardianConfig(AgentModel):

@@ -29,9 +29,9 @@ from foundry.api.views import (
     grant_view,
     trace_view,
 )
-from foundry.store import AlreadyResolved, ApprovalRecord, NotFound, Store, TraceRecord
+from foundry.store import AlreadyResolved, NotFound, Store
 from foundry.store.tables import utc_now
-from foundry.supervision.redaction import redact_params
+from foundry.supervision.resolution import resolve_approval
 
 RECENT_TRACES = 10
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorView}}
@@ -147,34 +147,16 @@ def _resolve(
     context: ApiContext, approval_id: str, status: str, resolution: Resolution, caller: str
 ) -> ApprovalView:
     """Resolve in the store (one resolver wins), then trace the decision."""
-    record = context.store.approvals.resolve(
+    record = resolve_approval(
+        context.store,
         approval_id,
         status,
         resolution.resolved_by or caller,
         resolution.reasoning,
         resolution.confidence,
+        expose_content=context.expose_content,
     )
-    context.store.traces.add(_resolution_trace(record, context.expose_content))
     return approval_view(record, context.expose_content, utc_now())
-
-
-def _resolution_trace(record: ApprovalRecord, expose_content: bool) -> TraceRecord:
-    resolved_by = record.resolved_by or "unknown"
-    resolved_at = record.resolved_at or utc_now()
-    return TraceRecord(
-        session_id=record.session_id,
-        agent_id=record.agent_id,
-        tool=record.tool,
-        params=redact_params(record.params, expose_content),
-        decision="allow" if record.status == "approved" else "deny",
-        resolved_level="supervisor" if resolved_by.startswith("agent:") else "human",
-        resolved_by=resolved_by,
-        policy_rule=record.policy_rule,
-        approval_id=record.id,
-        reasoning=record.reasoning,
-        confidence=record.confidence,
-        decided_ms=(resolved_at - record.created_at).total_seconds() * 1000,
-    )
 
 
 async def _not_found(request: Request, error: Exception) -> JSONResponse:

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from foundry.agent.document import AgentDocument, load_agent
-from foundry.agent.models import PolicyConfig
-from foundry.llm.base import ModelProvider
+from foundry.agent.models import Agent, PolicyConfig
+from foundry.llm.base import ModelProvider, ToolCall
 from foundry.llm.registry import ModelChoice, open_provider
 from foundry.runtime.bus import EventBus
 from foundry.runtime.journal import EventJournal
+from foundry.session.chain import HumanReview, SupervisionChain
 from foundry.session.chat import RETRY_DELAYS_S, ChatSession, TurnResult
 from foundry.session.events import (
     Event,
@@ -29,8 +30,11 @@ from foundry.session.events import (
     event_body,
 )
 from foundry.session.gate import ApprovalGate, AskUser, PermissionGate
+from foundry.session.supervisors import Direction
 from foundry.store import Store
+from foundry.supervision.factory import message_supervisors
 from foundry.supervision.hierarchy import SupervisedGate, policy_entry_config
+from foundry.supervision.inbox import HumanInbox
 from foundry.supervision.l1 import L1Supervisor
 
 T = TypeVar("T")
@@ -187,7 +191,11 @@ class Engine:
         agent = document.agent
         assert agent is not None
         provider = open_provider(choice, agent.providers, document.base_dir)
-        tools = await self._start_tools(session_id, document)
+        tools, supervisors = await asyncio.gather(
+            self._start_tools(session_id, document),
+            message_supervisors(agent, document.base_dir),
+        )
+        chain = SupervisionChain(supervisors, self._human_review(session_id, agent, ask))
         chat = ChatSession(
             session_id,
             agent,
@@ -198,8 +206,33 @@ class Engine:
             tools=tools,
             settings_overrides=overrides,
             retry_delays_s=self._retry_delays_s,
+            chain=chain,
         )
         return _Live(chat=chat, provider=provider, tools=tools)
+
+    def _human_review(self, session_id: str, agent: Agent, ask: AskUser | None) -> HumanReview:
+        """A message a supervisor wants a human to see goes to the approval inbox."""
+        config = policy_entry_config(agent.supervisors) or PolicyConfig()
+        inbox = HumanInbox(
+            self.store,
+            agent.metadata.name,
+            session_id,
+            lambda body: self._emit(session_id, body),
+            timeout_s=float(config.approval_timeout_seconds),
+            on_timeout=config.on_timeout,
+            ask=ask,
+        )
+
+        async def review(direction: Direction, content: str, reason: str) -> bool:
+            call = ToolCall(
+                id=f"review-{direction}",
+                name=f"supervision.review_{direction}",
+                arguments={"content": content, "reason": reason},
+            )
+            decision = await inbox.decide(call, level="supervisor", reason=reason)
+            return decision.allowed
+
+        return review
 
     async def _start_tools(self, session_id: str, document: AgentDocument) -> Any:
         from foundry.tools import ToolHost
@@ -293,4 +326,6 @@ class Engine:
             await asyncio.gather(live.turn, return_exceptions=True)
         await live.tools.aclose()
         await live.provider.aclose()
+        for supervisor in live.chat.chain.supervisors:
+            await supervisor.aclose()
         await asyncio.gather(*self._background, return_exceptions=True)

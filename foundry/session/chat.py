@@ -26,6 +26,7 @@ from foundry.llm.base import (
     Usage,
 )
 from foundry.llm.registry import ModelChoice
+from foundry.session.chain import SupervisionChain
 from foundry.session.context import (
     MENTION,
     Candidate,
@@ -41,6 +42,7 @@ from foundry.session.events import (
     ErrorOccurred,
     EventBody,
     MessageAdded,
+    MessageRevised,
     ModelCallFinished,
     TokenDelta,
     ToolCallDecided,
@@ -51,7 +53,7 @@ from foundry.session.events import (
 from foundry.session.gate import ApprovalGate, GateDecision
 
 EventSink = Callable[[EventBody], Awaitable[object]]
-EndedBy = Literal["reply", "max_turns", "cancelled", "error"]
+EndedBy = Literal["reply", "max_turns", "cancelled", "error", "blocked"]
 RETRY_DELAYS_S = (1.0, 2.0, 4.0)
 
 
@@ -101,6 +103,7 @@ class ChatSession:
         tools: ToolSource | None = None,
         settings_overrides: dict[str, Any] | None = None,
         retry_delays_s: Sequence[float] = RETRY_DELAYS_S,
+        chain: SupervisionChain | None = None,
     ) -> None:
         self.id = session_id
         self.agent = agent
@@ -115,12 +118,16 @@ class ChatSession:
         self._retry_delays_s = tuple(retry_delays_s)
         self._turn: TurnResult | None = None
         self._in_flight: set[asyncio.Future[Any]] = set()
+        self.chain = chain or SupervisionChain([])
 
     # -- state, rebuilt from events -------------------------------------------------------------
 
     def apply(self, body: EventBody) -> None:
         if isinstance(body, MessageAdded):
             self.messages.append(body.message)
+        elif isinstance(body, MessageRevised):
+            revised = self.messages[body.message_index].model_copy(update={"content": body.content})
+            self.messages[body.message_index] = revised
         elif isinstance(body, ContextChanged):
             self.context.apply(body)
 
@@ -231,7 +238,26 @@ class ChatSession:
                 continue
             if turn.model_calls >= self.settings.max_chat_turns:
                 return "max_turns"
+            if await self._request_blocked(turn):
+                return "blocked"
             await self._call_model_with_retries(turn)
+
+    async def _request_blocked(self, turn: TurnResult) -> bool:
+        """Run the supervisors on the message the model is about to answer."""
+        if not self.chain.supervisors:
+            return False
+        index = len(self.messages) - 1
+        outcome = await self.chain.run(self, "request", index, self.messages[index], self._record)
+        if outcome.blocked_by:
+            notice = f"Blocked by {outcome.blocked_by}: {outcome.reason}"
+            await self._record(MessageAdded(message=ChatMessage(role="assistant", content=notice)))
+            turn.reply = notice
+            return True
+        if outcome.content != self.messages[index].content:
+            await self._record(
+                MessageRevised(message_index=index, content=outcome.content, by="supervisors")
+            )
+        return False
 
     def _unanswered(self, assistant: ChatMessage) -> list[ToolCall]:
         index = len(self.messages) - 1 - self.messages[::-1].index(assistant)
@@ -272,7 +298,18 @@ class ChatSession:
             raise
         await self._record_model_call(usage, turn)
         reply = ChatMessage(role="assistant", content="".join(text), tool_calls=tuple(calls))
-        await self._record(MessageAdded(message=reply))
+        await self._record(MessageAdded(message=await self._supervised_reply(reply)))
+
+    async def _supervised_reply(self, reply: ChatMessage) -> ChatMessage:
+        """The reply after the supervisors: rewritten, or replaced by a notice if blocked."""
+        if not self.chain.supervisors:
+            return reply
+        index = len(self.messages)
+        outcome = await self.chain.run(self, "response", index, reply, self._record)
+        if outcome.blocked_by:
+            notice = f"The reply was blocked by {outcome.blocked_by}: {outcome.reason}"
+            return ChatMessage(role="assistant", content=notice)
+        return reply.model_copy(update={"content": outcome.content})
 
     async def _keep_partial_reply(self, text: str, turn: TurnResult) -> None:
         if text:

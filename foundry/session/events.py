@@ -99,7 +99,7 @@ class TurnFinished(EventBody):
     kind: Literal["turn_finished"] = "turn_finished"
     reply: str
     model_calls: int
-    ended_by: Literal["reply", "max_turns", "cancelled", "error"]
+    ended_by: Literal["reply", "max_turns", "cancelled", "error", "blocked"]
 
 
 class ErrorOccurred(EventBody):
@@ -136,6 +136,30 @@ class ApprovalResolved(EventBody):
     waited_s: float = 0.0
 
 
+class SupervisorDecided(EventBody):
+    """A message supervisor's decision on the message at `message_index` of the session."""
+
+    kind: Literal["supervisor_decided"] = "supervisor_decided"
+    supervisor_id: str
+    supervisor: str
+    direction: Literal["request", "response"]
+    message_index: int
+    action: Literal["allow", "modify", "block", "human_review"]
+    reasons: tuple[str, ...] = ()
+    confidence: float | None = None
+    changes: tuple[str, ...] = ()
+    fallback: bool = False
+
+
+class MessageRevised(EventBody):
+    """A supervisor rewrote a message; the model sees the new text from now on."""
+
+    kind: Literal["message_revised"] = "message_revised"
+    message_index: int
+    content: str
+    by: str
+
+
 class UnknownEvent(EventBody):
     """An event of a kind this version does not know (written by a newer Foundry): kept as is."""
 
@@ -159,6 +183,8 @@ EVENT_TYPES: dict[str, type[EventBody]] = {
         ToolServerChanged,
         ApprovalRequested,
         ApprovalResolved,
+        SupervisorDecided,
+        MessageRevised,
     )
 }
 

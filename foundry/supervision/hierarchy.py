@@ -7,23 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from foundry.agent.models import PolicyConfig
 from foundry.llm.base import ToolCall
-from foundry.session.events import ApprovalRequested, ApprovalResolved, EventBody
 from foundry.session.gate import AskUser, GateDecision
-from foundry.store import AlreadyResolved, ApprovalRecord, Store, TraceRecord
-from foundry.store.tables import utc_now
+from foundry.store import Store, TraceRecord
+from foundry.supervision.inbox import POLL_S, HumanInbox, Notify
 from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
 from foundry.supervision.policy import PolicyDecision, PolicyEngine, path_within
 from foundry.supervision.redaction import injection_risk, redact_params
-
-Notify = Callable[[EventBody], Awaitable[object]]
-POLL_S = 0.25
 
 
 class SupervisedGate:
@@ -50,9 +44,17 @@ class SupervisedGate:
         self._session = session_id
         self._notify = notify
         self._supervisor = supervisor
-        self._ask = ask
         self._expose_content = expose_content
-        self._poll_s = poll_s
+        self._inbox = HumanInbox(
+            store,
+            agent_id,
+            session_id,
+            notify,
+            timeout_s=float(config.approval_timeout_seconds),
+            on_timeout=config.on_timeout,
+            ask=ask,
+            poll_s=poll_s,
+        )
 
     async def review(self, call: ToolCall, permission_required: bool) -> GateDecision:
         started = time.perf_counter()
@@ -107,114 +109,13 @@ class SupervisedGate:
     async def _ask_human(
         self, call: ToolCall, policy: PolicyDecision, verdict: Verdict | None, started: float
     ) -> GateDecision:
-        approval = await asyncio.to_thread(
-            self._store.approvals.create, self._approval(call, policy, verdict)
-        )
-        reason = verdict.reasoning if verdict else policy.reason
-        await self._notify(
-            ApprovalRequested(
-                approval_id=approval.id,
-                tool=call.name,
-                level=approval.level,
-                reason=reason,
-                expires_at=approval.expires_at,
-            )
-        )
-        resolved = await self._wait_for_anyone(approval, call)
-        await self._notify(
-            ApprovalResolved(
-                approval_id=resolved.id,
-                status=resolved.status,
-                resolved_by=resolved.resolved_by or "",
-                reasoning=resolved.reasoning or "",
-                waited_s=time.perf_counter() - started,
-            )
-        )
-        return self._decision(call, resolved)
-
-    def _approval(
-        self, call: ToolCall, policy: PolicyDecision, verdict: Verdict | None
-    ) -> ApprovalRecord:
-        timeout = timedelta(seconds=float(self._config.approval_timeout_seconds))
-        return ApprovalRecord(
-            session_id=self._session,
-            agent_id=self._agent,
-            tool=call.name,
-            params=call.arguments,
-            policy_rule=policy.rule,
+        return await self._inbox.decide(
+            call,
             level="L1" if verdict is not None else "L0",
-            injection_risk=injection_risk(call.arguments),
-            supervisor_verdict=verdict.model_dump() if verdict else None,
-            expires_at=utc_now() + timeout,
+            reason=verdict.reasoning if verdict else policy.reason,
+            policy_rule=policy.rule,
+            verdict=verdict.model_dump() if verdict else None,
         )
-
-    async def _wait_for_anyone(self, approval: ApprovalRecord, call: ToolCall) -> ApprovalRecord:
-        """The inbox (API, UI, another Foundry) and, when there is one, the person at this
-        terminal race to resolve it; the store takes the first resolution."""
-        if self._ask is None:
-            return await self._wait_for(approval)
-        inbox = asyncio.ensure_future(self._wait_for(approval))
-        here = asyncio.ensure_future(self._ask(call))
-        done, _ = await asyncio.wait({inbox, here}, return_when=asyncio.FIRST_COMPLETED)
-        if inbox in done:
-            here.cancel()
-            return inbox.result()
-        inbox.cancel()
-        answer = here.result()
-        status = "approved" if answer.allowed else "denied"
-        try:
-            return await asyncio.to_thread(
-                self._store.approvals.resolve, approval.id, status, answer.by, answer.reason or None
-            )
-        except AlreadyResolved as conflict:
-            return conflict.approval
-
-    async def _wait_for(self, approval: ApprovalRecord) -> ApprovalRecord:
-        """Poll the store (another Foundry, the API or the UI may resolve it) until resolved or
-        expired; an expired approval is resolved as timed_out with the configured outcome."""
-        while True:
-            current = await asyncio.to_thread(self._store.approvals.get, approval.id)
-            if current.status != "pending":
-                return current
-            if current.expires_at is not None and utc_now() >= current.expires_at:
-                return await self._time_out(current)
-            await asyncio.sleep(self._poll_s)
-
-    async def _time_out(self, approval: ApprovalRecord) -> ApprovalRecord:
-        outcome = self._config.on_timeout
-        reasoning = f"no one decided in time; the policy says {outcome} on timeout"
-        try:
-            resolved = await asyncio.to_thread(
-                self._store.approvals.resolve, approval.id, "timed_out", "timeout", reasoning
-            )
-        except AlreadyResolved as conflict:
-            return conflict.approval
-        await asyncio.to_thread(
-            self._store.traces.add,
-            TraceRecord(
-                session_id=self._session,
-                agent_id=self._agent,
-                tool=approval.tool,
-                params=approval.params,
-                decision="allow" if outcome == "allow" else "deny",
-                resolved_level="timeout",
-                resolved_by="timeout",
-                policy_rule=approval.policy_rule,
-                approval_id=approval.id,
-                reasoning=reasoning,
-            ),
-        )
-        return resolved
-
-    def _decision(self, call: ToolCall, approval: ApprovalRecord) -> GateDecision:
-        by = approval.resolved_by or "unknown"
-        reason = approval.reasoning or ""
-        if approval.status == "timed_out":
-            return GateDecision(allowed=self._config.on_timeout == "allow", by=by, reason=reason)
-        if approval.status != "approved":
-            return GateDecision(allowed=False, by=by, reason=reason or "denied without a reason")
-        edited = approval.params if approval.params != call.arguments else None
-        return GateDecision(allowed=True, by=by, reason=reason, arguments=edited)
 
     async def _trace(
         self,

@@ -1,0 +1,66 @@
+"""The message supervisors of an agent, built from its `supervisors` list when a session starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from foundry.agent.models import (
+    Agent,
+    AgentSupervisorEntry,
+    CollectionSupervisorEntry,
+    GuardianSupervisorEntry,
+)
+from foundry.llm.base import ChatMessage
+from foundry.session.supervisors import Direction, MessageSupervisor, SupervisionResult
+from foundry.supervision.collection import CollectionSupervisor
+from foundry.supervision.guardian import GuardianSupervisor
+
+if TYPE_CHECKING:
+    from foundry.session.chat import ChatSession
+
+
+class UnavailableSupervisor:
+    """Stands in for a supervisor that could not start: every review fails, so the chain applies
+    its fallback and reports why, rather than silently leaving it out."""
+
+    def __init__(self, entry: AgentSupervisorEntry, error: Exception) -> None:
+        self.id = entry.id
+        self.name = entry.name or entry.id
+        self.fallback_behavior: Literal["allow", "block"] = entry.config.fallback_behavior
+        self.directions: frozenset[Direction] = frozenset(entry.config.apply_to)
+        self._error = error
+
+    async def review(
+        self, session: ChatSession, direction: Direction, message: ChatMessage
+    ) -> SupervisionResult:
+        raise RuntimeError(f"it could not start: {self._error}")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def message_supervisors(agent: Agent, base_dir: Path) -> list[MessageSupervisor]:
+    """A fresh supervisor per enabled entry, in order; policy entries govern tool calls instead."""
+    supervisors: list[MessageSupervisor] = []
+    for entry in agent.supervisors:
+        if not entry.enabled:
+            continue
+        if isinstance(entry, GuardianSupervisorEntry):
+            supervisors.append(GuardianSupervisor(entry))
+        elif isinstance(entry, CollectionSupervisorEntry):
+            supervisors.append(CollectionSupervisor(entry, base_dir))
+        elif isinstance(entry, AgentSupervisorEntry):
+            supervisors.append(await _agent_supervisor(entry, base_dir))
+    return supervisors
+
+
+async def _agent_supervisor(entry: AgentSupervisorEntry, base_dir: Path) -> MessageSupervisor:
+    from foundry.supervision.agent_supervisor import AgentSupervisor
+
+    supervisor = AgentSupervisor(entry, base_dir)
+    try:
+        await supervisor.start()
+    except Exception as error:  # reported through the chain's fallback on every message
+        return UnavailableSupervisor(entry, error)
+    return supervisor
