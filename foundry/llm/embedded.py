@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from foundry.llm.base import ChatRequest, Chunk, ProviderError
-from foundry.llm.wire import ChunkReader, openai_messages, openai_tools
+from foundry.llm.wire import ChunkReader, chat_completion_body
 
 DEFAULT_MODEL = "smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -123,7 +123,9 @@ class EmbeddedProvider:
             return stop.is_set()
 
         started = time.perf_counter()
-        job = asyncio.ensure_future(runtime.run(_request_body(request), on_chunk))
+        job = asyncio.ensure_future(
+            runtime.run(chat_completion_body(request, with_model=False), on_chunk)
+        )
         job.add_done_callback(lambda done: _finish(done, queue, loop))
         reader = ChunkReader(started)
         try:
@@ -156,26 +158,3 @@ def _finish(
     elif isinstance(result, dict) and "error" in result:
         queue.put_nowait(ProviderError(f"the embedded model refused the request: {result}"))
     queue.put_nowait(None)
-
-
-def _request_body(request: ChatRequest) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "messages": openai_messages(request.messages),
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-    if request.tools:
-        body["tools"] = openai_tools(request.tools)
-    if request.response_schema is not None:
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": "response", "schema": request.response_schema},
-        }
-    for key, value in (
-        ("temperature", request.temperature),
-        ("top_p", request.top_p),
-        ("max_tokens", request.max_tokens),
-    ):
-        if value is not None:
-            body[key] = value
-    return body

@@ -12,7 +12,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from foundry.llm.base import ChatRequest, Chunk, ProviderError
-from foundry.llm.wire import ChunkReader, openai_messages, openai_tools
+from foundry.llm.wire import ChunkReader, chat_completion_body
 
 _RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
@@ -49,7 +49,7 @@ class OpenAICompatibleProvider:
         deadline = asyncio.get_running_loop().time() + request.timeout_s
         try:
             async with self._client.stream(
-                "POST", "chat/completions", json=_body(request)
+                "POST", "chat/completions", json=chat_completion_body(request)
             ) as response:
                 await self._check(response)
                 lines = response.aiter_lines()
@@ -139,27 +139,6 @@ class OpenAICompatibleProvider:
         else:
             message = f"the connection to {self.base_url} broke: {error}"
         return ProviderError(message, retryable=True)
-
-
-def _body(request: ChatRequest) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": request.model,
-        "messages": openai_messages(request.messages),
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-    if request.tools:
-        body["tools"] = openai_tools(request.tools)
-    if request.response_schema is not None:
-        schema = {"name": "response", "schema": request.response_schema}
-        body["response_format"] = {"type": "json_schema", "json_schema": schema}
-    optional = {
-        "temperature": request.temperature,
-        "top_p": request.top_p,
-        "max_tokens": request.max_tokens,
-    }
-    body.update({key: value for key, value in optional.items() if value is not None})
-    return body
 
 
 def _server_message(response: httpx.Response) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from foundry.llm.base import (
     ChatMessage,
+    ChatRequest,
     Chunk,
     ProviderError,
     TextDelta,
@@ -54,6 +55,29 @@ def openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         }
         for tool in tools
     ]
+
+
+def chat_completion_body(request: ChatRequest, with_model: bool = True) -> dict[str, Any]:
+    """A streamed /chat/completions request (the embedded runtime serves one model: no name)."""
+    body: dict[str, Any] = {
+        "messages": openai_messages(request.messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if with_model:
+        body["model"] = request.model
+    if request.tools:
+        body["tools"] = openai_tools(request.tools)
+    if request.response_schema is not None:
+        schema = {"name": "response", "schema": request.response_schema}
+        body["response_format"] = {"type": "json_schema", "json_schema": schema}
+    optional = {
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "max_tokens": request.max_tokens,
+    }
+    body.update({key: value for key, value in optional.items() if value is not None})
+    return body
 
 
 def parse_arguments(text: str, tool: str) -> dict[str, Any]:
