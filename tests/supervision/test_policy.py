@@ -617,15 +617,14 @@ def sample_policy(sample_agents: Path) -> PolicyConfig:
     ("tool", "params", "action", "rule"),
     [
         ("time.get_current_time", {"timezone": "UTC"}, "allow", "time-is-harmless"),
-        ("files.delete_file", {"path": "notes.md"}, "deny", "no-deletes"),
-        (
-            "files.write_file",
-            {"path": "workspace/notes.md"},
-            "supervisor",
-            "writes-inside-workspace",
-        ),
-        ("files.write_file", {"path": "notes.md"}, "human", "ask-a-human"),
-        ("web.fetch", {"url": "https://example.com"}, "human", "ask-a-human"),
+        ("files.read_file", {"path": "notes.md"}, "allow", "read-inside-project"),
+        ("files.write_file", {"path": "notes.md"}, "supervisor", "write-inside-project"),
+        ("files.delete_file", {"path": "notes.md"}, "human", "other-files-inside-project"),
+        ("files.delete_file", {"path": "../../etc/x"}, "deny", "paths-outside-project"),
+        ("files.read_file", {"path": "/etc/passwd"}, "deny", "paths-outside-project"),
+        ("web.fetch", {"url": "https://example.com"}, "human", "outward-fetch"),
+        ("shell.run", {"command": "ls"}, "human", "outward-shell"),
+        ("calendar.plan", {}, "human", "ask-a-human"),
     ],
 )
 def test_the_sample_policy_decides_its_own_examples(
@@ -638,8 +637,10 @@ def test_the_sample_policy_decides_its_own_examples(
 
 def test_the_sample_policy_explains_a_denied_delete(sample_agents: Path) -> None:
     engine = PolicyEngine(sample_policy(sample_agents), sample_agents / "assistant")
-    decision = engine.decide("assistant", "files.delete_file", {"path": "x"})
-    assert decision.reason == "rule no-deletes matched: tool files.delete_file matches '*.delete*'"
+    decision = engine.decide("assistant", "files.delete_file", {"path": "/tmp/x"})
+    assert decision.reason == (
+        "rule paths-outside-project matched: tool files.delete_file matches '*', path != None"
+    )
 
 
 def test_the_sample_policy_limits_calls_to_thirty_a_minute(sample_agents: Path) -> None:
