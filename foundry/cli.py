@@ -12,6 +12,7 @@ from foundry.agent import AgentError, AgentFormat, format_for_path, load_agent, 
 from foundry.agent.checks import validate_agent
 from foundry.agent.document import new_agent_path_problem
 from foundry.agent.templates import create_agent, new_agent
+from foundry.cli_doctor import add_doctor_commands
 from foundry.cli_sessions import add_session_commands
 from foundry.cli_supervision import add_supervision_commands
 from foundry.llm.base import ProviderError
@@ -57,12 +58,10 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _gui(args: argparse.Namespace) -> int:
-    print(
-        "The Foundry desktop app is not part of this version yet. "
-        "Use `foundry chat AGENT`, `foundry run AGENT -m TEXT` or see `foundry --help`.",
-        file=sys.stderr,
-    )
-    return 2
+    from foundry.ui.app import run
+
+    agent = getattr(args, "agent", None)
+    return run(Path(agent) if agent else None)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_session_commands(commands)
     add_supervision_commands(commands)
+    add_doctor_commands(commands)
 
     gui = commands.add_parser("gui", help="start the desktop app (the default)")
     gui.add_argument("agent", nargs="?", help="agent to open")

@@ -96,9 +96,3 @@ def test_every_command_has_help(command: str) -> None:
     result = run(command, "--help")
     assert result.returncode == 0
     assert result.stdout.startswith(f"usage: foundry {command}")
-
-
-def test_no_arguments_says_the_desktop_app_is_not_there_yet() -> None:
-    result = run()
-    assert result.returncode == 2
-    assert "desktop app is not part of this version yet" in result.stderr

@@ -1,0 +1,47 @@
+"""Starting the desktop app: Qt on the main thread driven by qasync, the engine on its own."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import qasync
+from PySide6.QtWidgets import QApplication
+
+import foundry
+from foundry.home import APP_ID
+from foundry.runtime.engine import Engine
+from foundry.ui.bridge import EngineBridge
+from foundry.ui.main_window import MainWindow
+
+
+def sample_agent() -> Path | None:
+    """The sample assistant that ships with Foundry, opened on a first run."""
+    candidate = Path(foundry.__file__).resolve().parent.parent / "agents" / "assistant"
+    return candidate if candidate.is_dir() else None
+
+
+async def _main(window: MainWindow, agent: Path | None) -> None:
+    window.show()
+    if agent is not None:
+        await window.open_agent(agent)
+    await window.closed.wait()
+
+
+def run(agent: Path | None = None) -> int:
+    app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Foundry")
+    app.setOrganizationName("Foundry")
+    app.setDesktopFileName(APP_ID)
+    engine = Engine().start()
+    bridge = EngineBridge(engine)
+    window = MainWindow(bridge)
+    try:
+        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+            runner.run(_main(window, agent or sample_agent()))
+    finally:
+        bridge.close()
+        engine.stop()
+    return 0

@@ -1,0 +1,151 @@
+"""The conversation of one session as a Qt list model, fed by the session's events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+
+from foundry.session.events import (
+    ErrorOccurred,
+    Event,
+    MessageAdded,
+    MessageRevised,
+    TokenDelta,
+    ToolCallDecided,
+    ToolCallFinished,
+)
+
+KIND_ROLE = Qt.ItemDataRole.UserRole + 1
+DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
+STREAMING_ROLE = Qt.ItemDataRole.UserRole + 3
+FRAME_MS = 16  # streamed tokens reach the view at most once per frame
+Index = QModelIndex | QPersistentModelIndex
+
+
+@dataclass
+class Row:
+    kind: str  # user, assistant, tool, error
+    text: str
+    detail: str = ""
+    streaming: bool = False
+    message_index: int | None = None
+
+
+@dataclass
+class _ToolNotes:
+    decided_by: dict[str, str] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+class ConversationModel(QAbstractListModel):
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.rows: list[Row] = []
+        self._message_rows: list[int] = []  # session message index -> row
+        self._pending_tokens: list[str] = []
+        self._tools = _ToolNotes()
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setInterval(FRAME_MS)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.timeout.connect(self._flush_tokens)
+
+    # -- Qt model -------------------------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
+        return 0 if parent.isValid() else len(self.rows)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row = self.rows[index.row()]
+        values = {
+            Qt.ItemDataRole.DisplayRole: row.text,
+            Qt.ItemDataRole.ToolTipRole: row.detail or None,
+            KIND_ROLE: row.kind,
+            DETAIL_ROLE: row.detail,
+            STREAMING_ROLE: row.streaming,
+        }
+        return values.get(Qt.ItemDataRole(role) if role < KIND_ROLE else role)
+
+    def row_of_message(self, message_index: int) -> int | None:
+        if 0 <= message_index < len(self._message_rows):
+            return self._message_rows[message_index]
+        return None
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def apply(self, event: Event) -> None:
+        body = event.body
+        if isinstance(body, TokenDelta):
+            self._pending_tokens.append(body.text)
+            if not self._flush_timer.isActive():
+                self._flush_timer.start()
+        elif isinstance(body, MessageAdded):
+            self._add_message(body)
+        elif isinstance(body, MessageRevised):
+            self._revise(body)
+        elif isinstance(body, ToolCallDecided):
+            self._tools.decided_by[body.call.id] = body.by
+        elif isinstance(body, ToolCallFinished):
+            self._tools.seconds[body.call_id] = body.duration_s
+        elif isinstance(body, ErrorOccurred):
+            self._append(Row(kind="error", text=body.message, detail=body.where))
+
+    def _flush_tokens(self) -> None:
+        text = "".join(self._pending_tokens)
+        self._pending_tokens.clear()
+        if not text:
+            return
+        if self.rows and self.rows[-1].streaming:
+            self.rows[-1].text += text
+            self._changed(len(self.rows) - 1)
+        else:
+            self._append(Row(kind="assistant", text=text, streaming=True))
+
+    def _add_message(self, body: MessageAdded) -> None:
+        self._flush_timer.stop()
+        self._pending_tokens.clear()
+        message = body.message
+        row = Row(kind=message.role, text=message.content, message_index=len(self._message_rows))
+        if message.role == "assistant" and message.tool_calls:
+            calls = ", ".join(
+                f"{call.name}({_short(call.arguments)})" for call in message.tool_calls
+            )
+            row.detail = f"calls {calls}"
+        if message.role == "tool":
+            call_id = message.tool_call_id or ""
+            seconds = self._tools.seconds.get(call_id)
+            timing = f" in {seconds:.2f} s" if seconds is not None else ""
+            row.detail = (
+                f"{message.name}{timing}, approved by {self._tools.decided_by.get(call_id, '?')}"
+            )
+        if self.rows and self.rows[-1].streaming and message.role == "assistant":
+            self.rows[-1] = row
+            self._message_rows.append(len(self.rows) - 1)
+            self._changed(len(self.rows) - 1)
+            return
+        self._message_rows.append(len(self.rows))
+        self._append(row)
+
+    def _revise(self, body: MessageRevised) -> None:
+        row = self.row_of_message(body.message_index)
+        if row is not None:
+            self.rows[row].text = body.content
+            self.rows[row].detail = f"rewritten by {body.by}"
+            self._changed(row)
+
+    def _append(self, row: Row) -> None:
+        self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows))
+        self.rows.append(row)
+        self.endInsertRows()
+
+    def _changed(self, row: int) -> None:
+        index = self.index(row)
+        self.dataChanged.emit(index, index)
+
+
+def _short(arguments: dict[str, Any]) -> str:
+    text = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    return text if len(text) <= 80 else text[:77] + "..."

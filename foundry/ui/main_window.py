@@ -1,0 +1,153 @@
+"""The main window: the open agent on the left, its chat sessions as tabs."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QTabWidget,
+    QWidget,
+)
+
+from foundry.agent import AgentError, load_agent
+from foundry.agent.document import AgentDocument
+from foundry.ui.bridge import EngineBridge
+from foundry.ui.session_controller import SessionController
+from foundry.ui.session_view import SessionView
+
+log = logging.getLogger(__name__)
+
+
+def describe_agent(document: AgentDocument) -> str:
+    agent = document.agent
+    assert agent is not None
+    supervisors = "".join(
+        f"<li>{entry.name or entry.id} <i>({entry.type})</i></li>" for entry in agent.supervisors
+    )
+    return (
+        f"<h3>{agent.metadata.name}</h3><p>{agent.metadata.description}</p>"
+        f"<p><b>Model:</b> {agent.settings.model_reference or 'embedded:smollm2'}<br>"
+        f"<b>Rules:</b> {len(agent.rules)} · <b>References:</b> {len(agent.references)} · "
+        f"<b>Tool servers:</b> {len(agent.mcp_servers)}</p>"
+        f"<p><b>Supervisors</b></p><ul>{supervisors or '<li>none</li>'}</ul>"
+        f"<p style='color:#757575'>{document.path}</p>"
+    )
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, bridge: EngineBridge) -> None:
+        super().__init__()
+        self.bridge = bridge
+        self.agent: AgentDocument | None = None
+        self.closed = asyncio.Event()
+        self.controllers: list[SessionController] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.setWindowTitle("Foundry")
+        self.resize(1280, 800)
+        self.tabs = QTabWidget()
+        self.tabs.setTabsClosable(True)
+        self.tabs.setDocumentMode(True)
+        self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.setCentralWidget(self.tabs)
+        self.agent_panel = QLabel("Open an agent to start (Ctrl+O).")
+        self.agent_panel.setWordWrap(True)
+        self.agent_panel.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.agent_panel.setMargin(10)
+        dock = QDockWidget("Agent", self)
+        dock.setObjectName("agent-dock")
+        dock.setWidget(self.agent_panel)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        self.resizeDocks([dock], [300], Qt.Orientation.Horizontal)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)
+        self.progress.setMaximumWidth(160)
+        self.progress.hide()
+        self.statusBar().addPermanentWidget(self.progress)
+        self._menus()
+
+    def _menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        for text, shortcut, slot in (
+            ("&Open Agent…", QKeySequence.StandardKey.Open, self.choose_agent),
+            ("&New Chat", QKeySequence.StandardKey.New, self.new_chat),
+            ("&Quit", QKeySequence.StandardKey.Quit, self.close),
+        ):
+            action = QAction(text, self)
+            action.setShortcut(shortcut)
+            action.triggered.connect(slot)
+            file_menu.addAction(action)
+
+    def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def choose_agent(self) -> None:
+        dialog = QFileDialog(self, "Open an agent folder")
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.fileSelected.connect(lambda path: self._spawn(self.open_agent(Path(path))))
+        dialog.open()
+
+    def new_chat(self) -> None:
+        if self.agent is not None:
+            self._spawn(self.start_chat())
+
+    async def open_agent(self, path: Path) -> None:
+        """Load an agent (off the GUI thread), show it, and start a chat with it."""
+        try:
+            document = await asyncio.to_thread(load_agent, path)
+        except AgentError as error:
+            self.statusBar().showMessage(f"Cannot open {path}: {error.problems[0]}")
+            return
+        self.agent = document
+        self.agent_panel.setText(describe_agent(document))
+        self.setWindowTitle(f"{document.agent.metadata.name} — Foundry")  # type: ignore[union-attr]
+        await self.start_chat()
+
+    async def start_chat(self) -> str | None:
+        assert self.agent is not None
+        self._busy("Starting the agent's tools and supervisors…")
+        try:
+            session_id = await self.bridge.call(self.bridge.engine.open_session(self.agent.path))
+        except Exception as error:  # shown to the user, the window goes on
+            self.statusBar().showMessage(f"Could not start a chat: {error}")
+            return None
+        finally:
+            self.progress.hide()
+        view = SessionView()
+        self.controllers.append(SessionController(view, self.bridge, session_id))
+        index = self.tabs.addTab(view, f"Chat {self.tabs.count() + 1}")
+        self.tabs.setCurrentIndex(index)
+        view.input.setFocus()
+        self.statusBar().showMessage("Ready.", 3000)
+        return session_id
+
+    def _busy(self, message: str) -> None:
+        self.statusBar().showMessage(message)
+        self.progress.show()
+
+    def close_tab(self, index: int) -> None:
+        view = self.tabs.widget(index)
+        controller = next((c for c in self.controllers if c.view is view), None)
+        if controller is not None:
+            self.controllers.remove(controller)
+            self._spawn(self.bridge.call(self.bridge.engine.close_session(controller.session_id)))
+        self.tabs.removeTab(index)
+
+    def current_view(self) -> QWidget | None:
+        return self.tabs.currentWidget()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.closed.set()
+        super().closeEvent(event)

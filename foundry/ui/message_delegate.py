@@ -1,0 +1,73 @@
+"""Draws one conversation row: who said it, then the text rendered as markdown."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QPainter, QTextDocument
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+
+from foundry.ui.conversation import DETAIL_ROLE, KIND_ROLE, STREAMING_ROLE
+
+MARGIN = 8
+PADDING = 10
+HEADER = 20
+BACKGROUNDS = {
+    "user": "#e3f2fd",
+    "assistant": "#f5f5f5",
+    "tool": "#fff8e1",
+    "error": "#ffebee",
+}
+LABELS = {"user": "You", "assistant": "Assistant", "tool": "Tool", "error": "Error"}
+Index = QModelIndex | QPersistentModelIndex
+
+
+class MessageDelegate(QStyledItemDelegate):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+
+    def _document(self, index: Index, width: float) -> QTextDocument:
+        document = QTextDocument()
+        text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+        if index.data(KIND_ROLE) in ("user", "assistant"):
+            document.setMarkdown(text)
+        else:
+            document.setPlainText(text)
+        document.setTextWidth(max(width, 50.0))
+        return document
+
+    def _text_width(self, option: QStyleOptionViewItem) -> float:
+        return float(option.rect.width() - 2 * (MARGIN + PADDING))
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        document = self._document(index, self._text_width(option))
+        height = int(document.size().height()) + HEADER + 2 * PADDING + MARGIN
+        return QSize(option.rect.width(), height)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        kind = str(index.data(KIND_ROLE) or "assistant")
+        bubble = QRectF(option.rect).adjusted(MARGIN, MARGIN / 2, -MARGIN, -MARGIN / 2)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        painter.setPen(QColor("#1976d2") if selected else Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(BACKGROUNDS.get(kind, "#f5f5f5")))
+        painter.drawRoundedRect(bubble, 6, 6)
+        self._paint_header(painter, bubble, kind, index)
+        document = self._document(index, self._text_width(option))
+        painter.translate(bubble.left() + PADDING, bubble.top() + PADDING + HEADER)
+        document.drawContents(painter)
+        painter.restore()
+
+    def _paint_header(self, painter: QPainter, bubble: QRectF, kind: str, index: Index) -> None:
+        label = LABELS.get(kind, kind)
+        detail = str(index.data(DETAIL_ROLE) or "")
+        if index.data(STREAMING_ROLE):
+            detail = "writing…"
+        font = QFont(painter.font())
+        font.setBold(True)
+        painter.setFont(font)
+        painter.setPen(QColor("#37474f"))
+        header = bubble.adjusted(PADDING, PADDING - 2, -PADDING, 0)
+        header.setHeight(HEADER)
+        text = f"{label}  ·  {detail}" if detail else label
+        painter.drawText(header, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)

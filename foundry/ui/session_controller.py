@@ -1,0 +1,194 @@
+"""Connects a SessionView to the engine: sends, stops, approvals, context changes and events."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import logging
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, QObject, Qt
+
+from foundry.session.context import ItemKind
+from foundry.session.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ContextSelected,
+    Event,
+    ModelCallFinished,
+    TurnFinished,
+    TurnStarted,
+)
+from foundry.store import AlreadyResolved
+from foundry.supervision.resolution import resolve_approval
+from foundry.ui.bridge import EngineBridge
+from foundry.ui.session_view import SessionView
+from foundry.ui.timeline import MESSAGE_ROLE
+
+log = logging.getLogger(__name__)
+ITEM_PREFIXES: dict[str, ItemKind] = {"rule": "rule", "ref": "reference", "tool": "tool"}
+
+
+class SessionController(QObject):
+    def __init__(self, view: SessionView, bridge: EngineBridge, session_id: str) -> None:
+        super().__init__(view)
+        self.view = view
+        self.bridge = bridge
+        self.session_id = session_id
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._pending_approval: str | None = None
+        self._totals = {"turns": 0, "input": 0, "output": 0, "model time": 0.0}
+        bridge.event_arrived.connect(self.on_event)
+        view.send.clicked.connect(self.send)
+        view.send_shortcut.activated.connect(self.send)
+        view.stop.clicked.connect(self.stop)
+        view.stop_shortcut.activated.connect(self.stop)
+        view.decisions.clicked.connect(self.highlight_message)
+        view.context.itemDoubleClicked.connect(
+            lambda item: self._change_context(item.text(), False)
+        )
+        view.include.returnPressed.connect(self._include_typed)
+        view.approval.approve.clicked.connect(lambda: self._answer_approval(True))
+        view.approval.deny.clicked.connect(lambda: self._answer_approval(False))
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            error = task.exception()
+            log.error("session action failed: %s", error)
+            self.view.status.setText(f"Error: {error}")
+
+    # -- user actions ---------------------------------------------------------------------------
+
+    def send(self) -> None:
+        text = self.view.input.toPlainText().strip()
+        if not text or not self.view.send.isEnabled():
+            return
+        self.view.input.clear()
+        self._set_busy(True)
+        self._spawn(self._send(text))
+
+    async def _send(self, text: str) -> None:
+        engine = self.bridge.engine
+        try:
+            result = await self.bridge.call(engine.send(self.session_id, text))
+            self.view.status.setText(_ending(result.ended_by, result.error))
+        finally:
+            self._set_busy(False)
+
+    def stop(self) -> None:
+        if self.view.stop.isEnabled():
+            self._spawn(self.bridge.call(self.bridge.engine.cancel(self.session_id)))
+
+    def _set_busy(self, busy: bool) -> None:
+        self.view.send.setEnabled(not busy)
+        self.view.stop.setEnabled(busy)
+        self.view.status.setText("The agent is answering…" if busy else self.view.status.text())
+
+    def highlight_message(self, index: QModelIndex) -> None:
+        message_index = index.data(MESSAGE_ROLE)
+        row = (
+            self.view.conversation.row_of_message(message_index)
+            if message_index is not None
+            else None
+        )
+        if row is None:
+            return
+        target = self.view.conversation.index(row)
+        self.view.messages.setCurrentIndex(target)
+        self.view.messages.scrollTo(target)
+
+    def _include_typed(self) -> None:
+        self._change_context(self.view.include.text().strip(), True)
+        self.view.include.clear()
+
+    def _change_context(self, label: str, included: bool) -> None:
+        prefix, _, name = label.split(" ")[0].partition(":")
+        item = ITEM_PREFIXES.get(prefix)
+        if item is None or not name:
+            self.view.status.setText("Write rule:NAME, ref:NAME or tool:SERVER.TOOL")
+            return
+        chat = self.bridge.engine.session(self.session_id)
+        self._spawn(self.bridge.call(chat.set_included(item, name, included)))
+        self.view.status.setText(f"{'Included' if included else 'Excluded'} {item} {name}")
+
+    def _answer_approval(self, approved: bool) -> None:
+        if self._pending_approval is None:
+            return
+        reasoning = self.view.approval.reasoning.text().strip() or None
+        self._spawn(self._resolve(self._pending_approval, approved, reasoning))
+
+    async def _resolve(self, approval_id: str, approved: bool, reasoning: str | None) -> None:
+        store = self.bridge.engine.store
+        who = f"human:gui:{getpass.getuser()}"
+        status = "approved" if approved else "denied"
+        try:
+            await asyncio.to_thread(resolve_approval, store, approval_id, status, who, reasoning)
+        except AlreadyResolved as conflict:
+            self.view.status.setText(
+                f"Already {conflict.approval.status} by {conflict.approval.resolved_by}"
+            )
+
+    # -- engine events --------------------------------------------------------------------------
+
+    def on_event(self, event: Event) -> None:
+        if event.session_id != self.session_id:
+            return
+        self.view.conversation.apply(event)
+        self.view.timeline.apply(event)
+        body = event.body
+        if isinstance(body, ContextSelected):
+            self._show_context(body)
+        elif isinstance(body, ModelCallFinished):
+            self._add_stats(
+                input=body.input_tokens, output=body.output_tokens, model_time=body.total_s
+            )
+        elif isinstance(body, TurnFinished):
+            self._add_stats(turns=1)
+        elif isinstance(body, TurnStarted):
+            self._set_busy(True)
+        elif isinstance(body, ApprovalRequested):
+            self._show_approval(body)
+        elif isinstance(body, ApprovalResolved):
+            self._pending_approval = None
+            self.view.approval.hide()
+        if self.view.conversation.rowCount():
+            self.view.messages.scrollToBottom()
+
+    def _show_context(self, body: ContextSelected) -> None:
+        self.view.context.clear()
+        short = {"rule": "rule", "reference": "ref", "tool": "tool"}
+        for entry in body.entries:
+            score = f", score {entry.score:.2f}" if entry.score is not None else ""
+            self.view.context.addItem(f"{short[entry.item]}:{entry.name}  ({entry.reason}{score})")
+
+    def _add_stats(self, **amounts: float) -> None:
+        for key, amount in amounts.items():
+            name = key.replace("_", " ")
+            self._totals[name] += amount
+            value = self._totals[name]
+            shown = f"{value:.1f} s" if name == "model time" else str(int(value))
+            self.view.stats[name].setText(shown)
+
+    def _show_approval(self, body: ApprovalRequested) -> None:
+        self._pending_approval = body.approval_id
+        self.view.approval.text.setText(
+            f"<b>{body.tool}</b> needs your approval ({body.level}): {body.reason}"
+        )
+        self.view.approval.text.setTextFormat(Qt.TextFormat.RichText)
+        self.view.approval.show()
+
+
+def _ending(ended_by: str, error: str | None) -> str:
+    return {
+        "reply": "Ready.",
+        "cancelled": "Stopped; what was written is kept.",
+        "blocked": "A supervisor blocked this turn (see the timeline).",
+        "max_turns": "Stopped at the agent's maxChatTurns.",
+        "error": f"The model failed: {error}",
+    }.get(ended_by, ended_by)

@@ -1,0 +1,127 @@
+"""The live session view: the conversation, the supervision timeline, context and stats."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from foundry.ui.conversation import ConversationModel
+from foundry.ui.message_delegate import MessageDelegate
+from foundry.ui.timeline import TimelineModel
+
+
+class ApprovalBar(QWidget):
+    """A pending human approval of this session, answered in place."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.text = QLabel()
+        self.text.setWordWrap(True)
+        self.reasoning = QLineEdit()
+        self.reasoning.setPlaceholderText("Reasoning (sent to the agent when you deny)")
+        self.approve = QPushButton("Approve")
+        self.deny = QPushButton("Deny")
+        self.approve.setToolTip("Let the tool call run (Ctrl+Shift+A)")
+        self.deny.setToolTip("Refuse it; the agent reads your reasoning (Ctrl+Shift+D)")
+        self.approve.setShortcut(QKeySequence("Ctrl+Shift+A"))
+        self.deny.setShortcut(QKeySequence("Ctrl+Shift+D"))
+        layout = QHBoxLayout(self)
+        layout.addWidget(self.text, 3)
+        layout.addWidget(self.reasoning, 2)
+        layout.addWidget(self.approve)
+        layout.addWidget(self.deny)
+        self.setStyleSheet("ApprovalBar { background: #fff3e0; }")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.hide()
+
+
+class SessionView(QWidget):
+    """Holds the widgets of one session; SessionController connects them to the engine."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.conversation = ConversationModel(self)
+        self.timeline = TimelineModel(self)
+        self.messages = self._message_list()
+        self.decisions = QListView()
+        self.decisions.setModel(self.timeline)
+        self.decisions.setWordWrap(True)
+        self.decisions.setAlternatingRowColors(True)
+        self.decisions.setSpacing(3)
+        self.decisions.setToolTip("Click a decision to find the message it acted on")
+        self.context = QListWidget()
+        self.context.setToolTip("Double-click an item to take it out of the context")
+        self.include = QLineEdit()
+        self.include.setPlaceholderText("Include… rule:NAME, ref:NAME or tool:SERVER.TOOL")
+        self.stats = {name: QLabel("0") for name in ("turns", "input", "output", "model time")}
+        self.approval = ApprovalBar()
+        self.input = QPlainTextEdit()
+        self.input.setPlaceholderText("Message the agent… (Ctrl+Enter sends, Esc stops a reply)")
+        self.input.setMaximumHeight(110)
+        self.send = QPushButton("Send")
+        self.send.setToolTip("Send the message (Ctrl+Enter)")
+        self.stop = QPushButton("Stop")
+        self.stop.setToolTip("Stop the reply, keeping what was written (Esc)")
+        self.stop.setEnabled(False)
+        self.status = QLabel()
+        self.send_shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
+        self.stop_shortcut = QShortcut(QKeySequence("Escape"), self)
+        self._lay_out()
+
+    def _message_list(self) -> QListView:
+        view = QListView()
+        view.setModel(self.conversation)
+        view.setItemDelegate(MessageDelegate(view))
+        view.setWordWrap(True)
+        view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        view.setResizeMode(QListView.ResizeMode.Adjust)
+        view.setUniformItemSizes(False)
+        return view
+
+    def _side_panel(self) -> QTabWidget:
+        tabs = QTabWidget()
+        tabs.addTab(self.decisions, "Supervision")
+        context = QWidget()
+        layout = QVBoxLayout(context)
+        layout.addWidget(self.context)
+        layout.addWidget(self.include)
+        tabs.addTab(context, "Context")
+        stats = QWidget()
+        form = QFormLayout(stats)
+        for name, label in self.stats.items():
+            form.addRow(name.capitalize() + ":", label)
+        tabs.addTab(stats, "Stats")
+        return tabs
+
+    def _lay_out(self) -> None:
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.messages)
+        splitter.addWidget(self._side_panel())
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send)
+        buttons.addWidget(self.stop)
+        entry = QHBoxLayout()
+        entry.addWidget(self.input, 1)
+        entry.addLayout(buttons)
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.approval)
+        layout.addLayout(entry)
+        layout.addWidget(self.status)

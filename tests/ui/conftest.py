@@ -1,0 +1,43 @@
+"""UI test setup: offscreen Qt, a qasync loop on the GUI thread, and an engine on a fresh store."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import qasync
+from PySide6.QtWidgets import QApplication
+
+from foundry.runtime.engine import Engine
+from foundry.store import Store
+from foundry.ui.bridge import EngineBridge
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+@pytest.fixture(scope="session")
+def gui_loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
+    """qasync's loop, running inside Qt's event processing (pytest-qt drives Qt)."""
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    executor = qasync.QThreadExecutor(2)
+    loop.set_default_executor(executor)
+    asyncio.set_event_loop(loop)
+    yield loop
+    executor.shutdown(wait=True)
+
+
+@pytest.fixture
+def bridge(tmp_path: Path, gui_loop: asyncio.AbstractEventLoop) -> Iterator[EngineBridge]:
+    store = Store.open(f"sqlite:///{tmp_path / 'ui.sqlite3'}")
+    engine = Engine(store, retry_delays_s=(0.05,)).start()
+    connected = EngineBridge(engine)
+    yield connected
+    connected.close()
+    engine.stop()
+    store.close()

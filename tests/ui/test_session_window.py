@@ -1,0 +1,116 @@
+"""The main window with a live session: streaming, supervisors, approvals, stop."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from pytestqt.qtbot import QtBot
+
+from foundry.ui.bridge import EngineBridge
+from foundry.ui.main_window import MainWindow
+from foundry.ui.session_view import SessionView
+
+from ..runtime.conftest import write_agent
+from .conftest import SCREENSHOTS
+
+GUARDIAN = {
+    "type": "guardian",
+    "id": "guardian",
+    "name": "PII guardian",
+    "config": {"blockKeywords": ["DROP TABLE"]},
+}
+REPLY = "Thanks! I will **not** share it. Here is a list:\n\n- one\n- two"
+
+
+def open_window(qtbot: QtBot, bridge: EngineBridge, agent: Path) -> tuple[MainWindow, SessionView]:
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    opening = asyncio.ensure_future(window.open_agent(agent))
+    qtbot.waitUntil(lambda: window.tabs.count() == 1 and opening.done(), timeout=20000)
+    view = window.tabs.currentWidget()
+    assert isinstance(view, SessionView)
+    return window, view
+
+
+def send(qtbot: QtBot, view: SessionView, text: str) -> None:
+    qtbot.keyClicks(view.input, text)
+    view.send.click()
+
+
+def rows(view: SessionView) -> list[tuple[str, str]]:
+    return [(row.kind, row.text) for row in view.conversation.rows]
+
+
+def test_a_reply_streams_in_and_the_supervisors_show_in_the_timeline(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    turns: dict[str, Any] = {"delay_s": 0.02, "turns": [{"text": REPLY}]}
+    agent = write_agent(
+        tmp_path / "demo", turns, servers={}, supervisors=[GUARDIAN], rules={"be-kind": "always"}
+    )
+    window, view = open_window(qtbot, bridge, agent)
+    send(qtbot, view, "My email is ana@example.com")
+    qtbot.waitUntil(lambda: any(row.streaming for row in view.conversation.rows), timeout=10000)
+    qtbot.waitUntil(lambda: ("assistant", REPLY) in rows(view), timeout=10000)
+    assert rows(view)[0] == ("user", "My email is [email]")
+    assert not any(row.streaming for row in view.conversation.rows)
+    titles = [row.title for row in view.timeline.rows]
+    assert titles[0].startswith("request · PII guardian · modify")
+    assert any(t.startswith("response · PII guardian · allow") for t in titles)
+    assert view.context.item(0).text().startswith("rule:be-kind  (always")
+    qtbot.waitUntil(lambda: view.stats["turns"].text() == "1")
+    assert view.send.isEnabled() and not view.stop.isEnabled()
+    view.decisions.clicked.emit(view.timeline.index(0))
+    assert view.messages.currentIndex().row() == 0  # the message the guardian acted on
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    window.resize(1280, 760)
+    qtbot.wait(100)
+    assert window.grab().save(str(SCREENSHOTS / "session.png"))
+
+
+def test_stop_keeps_what_was_written(qtbot: QtBot, bridge: EngineBridge, tmp_path: Path) -> None:
+    long_text = " ".join(f"word{i}" for i in range(300))
+    agent = write_agent(
+        tmp_path / "slow", {"delay_s": 0.01, "turns": [{"text": long_text}]}, servers={}
+    )
+    _, view = open_window(qtbot, bridge, agent)
+    send(qtbot, view, "talk")
+    qtbot.waitUntil(
+        lambda: view.stop.isEnabled() and len(view.conversation.rows) > 1, timeout=10000
+    )
+    view.stop.click()
+    qtbot.waitUntil(lambda: view.send.isEnabled(), timeout=10000)
+    reply = view.conversation.rows[-1]
+    assert reply.kind == "assistant" and 0 < len(reply.text) < len(long_text)
+    assert "Stopped" in view.status.text()
+
+
+def test_a_pending_approval_is_answered_in_the_view(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    policy = {
+        "type": "policy",
+        "id": "policy",
+        "config": {
+            "rules": [{"name": "ask", "tool": "time.*", "action": "human"}],
+            "loopDetection": False,
+        },
+    }
+    call = {"name": "time.get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}
+    agent = write_agent(
+        tmp_path / "ask",
+        {"turns": [{"tool_calls": [call]}, {"text": "Done."}]},
+        supervisors=[policy],
+    )
+    _, view = open_window(qtbot, bridge, agent)
+    send(qtbot, view, "time in Tokyo?")
+    qtbot.waitUntil(lambda: view.approval.isVisible(), timeout=20000)
+    assert "time.get_current_time" in view.approval.text.text()
+    view.approval.approve.click()
+    qtbot.waitUntil(lambda: ("assistant", "Done.") in rows(view), timeout=20000)
+    tool_row = next(row for row in view.conversation.rows if row.kind == "tool")
+    assert "Asia/Tokyo" in tool_row.text and "approved by human:gui:" in tool_row.detail
+    assert not view.approval.isVisible()
