@@ -46,6 +46,7 @@ class ConversationModel(QAbstractListModel):
         self._message_rows: list[int] = []  # session message index -> row
         self._pending_tokens: list[str] = []
         self._tools = _ToolNotes()
+        self._bulk = False
         self._flush_timer = QTimer(self)
         self._flush_timer.setInterval(FRAME_MS)
         self._flush_timer.setSingleShot(True)
@@ -75,6 +76,19 @@ class ConversationModel(QAbstractListModel):
         return None
 
     # -- events ---------------------------------------------------------------------------------
+
+    def replay(self, events: list[Event]) -> None:
+        """Load a stored session at once (one model reset, not a signal per row); the tokens of
+        stored messages are skipped, since each message holds its whole text."""
+        self.beginResetModel()
+        self._bulk = True
+        try:
+            for event in events:
+                if not isinstance(event.body, TokenDelta):
+                    self.apply(event)
+        finally:
+            self._bulk = False
+            self.endResetModel()
 
     def apply(self, event: Event) -> None:
         body = event.body
@@ -137,11 +151,16 @@ class ConversationModel(QAbstractListModel):
             self._changed(row)
 
     def _append(self, row: Row) -> None:
+        if self._bulk:
+            self.rows.append(row)
+            return
         self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows))
         self.rows.append(row)
         self.endInsertRows()
 
     def _changed(self, row: int) -> None:
+        if self._bulk:
+            return
         index = self.index(row)
         self.dataChanged.emit(index, index)
 

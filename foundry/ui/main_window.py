@@ -23,6 +23,7 @@ from foundry.agent import AgentError, load_agent
 from foundry.agent.document import AgentDocument
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.session_controller import SessionController
+from foundry.ui.session_picker import SessionPicker
 from foundry.ui.session_view import SessionView
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         for text, shortcut, slot in (
             ("&Open Agent…", QKeySequence.StandardKey.Open, self.choose_agent),
             ("&New Chat", QKeySequence.StandardKey.New, self.new_chat),
+            ("&Reopen Session…", QKeySequence("Ctrl+Shift+O"), self.choose_session),
             ("&Quit", QKeySequence.StandardKey.Quit, self.close),
         ):
             action = QAction(text, self)
@@ -125,13 +127,44 @@ class MainWindow(QMainWindow):
             return None
         finally:
             self.progress.hide()
-        view = SessionView()
-        self.controllers.append(SessionController(view, self.bridge, session_id))
-        index = self.tabs.addTab(view, f"Chat {self.tabs.count() + 1}")
-        self.tabs.setCurrentIndex(index)
-        view.input.setFocus()
+        self._add_tab(session_id, f"Chat {self.tabs.count() + 1}")
         self.statusBar().showMessage("Ready.", 3000)
         return session_id
+
+    def _add_tab(self, session_id: str, title: str) -> SessionController:
+        view = SessionView()
+        controller = SessionController(view, self.bridge, session_id)
+        self.controllers.append(controller)
+        self.tabs.setCurrentIndex(self.tabs.addTab(view, title))
+        view.input.setFocus()
+        return controller
+
+    def choose_session(self) -> None:
+        dialog = SessionPicker(self.bridge.engine.store, self)
+        dialog.chosen.connect(lambda session_id: self._spawn(self.reopen_session(session_id)))
+        dialog.open()
+
+    async def reopen_session(self, session_id: str) -> None:
+        """Show a persisted session where it was; an interrupted turn is finished."""
+        existing = next((c for c in self.controllers if c.session_id == session_id), None)
+        if existing is not None:
+            self.tabs.setCurrentWidget(existing.view)
+            return
+        self._busy("Reopening the session…")
+        engine = self.bridge.engine
+        try:
+            chat = await self.bridge.call(engine.reopen_session(session_id))
+            history = await self.bridge.call(engine.events(session_id))
+        except Exception as error:  # shown to the user, the window goes on
+            self.statusBar().showMessage(f"Could not reopen the session: {error}")
+            return
+        finally:
+            self.progress.hide()
+        controller = self._add_tab(session_id, f"{chat.agent.metadata.name} (reopened)")
+        controller.load_history(history)
+        if chat.needs_resume:
+            self.statusBar().showMessage("The last turn was interrupted; finishing it…")
+            controller.resume()
 
     def _busy(self, message: str) -> None:
         self.statusBar().showMessage(message)

@@ -81,6 +81,18 @@ class SessionController(QObject):
         finally:
             self._set_busy(False)
 
+    def resume(self) -> None:
+        """Finish a turn that was cut short (the app or the engine stopped mid-turn)."""
+        self._set_busy(True)
+        self._spawn(self._resume())
+
+    async def _resume(self) -> None:
+        try:
+            result = await self.bridge.call(self.bridge.engine.resume(self.session_id))
+            self.view.status.setText(_ending(result.ended_by, result.error))
+        finally:
+            self._set_busy(False)
+
     def stop(self) -> None:
         if self.view.stop.isEnabled():
             self._spawn(self.bridge.call(self.bridge.engine.cancel(self.session_id)))
@@ -136,11 +148,26 @@ class SessionController(QObject):
 
     # -- engine events --------------------------------------------------------------------------
 
+    def load_history(self, events: list[Event]) -> None:
+        """Show a reopened session as it was: its messages, decisions, context and stats."""
+        self.view.conversation.replay(events)
+        self.view.timeline.replay(events)
+        for event in events:
+            self._note(event)
+        self._set_busy(False)
+        self.view.messages.scrollToBottom()
+
     def on_event(self, event: Event) -> None:
         if event.session_id != self.session_id:
             return
         self.view.conversation.apply(event)
         self.view.timeline.apply(event)
+        self._note(event)
+        if self.view.conversation.rowCount():
+            self.view.messages.scrollToBottom()
+
+    def _note(self, event: Event) -> None:
+        """What an event changes besides the two lists: context, stats, busy state, approvals."""
         body = event.body
         if isinstance(body, ContextSelected):
             self._show_context(body)
@@ -150,6 +177,7 @@ class SessionController(QObject):
             )
         elif isinstance(body, TurnFinished):
             self._add_stats(turns=1)
+            self._set_busy(False)
         elif isinstance(body, TurnStarted):
             self._set_busy(True)
         elif isinstance(body, ApprovalRequested):
@@ -157,8 +185,6 @@ class SessionController(QObject):
         elif isinstance(body, ApprovalResolved):
             self._pending_approval = None
             self.view.approval.hide()
-        if self.view.conversation.rowCount():
-            self.view.messages.scrollToBottom()
 
     def _show_context(self, body: ContextSelected) -> None:
         self.view.context.clear()

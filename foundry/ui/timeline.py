@@ -92,6 +92,11 @@ class TimelineModel(QAbstractListModel):
             return row.action
         return None
 
+    def replay(self, events: list[Event]) -> None:
+        self.beginResetModel()
+        self.rows = [decision for event in events if (decision := describe(event)) is not None]
+        self.endResetModel()
+
     def apply(self, event: Event) -> None:
         decision = describe(event)
         if decision is None:

@@ -114,3 +114,32 @@ def test_a_pending_approval_is_answered_in_the_view(
     tool_row = next(row for row in view.conversation.rows if row.kind == "tool")
     assert "Asia/Tokyo" in tool_row.text and "approved by human:gui:" in tool_row.detail
     assert not view.approval.isVisible()
+
+
+def test_a_session_reopens_after_the_engine_is_restarted(qtbot: QtBot, tmp_path: Path) -> None:
+    from foundry.runtime.engine import Engine
+    from foundry.store import Store
+
+    url = f"sqlite:///{tmp_path / 'restart.sqlite3'}"
+    agent = write_agent(tmp_path / "again", {"turns": [{"text": "First answer."}]}, servers={},
+                        supervisors=[GUARDIAN])
+    with Engine(Store.open(url)) as first:
+        session_id = first.submit(first.open_session(agent)).result(30)
+        first.submit(first.send(session_id, "mail me at a@b.co")).result(30)
+    engine = Engine(Store.open(url)).start()
+    bridge = EngineBridge(engine)
+    try:
+        window = MainWindow(bridge)
+        qtbot.addWidget(window)
+        window.show()
+        reopening = asyncio.ensure_future(window.reopen_session(session_id))
+        qtbot.waitUntil(lambda: reopening.done() and window.tabs.count() == 1, timeout=20000)
+        view = window.tabs.currentWidget()
+        assert isinstance(view, SessionView)
+        assert rows(view) == [("user", "mail me at [email]"), ("assistant", "First answer.")]
+        assert view.timeline.rows[0].title.startswith("request · PII guardian · modify")
+        assert view.stats["turns"].text() == "1" and view.send.isEnabled()
+        window.grab().save(str(tmp_path / "reopened.png"))
+    finally:
+        bridge.close()
+        engine.stop()
