@@ -22,8 +22,11 @@ Index = QModelIndex | QPersistentModelIndex
 
 
 class MessageDelegate(QStyledItemDelegate):
+    """Heights are remembered per (text, kind, width), so long conversations lay out once."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._heights: dict[tuple[str, str, int], int] = {}
 
     def _document(self, index: Index, width: float) -> QTextDocument:
         document = QTextDocument()
@@ -39,8 +42,18 @@ class MessageDelegate(QStyledItemDelegate):
         return float(option.rect.width() - 2 * (MARGIN + PADDING))
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
-        document = self._document(index, self._text_width(option))
-        height = int(document.size().height()) + HEADER + 2 * PADDING + MARGIN
+        key = (
+            str(index.data(Qt.ItemDataRole.DisplayRole) or ""),
+            str(index.data(KIND_ROLE)),
+            option.rect.width(),
+        )
+        height = self._heights.get(key)
+        if height is None:
+            document = self._document(index, self._text_width(option))
+            height = int(document.size().height()) + HEADER + 2 * PADDING + MARGIN
+            if len(self._heights) > 50_000:
+                self._heights.clear()
+            self._heights[key] = height
         return QSize(option.rect.width(), height)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:

@@ -91,6 +91,8 @@ class SessionView(QWidget):
         view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         view.setResizeMode(QListView.ResizeMode.Adjust)
         view.setUniformItemSizes(False)
+        view.setLayoutMode(QListView.LayoutMode.Batched)  # long histories lay out in steps
+        view.setBatchSize(100)
         return view
 
     def _side_panel(self) -> QTabWidget:
