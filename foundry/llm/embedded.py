@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from foundry.llm.base import ChatRequest, Chunk, ProviderError
-from foundry.llm.wire import ChunkReader, chat_completion_body
+from foundry.llm.wire import ChunkReader, chat_completion_body, tool_names
 
 DEFAULT_MODEL = "smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -127,7 +127,7 @@ class EmbeddedProvider:
             runtime.run(chat_completion_body(request, with_model=False), on_chunk)
         )
         job.add_done_callback(lambda done: _finish(done, queue, loop))
-        reader = ChunkReader(started)
+        reader = ChunkReader(started, tool_names(request))
         try:
             while (item := await queue.get()) is not None:
                 if isinstance(item, BaseException):

@@ -12,7 +12,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from foundry.llm.base import ChatRequest, Chunk, ProviderError
-from foundry.llm.wire import ChunkReader, chat_completion_body
+from foundry.llm.wire import ChunkReader, chat_completion_body, tool_names
 
 _RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
@@ -45,7 +45,7 @@ class OpenAICompatibleProvider:
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
         """Yield text deltas, then whole tool calls, then one Usage; raise ProviderError."""
-        reader = ChunkReader(time.perf_counter())
+        reader = ChunkReader(time.perf_counter(), tool_names(request))
         deadline = asyncio.get_running_loop().time() + request.timeout_s
         try:
             async with self._client.stream(

@@ -20,35 +20,47 @@ from foundry.llm.base import (
 )
 
 
-def openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+def wire_name(name: str) -> str:
+    """OpenAI-style APIs allow only letters, digits, `_` and `-` in tool names: `server.tool` is
+    sent as `server__tool`."""
+    return name.replace(".", "__")
+
+
+def tool_names(request: ChatRequest) -> dict[str, str]:
+    """Wire name -> Foundry name of the tools offered in a request."""
+    return {wire_name(tool.name): tool.name for tool in request.tools}
+
+
+def openai_messages(messages: Sequence[ChatMessage], rename: bool = False) -> list[dict[str, Any]]:
     """Messages as the wire wants them; content is always a string (some templates fail on None)."""
-    return [_openai_message(message) for message in messages]
+    return [_openai_message(message, rename) for message in messages]
 
 
-def _openai_message(message: ChatMessage) -> dict[str, Any]:
+def _openai_message(message: ChatMessage, rename: bool = False) -> dict[str, Any]:
+    named = wire_name if rename else str
     wire: dict[str, Any] = {"role": message.role, "content": message.content or ""}
     if message.tool_calls:
         wire["tool_calls"] = [
             {
                 "id": call.id,
                 "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                "function": {"name": named(call.name), "arguments": json.dumps(call.arguments)},
             }
             for call in message.tool_calls
         ]
     if message.role == "tool":
         wire["tool_call_id"] = message.tool_call_id or ""
         if message.name:
-            wire["name"] = message.name
+            wire["name"] = named(message.name)
     return wire
 
 
-def openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+def openai_tools(tools: Sequence[ToolSpec], rename: bool = False) -> list[dict[str, Any]]:
     return [
         {
             "type": "function",
             "function": {
-                "name": tool.name,
+                "name": wire_name(tool.name) if rename else tool.name,
                 "description": tool.description,
                 "parameters": tool.parameters,
             },
@@ -60,14 +72,14 @@ def openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 def chat_completion_body(request: ChatRequest, with_model: bool = True) -> dict[str, Any]:
     """A streamed /chat/completions request (the embedded runtime serves one model: no name)."""
     body: dict[str, Any] = {
-        "messages": openai_messages(request.messages),
+        "messages": openai_messages(request.messages, rename=True),
         "stream": True,
         "stream_options": {"include_usage": True},
     }
     if with_model:
         body["model"] = request.model
     if request.tools:
-        body["tools"] = openai_tools(request.tools)
+        body["tools"] = openai_tools(request.tools, rename=True)
     if request.response_schema is not None:
         schema = {"name": "response", "schema": request.response_schema}
         body["response_format"] = {"type": "json_schema", "json_schema": schema}
@@ -96,8 +108,9 @@ def parse_arguments(text: str, tool: str) -> dict[str, Any]:
 class ChunkReader:
     """Turns OpenAI-style stream chunks into Foundry chunks, gathering tool-call fragments."""
 
-    def __init__(self, started: float) -> None:
+    def __init__(self, started: float, names: dict[str, str] | None = None) -> None:
         self._started = started
+        self._names = names or {}
         self._first_token: float | None = None
         self._calls: dict[int, dict[str, str]] = {}
         self._usage: dict[str, Any] = {}
@@ -135,7 +148,7 @@ class ChunkReader:
             ToolCallChunk(
                 call=ToolCall(
                     id=call["id"] or f"call_{index}",
-                    name=call["name"],
+                    name=self._names.get(call["name"], call["name"]),
                     arguments=parse_arguments(call["args"], call["name"]),
                 )
             )
