@@ -121,6 +121,7 @@ def create_grant(context: Context, request: Request, body: NewGrant) -> GrantVie
         expires_at=body.expiry(now),
         granted_by=body.granted_by or _caller(request),
         agent_glob=body.agent,
+        param_scope=[c.model_dump(mode="json") for c in body.params] if body.params else None,
     )
     return grant_view(grant, now)
 

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
+from foundry.agent.models import PolicyCondition
 from foundry.store import ApprovalRecord, GrantRecord, TraceRecord
 from foundry.store.tables import utc_now
 from foundry.supervision.redaction import injection_risk, redact_params
@@ -68,6 +69,9 @@ class GrantView(View):
     expires_at: datetime
     remaining: str
     granted_by: str
+    params: list[dict[str, Any]] | None = Field(
+        default=None, description="conditions on the parameters, if the grant is scoped"
+    )
 
 
 class ApprovalDetail(ApprovalView):
@@ -119,6 +123,9 @@ class NewGrant(BaseModel):
     )
     expires_at: AwareDatetime | None = None
     granted_by: str | None = Field(default=None, min_length=1, max_length=200)
+    params: list[PolicyCondition] | None = Field(
+        default=None, description="conditions on the call's parameters, all of which must hold"
+    )
 
     @model_validator(mode="after")
     def _one_expiry(self) -> NewGrant:
@@ -207,6 +214,7 @@ def grant_view(grant: GrantRecord, now: datetime) -> GrantView:
         expires_at=grant.expires_at,
         remaining=go_duration(grant.expires_at - now),
         granted_by=grant.granted_by,
+        params=grant.param_scope,
     )
 
 

@@ -298,12 +298,19 @@ class ApprovalRepository(_Repository):
 
 class GrantRepository(_Repository):
     def add(
-        self, tool_glob: str, expires_at: datetime, granted_by: str, agent_glob: str = "*"
+        self,
+        tool_glob: str,
+        expires_at: datetime,
+        granted_by: str,
+        agent_glob: str = "*",
+        param_scope: list[dict[str, Any]] | None = None,
     ) -> GrantRecord:
+        """A grant; `param_scope` (policy conditions, all of which must hold) narrows it."""
         return self._add(
             GrantRecord(
                 agent_glob=agent_glob,
                 tool_glob=tool_glob,
+                param_scope=param_scope,
                 expires_at=expires_at,
                 granted_by=granted_by,
             )
@@ -318,16 +325,17 @@ class GrantRepository(_Repository):
             return list(session.exec(query.order_by(col(GrantRecord.expires_at))).all())
 
     def matching(self, agent_id: str, tool: str, now: datetime | None = None) -> GrantRecord | None:
-        """The active grant that lets `agent_id` call `tool`, if any."""
-        return next(
-            (
-                grant
-                for grant in self.active(now)
-                if fnmatch.fnmatchcase(agent_id, grant.agent_glob)
-                and fnmatch.fnmatchcase(tool, grant.tool_glob)
-            ),
-            None,
-        )
+        """The first active grant whose globs cover `agent_id` calling `tool`, if any."""
+        return next(iter(self.covering(agent_id, tool, now)), None)
+
+    def covering(self, agent_id: str, tool: str, now: datetime | None = None) -> list[GrantRecord]:
+        """Every active grant whose globs cover `agent_id` calling `tool` (scopes not checked)."""
+        return [
+            grant
+            for grant in self.active(now)
+            if fnmatch.fnmatchcase(agent_id, grant.agent_glob)
+            and fnmatch.fnmatchcase(tool, grant.tool_glob)
+        ]
 
     def revoke(self, grant_id: str) -> GrantRecord:
         with self._session() as session:

@@ -123,6 +123,7 @@ class GrantRecord(SQLModel, table=True):
     )
     agent_glob: str = "*"
     tool_glob: str
+    param_scope: list[dict[str, Any]] | None = _json(default=None)  # conditions on parameters
     granted_by: str
     created_at: datetime = _time(default_factory=utc_now)
     expires_at: datetime = _time()

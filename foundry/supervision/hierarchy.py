@@ -10,13 +10,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from foundry.agent.models import PolicyConfig
+from foundry.agent.models import PolicyCondition, PolicyConfig
 from foundry.llm.base import ToolCall
 from foundry.session.gate import AskUser, GateDecision
-from foundry.store import Store, TraceRecord
+from foundry.store import GrantRecord, Store, TraceRecord
 from foundry.supervision.inbox import POLL_S, HumanInbox, Notify
 from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
-from foundry.supervision.policy import PolicyDecision, PolicyEngine, path_within
+from foundry.supervision.policy import (
+    PolicyDecision,
+    PolicyEngine,
+    conditions_hold,
+    path_within,
+)
 from foundry.supervision.redaction import injection_risk, redact_params
 
 
@@ -64,7 +69,7 @@ class SupervisedGate:
             by = f"policy:{policy.rule or 'default-deny'}"
             await self._trace(call, allowed, "policy", by, policy, policy.reason, None, started)
             return GateDecision(allowed=allowed, by=by, reason=policy.reason)
-        grant = await asyncio.to_thread(self._store.grants.matching, self._agent, call.name)
+        grant = await self._grant_for(call)
         if grant is not None:
             by = f"grant:{grant.id}"
             reason = f"granted by {grant.granted_by} until {grant.expires_at:%H:%M:%S}"
@@ -85,6 +90,17 @@ class SupervisedGate:
             )
             return GateDecision(allowed=allowed, by="agent:supervisor", reason=verdict.reasoning)
         return await self._ask_human(call, policy, verdict, started)
+
+    async def _grant_for(self, call: ToolCall) -> GrantRecord | None:
+        """An active grant that covers this call, parameter scope included."""
+        grants = await asyncio.to_thread(self._store.grants.covering, self._agent, call.name)
+        return next((grant for grant in grants if self._in_scope(grant, call)), None)
+
+    def _in_scope(self, grant: GrantRecord, call: ToolCall) -> bool:
+        if not grant.param_scope:
+            return True
+        conditions = [PolicyCondition.model_validate(item) for item in grant.param_scope]
+        return conditions_hold(conditions, call.arguments, self._root)
 
     async def _supervise(self, call: ToolCall, policy: PolicyDecision) -> Verdict | None:
         if policy.action != "supervisor" or self._supervisor is None:

@@ -306,6 +306,15 @@ class PolicyEngine:
         return PolicyDecision(action="deny", reason=reason)
 
 
+def conditions_hold(
+    conditions: list[PolicyCondition], params: dict[str, Any], project_root: Path
+) -> bool:
+    """Whether every condition holds for these parameters (the `all` of a rule, on its own)."""
+    rule = PolicyRule(name="scope", when=PolicyMatch(all=conditions), action="allow")
+    engine = PolicyEngine(PolicyConfig(rules=[rule], loop_detection=False), project_root)
+    return engine.decide("*", "*", params).action == "allow"
+
+
 def _call_key(agent_id: str, tool: str, params: dict[str, Any]) -> str:
     """One text per distinct call: agent, tool and the params as canonical JSON."""
     try:

@@ -540,3 +540,20 @@ def test_token_from_the_environment_wins(tmp_path: Path, monkeypatch: pytest.Mon
 
     assert load_or_create_token(tmp_path) == "from-env"
     assert not (tmp_path / "api-token").exists()
+
+
+async def test_a_grant_can_be_scoped_to_parameters(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        "/grants",
+        json={
+            "tools": "files.write_*",
+            "duration_seconds": 60,
+            "params": [{"param": "path", "op": "within", "value": "src"}],
+        },
+    )
+    assert response.status_code == 201
+    assert response.json()["params"] == [{"param": "path", "op": "within", "value": "src"}]
+    bad = await client.post(
+        "/grants", json={"tools": "x", "duration_seconds": 60, "params": [{"param": "p"}]}
+    )
+    assert bad.status_code == 422

@@ -267,3 +267,17 @@ async def test_pending_approvals_survive_a_restart(tmp_path: Path) -> None:
     [pending] = second.approvals.list("pending")
     assert pending.tool == "mail.send"
     assert second.approvals.resolve(pending.id, "denied", "human:bo").status == "denied"
+
+
+async def test_a_scoped_grant_covers_only_calls_within_its_scope(
+    store: Store, tmp_path: Path
+) -> None:
+    scope = [{"param": "to", "op": "contains", "value": "@example.com"}]
+    store.grants.add("mail.*", utc_now() + timedelta(minutes=5), "human:ana", "work*", scope)
+    checks = gate(store, tmp_path, Recorder())
+    inside = await checks.review(call("mail.send", to="team@example.com"), True)
+    assert inside.allowed and inside.by.startswith("grant:")
+    review = asyncio.create_task(checks.review(call("mail.send", to="all@elsewhere.org"), True))
+    await resolve_soon(store, "denied", reasoning="outside the grant")
+    outside = await review
+    assert not outside.allowed and outside.by == "human:ana"
