@@ -165,11 +165,15 @@ class Engine:
         self._sessions[record.id] = live
         return record.id
 
-    async def reopen_session(self, session_id: str, ask: AskUser | None = None) -> ChatSession:
-        """Open a persisted session where it was, rebuilt from its events."""
+    async def reopen_session(
+        self, session_id: str, ask: AskUser | None = None, history: list[Event] | None = None
+    ) -> ChatSession:
+        """Open a persisted session where it was, rebuilt from its events (`history`, when the
+        caller has already read them)."""
         if session_id in self._sessions:
             return self._sessions[session_id].chat
-        history = await self.events(session_id)
+        if history is None:
+            history = await self.events(session_id)
         started = next((e.body for e in history if isinstance(e.body, SessionStarted)), None)
         if started is None:
             raise SessionNotFound(f"no session with id {session_id!r}")

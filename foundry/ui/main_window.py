@@ -153,8 +153,8 @@ class MainWindow(QMainWindow):
         self._busy("Reopening the session…")
         engine = self.bridge.engine
         try:
-            chat = await self.bridge.call(engine.reopen_session(session_id))
             history = await self.bridge.call(engine.events(session_id))
+            chat = await self.bridge.call(engine.reopen_session(session_id, history=history))
         except Exception as error:  # shown to the user, the window goes on
             self.statusBar().showMessage(f"Could not reopen the session: {error}")
             return

@@ -27,8 +27,25 @@ class MessageDelegate(QStyledItemDelegate):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._heights: dict[tuple[str, str, int], int] = {}
+        self._documents: dict[tuple[str, str, int], QTextDocument] = {}
 
     def _document(self, index: Index, width: float) -> QTextDocument:
+        """The rendered text of a row, kept for the rows on screen so a repaint reuses it."""
+        key = (
+            str(index.data(Qt.ItemDataRole.DisplayRole) or ""),
+            str(index.data(KIND_ROLE)),
+            int(width),
+        )
+        cached = self._documents.get(key)
+        if cached is not None:
+            return cached
+        document = self._new_document(index, width)
+        if len(self._documents) > 300:
+            self._documents.pop(next(iter(self._documents)))
+        self._documents[key] = document
+        return document
+
+    def _new_document(self, index: Index, width: float) -> QTextDocument:
         document = QTextDocument()
         text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
         if index.data(KIND_ROLE) in ("user", "assistant"):

@@ -39,6 +39,8 @@ class SessionController(QObject):
         self._pending_approval: str | None = None
         self._totals = {"turns": 0, "input": 0, "output": 0, "model time": 0.0}
         bridge.event_arrived.connect(self.on_event)
+        view.conversation.rowsInserted.connect(lambda *_: view.messages.scrollToBottom())
+        view.conversation.dataChanged.connect(lambda *_: view.messages.scrollToBottom())
         view.send.clicked.connect(self.send)
         view.send_shortcut.activated.connect(self.send)
         view.stop.clicked.connect(self.stop)
@@ -153,7 +155,7 @@ class SessionController(QObject):
         self.view.conversation.replay(events)
         self.view.timeline.replay(events)
         for event in events:
-            self._note(event)
+            self._note(event, live=False)
         self._set_busy(False)
         self.view.messages.scrollToBottom()
 
@@ -162,11 +164,9 @@ class SessionController(QObject):
             return
         self.view.conversation.apply(event)
         self.view.timeline.apply(event)
-        self._note(event)
-        if self.view.conversation.rowCount():
-            self.view.messages.scrollToBottom()
+        self._note(event, live=True)
 
-    def _note(self, event: Event) -> None:
+    def _note(self, event: Event, live: bool) -> None:
         """What an event changes besides the two lists: context, stats, busy state, approvals."""
         body = event.body
         if isinstance(body, ContextSelected):
@@ -177,10 +177,11 @@ class SessionController(QObject):
             )
         elif isinstance(body, TurnFinished):
             self._add_stats(turns=1)
-            self._set_busy(False)
-        elif isinstance(body, TurnStarted):
+            if live:
+                self._set_busy(False)
+        elif isinstance(body, TurnStarted) and live:
             self._set_busy(True)
-        elif isinstance(body, ApprovalRequested):
+        elif isinstance(body, ApprovalRequested) and live:
             self._show_approval(body)
         elif isinstance(body, ApprovalResolved):
             self._pending_approval = None

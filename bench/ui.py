@@ -1,0 +1,432 @@
+"""Desktop UI benchmarks: start-up, GUI-thread lateness and a long session, measured in one run.
+
+1. Start-up: from process start to the first paint of the main window, with the sample agent
+   (`foundry.ui.app.run()` in a fresh process on a temporary FOUNDRY_HOME); median of 3 runs.
+   The time until the agent's first chat tab is ready is shown beside it.
+2. GUI-thread lateness: a 10 ms timer on the GUI thread; lateness = actual interval - 10 ms,
+   for an idle window and while a session streams 1,000 tokens through a guardian and a
+   collection supervisor. Target: p99 under 16 ms and max under 50 ms.
+3. A session of 10,000 messages: reopening it until every row is laid out (with the longest
+   GUI-thread stall meanwhile), then scrolling it top to bottom in 50 steps, each one painted.
+
+Run: python bench/ui.py [--runs 3] [--tokens 1000] [--messages 10000] [--display]
+(Qt runs offscreen unless DISPLAY is set and --display is given.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QObject
+    from PySide6.QtWidgets import QListView
+
+    from foundry.runtime.engine import Engine
+    from foundry.store.store import NewEvent
+    from foundry.ui.bridge import EngineBridge
+    from foundry.ui.main_window import MainWindow
+    from foundry.ui.session_view import SessionView
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # measure this checkout, whichever copy of foundry is installed
+SAMPLE_AGENT = REPO / "agents" / "assistant"
+PROBE_MS = 10
+TARGET_P99_MS = 16.0
+TARGET_MAX_MS = 50.0
+GUARDIAN = {
+    "type": "guardian",
+    "id": "g",
+    "name": "Guardian",
+    "config": {"blockKeywords": ["x-forbidden"]},
+}
+COLLECTION = {"type": "collection", "id": "stats", "name": "Statistics", "config": {}}
+USER_TEXT = (
+    "Could you look at the **deployment notes** again? I think the second step is wrong, "
+    "and the `retry` setting should be lower. Please check it against the runbook."
+)
+ASSISTANT_TEXT = (
+    "You are right about the second step. Here is what I would change:\n\n"
+    "- lower `retry` from **5** to *2*, so that a failing host is noticed sooner;\n"
+    "- run the migration before the restart, not after it.\n\n"
+    "The runbook agrees with both points; see [the notes](https://example.com/notes)."
+)
+
+
+# -- figures ------------------------------------------------------------------------------------
+
+
+def quantile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def row(name: str, value: str, note: str = "") -> None:
+    print(f"  {name:36} {value:>34}   {note}".rstrip())
+
+
+# -- 1. start-up --------------------------------------------------------------------------------
+
+
+def startup_child(spawned_at: float, timeout_s: float = 30.0) -> None:
+    """In the spawned process: the app's own start-up, timed at the main window's first paint;
+    the window closes (and the app exits) once the sample agent's chat tab is there."""
+    from PySide6.QtWidgets import QApplication
+
+    from foundry.ui import app as foundry_app
+
+    marks: dict[str, float] = {}
+    application = QApplication(sys.argv)
+    watcher = _first_paint_watcher(marks, spawned_at, timeout_s)
+    application.installEventFilter(watcher)
+    foundry_app.run(foundry_app.sample_agent() or SAMPLE_AGENT)
+    print(json.dumps(marks))
+
+
+def _first_paint_watcher(marks: dict[str, float], spawned_at: float, timeout_s: float) -> QObject:
+    from PySide6.QtCore import QEvent, QObject
+
+    from foundry.ui.main_window import MainWindow
+
+    class FirstPaint(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            painted = event.type() == QEvent.Type.Paint and isinstance(watched, MainWindow)
+            if painted and "visible_s" not in marks:
+                marks["visible_s"] = time.time() - spawned_at
+                _close_when_ready(watched, marks, spawned_at, timeout_s)
+            return False
+
+    return FirstPaint()
+
+
+def _close_when_ready(
+    window: MainWindow, marks: dict[str, float], spawned_at: float, timeout_s: float
+) -> None:
+    from PySide6.QtCore import QTimer
+
+    def poll() -> None:
+        ready = window.tabs.count() > 0
+        if ready:
+            marks["ready_s"] = time.time() - spawned_at
+        if ready or time.time() - spawned_at > timeout_s:
+            timer.stop()
+            window.close()
+
+    timer = QTimer(window)
+    timer.timeout.connect(poll)
+    timer.start(5)
+
+
+def spawn_startup(home: Path) -> dict[str, float]:
+    environment = {**os.environ, "FOUNDRY_HOME": str(home)}
+    command = [sys.executable, __file__, "--startup-child", repr(time.time())]
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=90)
+    if done.returncode != 0:
+        raise RuntimeError(f"the start-up process failed:\n{done.stderr[-2000:]}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def bench_startup(runs: int, workdir: Path) -> None:
+    results = [spawn_startup(workdir / f"home-{number}") for number in range(runs)]
+    visible = [result["visible_s"] for result in results]
+    ready = [result["ready_s"] for result in results if "ready_s" in result]
+    print(f"\n1. Start-up with the sample agent ({runs} processes, each on a fresh FOUNDRY_HOME)")
+    row("process start -> window painted", ms(statistics.median(visible)), _runs(visible))
+    if ready:
+        row("process start -> first chat tab", ms(statistics.median(ready)), _runs(ready))
+
+
+def _runs(values: list[float]) -> str:
+    return "median of " + ", ".join(f"{value * 1000:.0f}" for value in values) + " ms"
+
+
+# -- the window in this process -----------------------------------------------------------------
+
+
+@dataclass
+class Studio:
+    """The window under test and the engine behind it."""
+
+    engine: Engine
+    bridge: EngineBridge
+    window: MainWindow
+
+
+def write_agent(root: Path, words: int, delay_s: float) -> Path:
+    """A folder agent whose scripted model streams `words` words, watched by two supervisors."""
+    root.mkdir(parents=True, exist_ok=True)
+    text = " ".join(f"word{number}" for number in range(words))
+    (root / "turns.json").write_text(json.dumps({"delay_s": delay_s, "turns": [{"text": text}]}))
+    config = {
+        "metadata": {"name": root.name},
+        "settings": {"model": "scripted:turns.json", "toolPermission": "tool"},
+        "mcpServers": {},
+        "supervisors": [GUARDIAN, COLLECTION],
+    }
+    (root / "tsagent.json").write_text(json.dumps(config))
+    (root / "prompt.md").write_text("You are a benchmark agent.")
+    return root
+
+
+class LatenessProbe:
+    """A precise 10 ms timer on the GUI thread that records how late each tick comes."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import Qt, QTimer
+
+        self.lateness_s: list[float] = []
+        self._last = 0.0
+        self._timer = QTimer()
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.setInterval(PROBE_MS)
+        self._timer.timeout.connect(self._tick)
+
+    def start(self) -> None:
+        self.lateness_s = []
+        self._last = time.perf_counter()
+        self._timer.start()
+
+    def stop(self) -> list[float]:
+        self._timer.stop()
+        return self.lateness_s
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.lateness_s.append(now - self._last - PROBE_MS / 1000)
+        self._last = now
+
+
+def process_events() -> None:
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.processEvents()
+
+
+# -- 2. GUI-thread lateness ---------------------------------------------------------------------
+
+
+async def bench_lateness(studio: Studio, workdir: Path, tokens: int, idle_s: float) -> None:
+    await studio.window.open_agent(write_agent(workdir / "streaming", tokens, delay_s=0.003))
+    gc.freeze()  # as foundry.ui.app does once the window is up
+    controller = studio.window.controllers[-1]
+    probe = LatenessProbe()
+    probe.start()
+    await asyncio.sleep(idle_s)
+    idle = probe.stop()
+    finished = _turn_finished(studio.bridge, controller.session_id)
+    controller.view.input.setPlainText("Tell me a long story.")
+    started = time.perf_counter()
+    probe.start()
+    controller.send()
+    await finished
+    streaming = probe.stop()
+    took = time.perf_counter() - started
+    print(f"\n2. GUI-thread lateness of a {PROBE_MS} ms timer (target p99 < 16 ms, max < 50 ms)")
+    _report_lateness(f"idle window, {idle_s:.0f} s", idle)
+    _report_lateness(f"streaming {tokens:,} tokens, {took:.1f} s", streaming)
+    reply = controller.view.conversation.rows[-1]
+    row("reply shown in full", f"{len(reply.text.split()):,} words", f"of {tokens:,} streamed")
+
+
+def _turn_finished(bridge: EngineBridge, session_id: str) -> asyncio.Future[None]:
+    from foundry.session.events import Event, TurnFinished
+
+    finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def on_event(event: Event) -> None:
+        ours = event.session_id == session_id and isinstance(event.body, TurnFinished)
+        if ours and not finished.done():
+            finished.set_result(None)
+
+    bridge.event_arrived.connect(on_event)
+    finished.add_done_callback(lambda _: bridge.event_arrived.disconnect(on_event))
+    return finished
+
+
+def _report_lateness(name: str, lateness: list[float]) -> None:
+    p50, p99, worst = quantile(lateness, 0.5), quantile(lateness, 0.99), max(lateness)
+    met = p99 * 1000 < TARGET_P99_MS and worst * 1000 < TARGET_MAX_MS
+    figures = f"p50 {p50 * 1000:.1f} / p99 {p99 * 1000:.1f} / max {worst * 1000:.1f} ms"
+    row(name, figures, f"{len(lateness)} ticks, target {'met' if met else 'MISSED'}")
+
+
+# -- 3. a long session --------------------------------------------------------------------------
+
+
+def write_long_session(engine: Engine, agent: Path, messages: int, batch: int = 1000) -> str:
+    """A closed session of `messages` alternating user and assistant messages, written straight
+    into the store in batches (as the journal would write them, without a model)."""
+    session_id = engine.submit(engine.open_session(agent)).result(30)
+    engine.submit(engine.close_session(session_id)).result(30)
+    events = list(_conversation_events(session_id, messages))
+    for start in range(0, len(events), batch):
+        engine.store.events.append_many(events[start : start + batch])
+    return session_id
+
+
+def _conversation_events(session_id: str, messages: int) -> Iterator[NewEvent]:
+    from foundry.llm.base import ChatMessage
+    from foundry.session.events import MessageAdded, TurnFinished, TurnStarted, event_payload
+    from foundry.store import MessageRecord
+    from foundry.store.store import NewEvent
+
+    for number in range(messages):
+        role = "user" if number % 2 == 0 else "assistant"
+        text = f"{USER_TEXT if role == 'user' else ASSISTANT_TEXT} ({number})"
+        if role == "user":
+            yield NewEvent(session_id, "turn_started", event_payload(TurnStarted()))
+        body = MessageAdded(message=ChatMessage(role=role, content=text))
+        record = MessageRecord(session_id=session_id, seq=0, role=role, content=text, data={})
+        yield NewEvent(session_id, "message", event_payload(body), record)
+        if role == "assistant":
+            ended = TurnFinished(reply=text, model_calls=1, ended_by="reply")
+            yield NewEvent(session_id, "turn_finished", event_payload(ended))
+
+
+async def bench_long_session(studio: Studio, workdir: Path, messages: int, steps: int) -> None:
+    agent = write_agent(workdir / "history", 10, delay_s=0.0)
+    started = time.perf_counter()
+    session_id = await asyncio.to_thread(write_long_session, studio.engine, agent, messages)
+    written = time.perf_counter() - started
+    probe = LatenessProbe()
+    probe.start()
+    started = time.perf_counter()
+    await studio.window.reopen_session(session_id)
+    reopened = time.perf_counter() - started
+    view: SessionView = studio.window.tabs.currentWidget()  # type: ignore[assignment]
+    await _until_laid_out(view.messages)
+    laid_out = time.perf_counter() - started
+    stalls = probe.stop()
+    scrolling = _scroll_through(view.messages, steps)
+    print(f"\n3. A session of {messages:,} messages")
+    row("written to the store (setup)", f"{written:.2f} s")
+    row("reopen_session() returned", f"{reopened:.2f} s")
+    row("every row laid out", f"{laid_out:.2f} s", "from the start of the reopen")
+    row("longest GUI-thread stall meanwhile", ms(max(stalls)), "lateness of the 10 ms timer")
+    row("rows shown", f"{view.conversation.rowCount():,}", f"for {messages:,} messages")
+    note = f"per step p50 {ms(quantile(scrolling, 0.5))}, max {ms(max(scrolling))}"
+    row(f"scroll top -> bottom in {steps} steps", f"{sum(scrolling):.2f} s", note)
+
+
+async def _until_laid_out(messages: QListView, timeout_s: float = 60.0) -> None:
+    """Until the batched layout has reached the last row (its rectangle is known)."""
+    model = messages.model()
+    last = model.index(model.rowCount() - 1, 0)
+    deadline = time.perf_counter() + timeout_s
+    while not messages.visualRect(last).isValid() and time.perf_counter() < deadline:
+        await asyncio.sleep(0)
+
+
+def _scroll_through(messages: QListView, steps: int) -> list[float]:
+    """Seconds per step of moving the scroll bar from top to bottom, each step painted."""
+    bar = messages.verticalScrollBar()
+    bar.setValue(0)
+    process_events()
+    durations = []
+    for step in range(1, steps + 1):
+        started = time.perf_counter()
+        bar.setValue(round(bar.maximum() * step / steps))
+        process_events()
+        messages.viewport().repaint()
+        durations.append(time.perf_counter() - started)
+    return durations
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+async def bench_window(args: argparse.Namespace, workdir: Path) -> None:
+    from foundry.runtime.engine import Engine
+    from foundry.store import Store
+    from foundry.ui.bridge import EngineBridge
+    from foundry.ui.main_window import MainWindow
+
+    store = Store.open(f"sqlite:///{workdir / 'b.sqlite3'}")
+    engine = Engine(store).start()
+    bridge = EngineBridge(engine)
+    window = MainWindow(bridge)
+    window.show()
+    studio = Studio(engine, bridge, window)
+    try:
+        await bench_lateness(studio, workdir, args.tokens, args.idle)
+        await bench_long_session(studio, workdir, args.messages, args.steps)
+    finally:
+        window.close()
+        bridge.close()
+        await asyncio.to_thread(engine.stop)
+        store.close()
+
+
+def run_window(args: argparse.Namespace, workdir: Path) -> None:
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    application = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(application, QApplication)
+    application.setQuitOnLastWindowClosed(False)  # closing the window ends the run, not Qt
+    _quiet_offscreen_plugin()
+    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(application)) as runner:
+        runner.run(bench_window(args, workdir))
+
+
+def _quiet_offscreen_plugin() -> None:
+    """Drop the offscreen plugin's warning about size hints; pass every other Qt message on."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    def handle(mode: Any, context: Any, message: str) -> None:
+        if "propagateSizeHints" not in message:
+            print(message, file=sys.stderr)
+
+    qInstallMessageHandler(handle)
+
+
+def choose_platform(display: bool) -> str:
+    if not (display and os.environ.get("DISPLAY")):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    return os.environ.get("QT_QPA_PLATFORM", "the default")
+
+
+def parse_arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="start-up processes (part 1)")
+    parser.add_argument("--idle", type=float, default=3.0, help="seconds idle (part 2)")
+    parser.add_argument("--tokens", type=int, default=1000, help="tokens streamed (part 2)")
+    parser.add_argument("--messages", type=int, default=10_000, help="messages (part 3)")
+    parser.add_argument("--steps", type=int, default=50, help="scroll steps (part 3)")
+    parser.add_argument("--display", action="store_true", help="use $DISPLAY, not offscreen")
+    parser.add_argument("--startup-child", type=float, help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_arguments()
+    if args.startup_child is not None:
+        startup_child(args.startup_child)
+        return
+    platform = choose_platform(args.display)
+    print(f"Foundry UI benchmarks (Qt platform {platform}, {os.cpu_count()} CPUs)")
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        bench_startup(args.runs, Path(folder))
+        run_window(args, Path(folder))
+    print(f"\n(whole run {time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
