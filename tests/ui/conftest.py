@@ -12,13 +12,24 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import qasync
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from foundry.runtime.engine import Engine
 from foundry.store import Store
 from foundry.ui.bridge import EngineBridge
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def save_screenshot(widget: QWidget, tmp_path: Path, name: str) -> Path:
+    """Save a PNG of `widget` in the test's folder; with FOUNDRY_UPDATE_SCREENSHOTS=1, also
+    refresh the copy in docs/screenshots that the README shows."""
+    target = tmp_path / name
+    assert widget.grab().save(str(target))
+    if os.environ.get("FOUNDRY_UPDATE_SCREENSHOTS") == "1":
+        DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        assert widget.grab().save(str(DOCS_SCREENSHOTS / name))
+    return target
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from foundry.ui.main_window import MainWindow
 from foundry.ui.session_view import SessionView
 
 from ..runtime.conftest import write_agent
-from .conftest import SCREENSHOTS
+from .conftest import save_screenshot
 
 GUARDIAN = {
     "type": "guardian",
@@ -65,10 +65,9 @@ def test_a_reply_streams_in_and_the_supervisors_show_in_the_timeline(
     assert view.send.isEnabled() and not view.stop.isEnabled()
     view.decisions.clicked.emit(view.timeline.index(0))
     assert view.messages.currentIndex().row() == 0  # the message the guardian acted on
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     window.resize(1280, 760)
     qtbot.wait(100)
-    assert window.grab().save(str(SCREENSHOTS / "session.png"))
+    save_screenshot(window, tmp_path, "session.png")
 
 
 def test_stop_keeps_what_was_written(qtbot: QtBot, bridge: EngineBridge, tmp_path: Path) -> None:
@@ -86,6 +85,7 @@ def test_stop_keeps_what_was_written(qtbot: QtBot, bridge: EngineBridge, tmp_pat
     reply = view.conversation.rows[-1]
     assert reply.kind == "assistant" and 0 < len(reply.text) < len(long_text)
     assert "Stopped" in view.status.text()
+    save_screenshot(view, tmp_path, "stopped.png")
 
 
 def test_a_pending_approval_is_answered_in_the_view(
@@ -109,6 +109,7 @@ def test_a_pending_approval_is_answered_in_the_view(
     send(qtbot, view, "time in Tokyo?")
     qtbot.waitUntil(lambda: view.approval.isVisible(), timeout=20000)
     assert "time.get_current_time" in view.approval.text.text()
+    save_screenshot(view, tmp_path, "approval.png")
     view.approval.approve.click()
     qtbot.waitUntil(lambda: ("assistant", "Done.") in rows(view), timeout=20000)
     tool_row = next(row for row in view.conversation.rows if row.kind == "tool")
@@ -121,8 +122,12 @@ def test_a_session_reopens_after_the_engine_is_restarted(qtbot: QtBot, tmp_path:
     from foundry.store import Store
 
     url = f"sqlite:///{tmp_path / 'restart.sqlite3'}"
-    agent = write_agent(tmp_path / "again", {"turns": [{"text": "First answer."}]}, servers={},
-                        supervisors=[GUARDIAN])
+    agent = write_agent(
+        tmp_path / "again",
+        {"turns": [{"text": "First answer."}]},
+        servers={},
+        supervisors=[GUARDIAN],
+    )
     with Engine(Store.open(url)) as first:
         session_id = first.submit(first.open_session(agent)).result(30)
         first.submit(first.send(session_id, "mail me at a@b.co")).result(30)
@@ -139,7 +144,7 @@ def test_a_session_reopens_after_the_engine_is_restarted(qtbot: QtBot, tmp_path:
         assert rows(view) == [("user", "mail me at [email]"), ("assistant", "First answer.")]
         assert view.timeline.rows[0].title.startswith("request · PII guardian · modify")
         assert view.stats["turns"].text() == "1" and view.send.isEnabled()
-        window.grab().save(str(tmp_path / "reopened.png"))
+        save_screenshot(window, tmp_path, "reopened.png")
     finally:
         bridge.close()
         engine.stop()
