@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from foundry.agent import AgentError, load_agent
 from foundry.agent.document import AgentDocument
 from foundry.ui.bridge import EngineBridge
+from foundry.ui.editor import AgentEditor, CreateAgentDialog
 from foundry.ui.session_controller import SessionController
 from foundry.ui.session_picker import SessionPicker
 from foundry.ui.session_view import SessionView
@@ -81,7 +82,9 @@ class MainWindow(QMainWindow):
         for text, shortcut, slot in (
             ("&Open Agent…", QKeySequence.StandardKey.Open, self.choose_agent),
             ("&New Chat", QKeySequence.StandardKey.New, self.new_chat),
-            ("&Reopen Session…", QKeySequence("Ctrl+Shift+O"), self.choose_session),
+            ("&Reopen Session…", QKeySequence("Ctrl+R"), self.choose_session),
+            ("&Edit Agent", QKeySequence("Ctrl+E"), self.edit_agent),
+            ("New &Agent…", QKeySequence("Ctrl+Shift+N"), self.create_agent),
             ("&Quit", QKeySequence.StandardKey.Quit, self.close),
         ):
             action = QAction(text, self)
@@ -139,6 +142,31 @@ class MainWindow(QMainWindow):
         view.input.setFocus()
         return controller
 
+    def edit_agent(self) -> None:
+        """Open the current agent in an editor tab (or show the one already open)."""
+        if self.agent is None:
+            self.statusBar().showMessage("Open an agent first (Ctrl+O).", 4000)
+            return
+        for index in range(self.tabs.count()):
+            widget = self.tabs.widget(index)
+            document = widget.controller.document if isinstance(widget, AgentEditor) else None
+            if document is not None and document.path == self.agent.path:
+                self.tabs.setCurrentIndex(index)
+                return
+        editor = AgentEditor()
+        editor.load(self.agent)
+        index = self.tabs.addTab(editor, editor.title)
+        editor.title_changed.connect(
+            lambda title: self.tabs.setTabText(self.tabs.indexOf(editor), title)
+        )
+        editor.open_agent_requested.connect(lambda path: self._spawn(self.open_agent(path)))
+        self.tabs.setCurrentIndex(index)
+
+    def create_agent(self) -> None:
+        dialog = CreateAgentDialog(parent=self, folder=Path.home())
+        dialog.created.connect(lambda document: self._spawn(self.open_agent(document.path)))
+        dialog.open()
+
     def choose_session(self) -> None:
         dialog = SessionPicker(self.bridge.engine.store, self)
         dialog.chosen.connect(lambda session_id: self._spawn(self.reopen_session(session_id)))
@@ -172,6 +200,8 @@ class MainWindow(QMainWindow):
 
     def close_tab(self, index: int) -> None:
         view = self.tabs.widget(index)
+        if isinstance(view, AgentEditor):
+            view.controller.close()
         controller = next((c for c in self.controllers if c.view is view), None)
         if controller is not None:
             self.controllers.remove(controller)

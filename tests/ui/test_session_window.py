@@ -148,3 +148,20 @@ def test_a_session_reopens_after_the_engine_is_restarted(qtbot: QtBot, tmp_path:
     finally:
         bridge.close()
         engine.stop()
+
+
+def test_the_current_agent_opens_in_an_editor_tab(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    from foundry.ui.editor import AgentEditor
+
+    agent = write_agent(
+        tmp_path / "editable", {"turns": [{"text": "ok"}]}, servers={}, rules={"be-kind": "always"}
+    )
+    window, _ = open_window(qtbot, bridge, agent)
+    window.edit_agent()
+    editor = window.tabs.currentWidget()
+    assert isinstance(editor, AgentEditor) and window.tabs.count() == 2
+    window.edit_agent()  # a second request shows the same tab
+    assert window.tabs.count() == 2
+    save_screenshot(window, tmp_path, "editor-tab.png")

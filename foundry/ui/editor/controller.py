@@ -1,0 +1,302 @@
+"""EditorController: keeps the working copy of the agent, its undo stack, saves and reloads."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtGui import QUndoStack
+
+from foundry.agent.checks import check_agent
+from foundry.agent.document import AgentDocument, read_agent, save_agent, to_document
+from foundry.agent.models import Agent
+from foundry.agent.problems import AgentError, AgentProblem, field_path, problems_from_validation
+from foundry.ui.editor.commands import SnapshotCommand
+from foundry.ui.editor.disk_watch import DiskWatch
+from foundry.ui.editor.item_binding import ItemsBinding
+from foundry.ui.editor.settings_binding import SettingsBinding
+from foundry.ui.editor.supervisors_binding import SupervisorsBinding
+
+if TYPE_CHECKING:
+    from foundry.ui.editor.view import AgentEditor
+
+log = logging.getLogger(__name__)
+Location = tuple[str | int, ...]
+CHECK_DELAY_MS = 300
+
+
+class EditorController(QObject):
+    """Applies every edit to a working copy of the agent; the document on disk changes on save."""
+
+    def __init__(self, view: AgentEditor) -> None:
+        super().__init__(view)
+        self.view = view
+        self.document: AgentDocument | None = None
+        self.working: Agent | None = None
+        self.refreshing = False
+        self.undo_stack = QUndoStack(self)
+        self._field_problems: dict[str, list[AgentProblem]] = {}
+        self._save_problems: list[AgentProblem] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._saving = False
+        self._check_timer = QTimer(self)
+        self._check_timer.setSingleShot(True)
+        self._check_timer.setInterval(CHECK_DELAY_MS)
+        self._check_timer.timeout.connect(self.show_problems)
+        self.disk = DiskWatch(self)
+        self.settings = SettingsBinding(view.settings, self)
+        self.rules = ItemsBinding(view.rules, "rules", self)
+        self.references = ItemsBinding(view.references, "references", self)
+        self.supervisors = SupervisorsBinding(view.supervisors, self)
+        self._connect()
+
+    def _connect(self) -> None:
+        view = self.view
+        view.prompt.editor.source.textChanged.connect(self._prompt_typed)
+        view.save_action.triggered.connect(self.save)
+        view.undo_action.triggered.connect(self.undo_stack.undo)
+        view.redo_action.triggered.connect(self.undo_stack.redo)
+        self.undo_stack.canUndoChanged.connect(view.undo_action.setEnabled)
+        self.undo_stack.canRedoChanged.connect(view.redo_action.setEnabled)
+        self.undo_stack.cleanChanged.connect(self._clean_changed)
+        self.disk.changed.connect(self._disk_changed)
+        view.disk_bar.reload.clicked.connect(self.reload)
+        view.disk_bar.keep.clicked.connect(view.disk_bar.hide)
+        view.undo_action.setEnabled(False)
+        view.redo_action.setEnabled(False)
+        view.save_action.setEnabled(False)
+
+    # -- state ----------------------------------------------------------------------------------
+
+    @property
+    def modified(self) -> bool:
+        return not self.undo_stack.isClean()
+
+    @property
+    def title(self) -> str:
+        name = self.working.metadata.name if self.working else ""
+        if not name and self.document is not None:
+            name = self.document.path.name
+        return f"{name} *" if self.modified else name
+
+    @property
+    def base_dir(self) -> Path | None:
+        return self.document.base_dir if self.document else None
+
+    def file_of(self, location: Location) -> Path:
+        if self.document is None:
+            return Path()
+        if self.document.source is None:
+            return self.document.path
+        return self.document.source.locate(location)[0]
+
+    @contextmanager
+    def refresh_guard(self) -> Iterator[None]:
+        """While widgets are filled from the agent, their change signals are not edits."""
+        before, self.refreshing = self.refreshing, True
+        try:
+            yield
+        finally:
+            self.refreshing = before
+
+    # -- loading --------------------------------------------------------------------------------
+
+    def load(self, document: AgentDocument) -> None:
+        self.document = document
+        self.working = document.agent.model_copy(deep=True) if document.agent else None
+        self._field_problems.clear()
+        self._save_problems = []
+        self.undo_stack.clear()
+        self.view.disk_bar.hide()
+        self.disk.watch(document)
+        self._show_all()
+        self.view.save_action.setEnabled(self.working is not None)
+        self.show_problems()
+        self._title_changed()
+
+    def _show_all(self) -> None:
+        agent = self.working
+        self.view.pages.setEnabled(agent is not None)
+        if agent is None:
+            self.view.heading.setText(self.document.path.name if self.document else "")
+            return
+        with self.refresh_guard():
+            self.view.prompt.editor.set_text(agent.system_prompt)
+            self.settings.show(agent.settings)
+            self.rules.show(agent, fill_form=True)
+            self.references.show(agent, fill_form=True)
+            self.supervisors.show(agent)
+
+    # -- editing --------------------------------------------------------------------------------
+
+    def edit(
+        self, location: Location, change: Callable[[Agent], None], mergeable: bool = True
+    ) -> bool:
+        """Apply `change` to the working agent as one undoable step; False if it is invalid."""
+        if self.working is None or self.refreshing:
+            return False
+        key = field_path(location)
+        before = self.working.model_copy(deep=True)
+        try:
+            change(self.working)
+        except ValidationError as error:
+            self.working = before
+            prefix = location[:-1] if len(location) > 1 else ()
+            self._field_problems[key] = problems_from_validation(
+                error, self.file_of(location), prefix
+            )
+            self.problems_changed()
+            return False
+        self._field_problems.pop(key, None)
+        after = self.working.model_copy(deep=True)
+        self.undo_stack.push(SnapshotCommand(self, key, before, after, mergeable))
+        return True
+
+    def restore(self, agent: Agent, refresh: bool) -> None:
+        """Make `agent` the working copy (an undo, a redo or a new edit)."""
+        self.working = agent
+        if refresh:
+            self._field_problems.clear()
+            self._show_all()
+        else:
+            with self.refresh_guard():
+                self.rules.show(agent, fill_form=False)
+                self.references.show(agent, fill_form=False)
+        self._title_changed()
+        self.problems_changed()
+
+    def _prompt_typed(self) -> None:
+        text = self.view.prompt.editor.source.toPlainText()
+        self.edit(("systemPrompt",), lambda agent: setattr(agent, "system_prompt", text))
+
+    # -- problems -------------------------------------------------------------------------------
+
+    def problems_changed(self) -> None:
+        self._check_timer.start()
+
+    def show_problems(self) -> None:
+        self._check_timer.stop()
+        problems = [self._shown(problem) for problem in self.current_problems()]
+        self.view.problems.show_problems([str(problem) for problem in problems])
+
+    def _shown(self, problem: AgentProblem) -> AgentProblem:
+        """The problem with its file named relative to the agent's folder, when inside it."""
+        if self.document is None or not problem.file.is_relative_to(self.document.base_dir):
+            return problem
+        return problem.model_copy(update={"file": problem.file.relative_to(self.document.base_dir)})
+
+    def current_problems(self) -> list[AgentProblem]:
+        """The problems of the agent as edited: load, fields, supervisors, checks, last save."""
+        if self.document is None:
+            return []
+        problems = [*self.document.problems, *self._save_problems]
+        for field_problems in self._field_problems.values():
+            problems.extend(field_problems)
+        problems.extend(self.supervisors.problems)
+        if self.working is not None and self.document.source is not None:
+            edited = replace(self.document, agent=self.working, data=to_document(self.working))
+            problems.extend(check_agent(edited))
+        return list(dict.fromkeys(problems))
+
+    # -- saving and reloading -------------------------------------------------------------------
+
+    def save(self) -> None:
+        if self.document is None or self.working is None or self._saving:
+            return
+        self.supervisors.check()
+        document = replace(self.document, agent=self.working.model_copy(deep=True))
+        self._spawn(self._save(document, self.undo_stack.index()))
+
+    async def _save(self, document: AgentDocument, index: int) -> None:
+        self._saving = True
+        self.view.status.setText("Saving…")
+        try:
+            saved = await asyncio.to_thread(save_agent, document)
+        except AgentError as error:
+            self._save_problems = error.problems
+            self.view.status.setText("Not saved: see the problems below. Your edits are kept.")
+            self.show_problems()
+            return
+        finally:
+            self._saving = False
+        self._saved(saved, index)
+
+    def _saved(self, saved: AgentDocument, index: int) -> None:
+        self.document = saved
+        self._save_problems = []
+        self.disk.watch(saved)
+        if self.undo_stack.index() == index and saved.agent is not None:
+            self.working = saved.agent.model_copy(deep=True)
+            self.undo_stack.setClean()
+            self._show_all()
+        self.view.status.setText(f"Saved to {saved.path}")
+        self.show_problems()
+        self._title_changed()
+        self.view.saved.emit(saved.path)
+
+    def reload(self) -> None:
+        """Show the agent as it is on disk, dropping unsaved edits."""
+        if self.document is not None:
+            self._spawn(self._reload())
+
+    async def _reload(self) -> None:
+        assert self.document is not None
+        document = await asyncio.to_thread(read_agent, self.document.path)
+        self.load(document)
+        self.view.status.setText("Reloaded from disk.")
+
+    def _disk_changed(self) -> None:
+        if self.document is not None and not self._saving:
+            self._spawn(self._compare_with_disk(self.document))
+
+    async def _compare_with_disk(self, shown: AgentDocument) -> None:
+        on_disk = await asyncio.to_thread(read_agent, shown.path)
+        if self._saving or self.document is not shown or _same(on_disk, shown):
+            return
+        if self.modified:
+            self.view.disk_bar.show()
+        else:
+            self.load(on_disk)
+            self.view.status.setText("Reloaded: the agent changed on disk.")
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("editor task failed", exc_info=task.exception())
+            self.view.status.setText(f"Error: {task.exception()}")
+
+    def close(self) -> None:
+        """Cancel saves and reads still under way (the editor is closing)."""
+        for task in list(self._tasks):
+            task.cancel()
+
+    # -- signals out ----------------------------------------------------------------------------
+
+    def _clean_changed(self, clean: bool) -> None:
+        self.view.modified_changed.emit(not clean)
+        self._title_changed()
+
+    def _title_changed(self) -> None:
+        self.view.heading.setText(self.title)
+        self.view.title_changed.emit(self.title)
+
+
+def _same(first: AgentDocument, second: AgentDocument) -> bool:
+    """Whether two reads of an agent found the same agent and the same problems."""
+    if first.problems != second.problems:
+        return False
+    if first.agent is None or second.agent is None:
+        return first.agent is second.agent
+    return to_document(first.agent) == to_document(second.agent)

@@ -1,0 +1,110 @@
+"""CreateAgentDialog: a new agent's name and where it goes, written with templates.create_agent."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from foundry.agent.problems import AgentError
+from foundry.agent.templates import create_agent, new_agent
+
+
+class CreateAgentDialog(QDialog):
+    """Non-modal: show it with `open()`; `created` carries the new agent's document."""
+
+    created = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None, folder: Path | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("New agent")
+        self.name = QLineEdit()
+        self.name.setPlaceholderText("My agent")
+        self.location = QLineEdit(str(folder or Path.home()))
+        self.location.setToolTip("A new folder, or a file ending in .yaml for the one-file format")
+        self.browse = QPushButton("Browse…")
+        self.browse.setToolTip("Choose the folder the agent goes in")
+        self.error = QLabel()
+        self.error.setStyleSheet("color: #c62828;")
+        self.error.setWordWrap(True)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Create")
+        self.buttons.accepted.connect(self.submit)
+        self.buttons.rejected.connect(self.reject)
+        self.browse.clicked.connect(self._browse)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._lay_out()
+
+    def _lay_out(self) -> None:
+        where = QHBoxLayout()
+        where.addWidget(self.location, 1)
+        where.addWidget(self.browse)
+        form = QFormLayout()
+        form.addRow("Name:", self.name)
+        form.addRow("Location:", where)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.error)
+        layout.addWidget(self.buttons)
+        self.resize(520, self.sizeHint().height())
+
+    def target(self) -> Path:
+        """The location typed; a folder that exists gets a new folder named after the agent."""
+        location = Path(self.location.text().strip()).expanduser()
+        name = self.name.text().strip()
+        if location.is_dir() and name and location.suffix not in (".yaml", ".yml"):
+            return location / _folder_name(name)
+        return location
+
+    def submit(self) -> None:
+        """Create the agent (in a worker thread); errors stay in the dialog."""
+        name = self.name.text().strip()
+        if not name:
+            self.error.setText("Give the agent a name.")
+            return
+        task = asyncio.ensure_future(self._create(self.target(), name))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _create(self, path: Path, name: str) -> None:
+        try:
+            document = await asyncio.to_thread(create_agent, path, new_agent(name))
+        except AgentError as error:
+            self.error.setText("\n".join(str(problem) for problem in error.problems))
+            return
+        self.created.emit(document)
+        self.accept()
+
+    def _browse(self) -> None:
+        dialog = QFileDialog(self, "Folder for the new agent", self.location.text())
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.fileSelected.connect(self.location.setText)
+        dialog.open()
+
+
+def _folder_name(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "-_" else "-" for c in name.lower())
+    return cleaned.strip("-") or "agent"
+
+
+def open_create_agent_dialog(parent: QWidget | None = None) -> CreateAgentDialog:
+    """Show the dialog without blocking; connect to `created` for the new AgentDocument."""
+    dialog = CreateAgentDialog(parent)
+    dialog.open()
+    return dialog

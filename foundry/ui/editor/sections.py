@@ -1,0 +1,306 @@
+"""The widgets of the editor's sections: markdown, settings, rules and references, supervisors."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QStringListModel, Qt
+from PySide6.QtGui import QFont, QFontDatabase, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from foundry.agent.models import IncludeMode, ToolPermission
+from foundry.ui.editor.items_model import ContextItemModel
+
+
+def _heading(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setStyleSheet("font-weight: bold; font-size: 13pt; padding: 2px 0 6px 0;")
+    return label
+
+
+def _hint(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setStyleSheet("color: #616161;")
+    return label
+
+
+class MarkdownEditor(QSplitter):
+    """Markdown source on the left, its rendering on the right."""
+
+    def __init__(self, placeholder: str, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        self.source = QPlainTextEdit()
+        self.source.setPlaceholderText(placeholder)
+        self.preview = QTextBrowser()
+        self.preview.setOpenExternalLinks(True)
+        self.preview.setToolTip("Preview of the markdown")
+        self.addWidget(self.source)
+        self.addWidget(self.preview)
+        self.setChildrenCollapsible(False)
+        self.source.textChanged.connect(self._render)
+
+    def _render(self) -> None:
+        self.preview.setMarkdown(self.source.toPlainText())
+
+    def set_text(self, text: str) -> None:
+        """Show `text`, leaving the cursor alone when it is already shown."""
+        if self.source.toPlainText() != text:
+            self.source.setPlainText(text)
+
+
+class PromptSection(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.editor = MarkdownEditor("The system prompt, in markdown")
+        layout = QVBoxLayout(self)
+        layout.addWidget(_heading("System prompt"))
+        layout.addWidget(self.editor, 1)
+
+
+class SettingsSection(QWidget):
+    """A form with one control per setting."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.max_chat_turns = _spin(1, 1000, "Model ↔ tool round trips per reply")
+        self.max_output_tokens = _spin(1, 1_000_000, "Token limit per response")
+        self.temperature = _double(0.0, 2.0, "Sampling temperature (0 to 2)")
+        self.top_p = _double(0.0, 1.0, "Nucleus sampling (0 to 1)")
+        self.model = QLineEdit()
+        self.model.setPlaceholderText("provider:model, e.g. ollama:qwen2.5:7b (empty: embedded)")
+        self.model.setToolTip("The model, written provider:model; empty uses the embedded model")
+        self.tool_permission = QComboBox()
+        for permission, label in PERMISSION_LABELS.items():
+            self.tool_permission.addItem(label, permission.value)
+        self.tool_permission.setToolTip("When tool calls need your approval")
+        self.context_top_k = _spin(0, 1000, "Relevance selection: candidates considered")
+        self.context_top_n = _spin(0, 1000, "Relevance selection: items kept")
+        self.context_include_score = _double(0.0, 1.0, "Score above which an item is always kept")
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        form.addRow("Model:", self.model)
+        form.addRow("Max chat turns:", self.max_chat_turns)
+        form.addRow("Max output tokens:", self.max_output_tokens)
+        form.addRow("Temperature:", self.temperature)
+        form.addRow("Top P:", self.top_p)
+        form.addRow("Tool approval:", self.tool_permission)
+        form.addRow("Context top K:", self.context_top_k)
+        form.addRow("Context top N:", self.context_top_n)
+        form.addRow("Context include score:", self.context_include_score)
+        self.model.setMinimumWidth(360)
+        layout = QVBoxLayout(self)
+        layout.addWidget(_heading("Settings"))
+        layout.addLayout(form)
+        layout.addStretch(1)
+
+
+PERMISSION_LABELS = {
+    ToolPermission.TOOL: "Each tool's own setting (tool)",
+    ToolPermission.ALWAYS: "Ask for every call (always)",
+    ToolPermission.NEVER: "Never ask (never)",
+}
+INCLUDE_LABELS = {
+    IncludeMode.ALWAYS: "always: in every request",
+    IncludeMode.MANUAL: "manual: when you add it",
+    IncludeMode.AGENT: "agent: chosen by relevance",
+}
+
+
+def _spin(low: int, high: int, tip: str) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(low, high)
+    spin.setToolTip(tip)
+    spin.setMinimumWidth(120)
+    return spin
+
+
+def _double(low: float, high: float, tip: str) -> QDoubleSpinBox:
+    spin = QDoubleSpinBox()
+    spin.setRange(low, high)
+    spin.setSingleStep(0.05)
+    spin.setDecimals(2)
+    spin.setToolTip(tip)
+    spin.setMinimumWidth(120)
+    return spin
+
+
+class ItemsSection(QWidget):
+    """Rules or references: a table sorted by priority, and the selected item's form below."""
+
+    def __init__(self, title: str, noun: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.noun = noun
+        self.model = ContextItemModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setAlternatingRowColors(True)
+        self.new = QPushButton(f"New {noun}")
+        self.new.setToolTip(f"Add a {noun} (Ctrl+Shift+N)")
+        self.new_shortcut = QShortcut(QKeySequence("Ctrl+Shift+N"), self)
+        self.new_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.delete = QPushButton("Delete")
+        self.delete.setToolTip(f"Delete the selected {noun} (undo with Ctrl+Z)")
+        self.name = QLineEdit()
+        self.name.setPlaceholderText("letters, digits, _ and -")
+        self.name.setToolTip(f"The {noun}'s name; also its file name")
+        self.description = QLineEdit()
+        self.priority = _spin(0, 999, "Lower numbers come first (0 to 999)")
+        self.enabled = QCheckBox("Enabled")
+        self.include = QComboBox()
+        for mode, label in INCLUDE_LABELS.items():
+            self.include.addItem(label, mode.value)
+        self.include.setToolTip(f"When the {noun} is put into the model's context")
+        self.text = MarkdownEditor(f"The {noun}'s text, in markdown")
+        self.form = self._form()
+        self.empty = _hint(f"Select a {noun} above, or add one with New {noun} (Ctrl+Shift+N).")
+        self._lay_out(title)
+
+    def _form(self) -> QWidget:
+        form_widget = QWidget()
+        fields = QFormLayout()
+        fields.addRow("Name:", self.name)
+        fields.addRow("Description:", self.description)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Priority:"))
+        row.addWidget(self.priority)
+        row.addSpacing(16)
+        row.addWidget(QLabel("Include:"))
+        row.addWidget(self.include)
+        row.addSpacing(16)
+        row.addWidget(self.enabled)
+        row.addStretch(1)
+        fields.addRow(row)
+        layout = QVBoxLayout(form_widget)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(fields)
+        layout.addWidget(self.text, 1)
+        return form_widget
+
+    def _lay_out(self, title: str) -> None:
+        buttons = QHBoxLayout()
+        buttons.addWidget(_heading(title))
+        buttons.addStretch(1)
+        buttons.addWidget(self.new)
+        buttons.addWidget(self.delete)
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addLayout(buttons)
+        top_layout.addWidget(self.table)
+        bottom = QWidget()
+        bottom_layout = QVBoxLayout(bottom)
+        bottom_layout.setContentsMargins(0, 0, 0, 0)
+        bottom_layout.addWidget(self.form, 1)
+        bottom_layout.addWidget(self.empty)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(top)
+        splitter.addWidget(bottom)
+        splitter.setChildrenCollapsible(False)
+        splitter.setSizes([220, 420])
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+
+    def show_form(self, visible: bool) -> None:
+        self.form.setVisible(visible)
+        self.empty.setVisible(not visible)
+        self.delete.setEnabled(visible)
+
+
+class SupervisorsSection(QWidget):
+    """The supervisors list as JSON, checked as you type, with its problems beneath."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.json = QPlainTextEdit()
+        self.json.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.json.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.json.setToolTip("A JSON list of {type, id, name, config}; checked as you type")
+        self.problems_model = QStringListModel(self)
+        self.problems = QListView()
+        self.problems.setModel(self.problems_model)
+        self.problems.setMaximumHeight(110)
+        self.problems.setToolTip("Click a problem to go to its line")
+        self.status = QLabel()
+        self.open_agent = QPushButton("Open supervisor agent")
+        self.open_agent.setToolTip(
+            "Open the agent named by the agentPath of the entry under the cursor (Ctrl+Shift+O)"
+        )
+        self.open_shortcut = QShortcut(QKeySequence("Ctrl+Shift+O"), self)
+        self.open_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        header = QHBoxLayout()
+        header.addWidget(_heading("Supervisors"))
+        header.addStretch(1)
+        header.addWidget(self.open_agent)
+        layout = QVBoxLayout(self)
+        layout.addLayout(header)
+        layout.addWidget(
+            _hint("Types: agent, guardian, policy, collection. See docs/agent-format.md.")
+        )
+        layout.addWidget(self.json, 1)
+        layout.addWidget(self.status)
+        layout.addWidget(self.problems)
+
+
+class ProblemsPanel(QWidget):
+    """Every problem of the agent as edited: file:line: field: message."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = QStringListModel(self)
+        self.list = QListView()
+        self.list.setModel(self.model)
+        self.list.setWordWrap(True)
+        self.list.setAlternatingRowColors(True)
+        self.title = QLabel("Problems")
+        bold = QFont(self.title.font())
+        bold.setBold(True)
+        self.title.setFont(bold)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.list)
+
+    def show_problems(self, lines: list[str]) -> None:
+        self.model.setStringList(lines)
+        self.title.setText(f"Problems ({len(lines)})" if lines else "Problems: none")
+
+
+class DiskChangedBar(QWidget):
+    """Shown when the agent's files change on disk while there are unsaved edits."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.text = QLabel("The agent changed on disk.")
+        self.reload = QPushButton("Reload")
+        self.reload.setToolTip("Drop your unsaved edits and show the agent as it is on disk")
+        self.keep = QPushButton("Keep mine")
+        self.keep.setToolTip("Keep your edits; saving writes them over the change")
+        layout = QHBoxLayout(self)
+        layout.addWidget(self.text, 1)
+        layout.addWidget(self.reload)
+        layout.addWidget(self.keep)
+        self.setStyleSheet("DiskChangedBar { background: #fff3e0; }")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.hide()

@@ -1,0 +1,149 @@
+"""AgentEditor: the editor's widgets, its sections in a side list and problems beneath."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QSplitter,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from foundry.agent.document import AgentDocument
+from foundry.ui.editor.controller import EditorController
+from foundry.ui.editor.sections import (
+    DiskChangedBar,
+    ItemsSection,
+    ProblemsPanel,
+    PromptSection,
+    SettingsSection,
+    SupervisorsSection,
+)
+
+SECTIONS = ("System prompt", "Settings", "Rules", "References", "Supervisors")
+
+
+class UndoKeysToEditor(QObject):
+    """Lets Ctrl+Z / Ctrl+Shift+Z reach the editor's undo stack instead of one field's own."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() is not QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):
+            return False
+        if event.matches(QKeySequence.StandardKey.Undo) or event.matches(
+            QKeySequence.StandardKey.Redo
+        ):
+            event.ignore()
+            return True
+        return False
+
+
+class AgentEditor(QWidget):
+    """Edits one agent. `load(document)` shows it; the controller applies and saves the edits."""
+
+    open_agent_requested = Signal(Path)
+    modified_changed = Signal(bool)
+    title_changed = Signal(str)
+    saved = Signal(Path)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.prompt = PromptSection()
+        self.settings = SettingsSection()
+        self.rules = ItemsSection("Rules", "rule")
+        self.references = ItemsSection("References", "reference")
+        self.supervisors = SupervisorsSection()
+        self.problems = ProblemsPanel()
+        self.disk_bar = DiskChangedBar()
+        self.sections = QListWidget()
+        self.sections.addItems(SECTIONS)
+        self.sections.setFixedWidth(150)
+        self.sections.setSpacing(3)
+        self.sections.setToolTip("The parts of the agent")
+        self.pages = QStackedWidget()
+        for page in (self.prompt, self.settings, self.rules, self.references, self.supervisors):
+            self.pages.addWidget(page)
+        self.sections.currentRowChanged.connect(self.pages.setCurrentIndex)
+        self.heading = QLabel()
+        self.heading.setStyleSheet("font-size: 15pt; font-weight: bold;")
+        self.status = QLabel()
+        self.status.setStyleSheet("color: #616161;")
+        self.save_action = _action(self, "Save", "Ctrl+S", "Write the agent's files")
+        self.undo_action = _action(self, "Undo", "Ctrl+Z", "Undo the last edit")
+        self.redo_action = _action(self, "Redo", "Ctrl+Shift+Z", "Redo the edit you undid")
+        self._undo_keys = UndoKeysToEditor(self)
+        self._lay_out()
+        self._route_undo_keys()
+        self.sections.setCurrentRow(0)
+        self.controller = EditorController(self)
+
+    def load(self, document: AgentDocument) -> None:
+        """Show `document`, dropping any edits of the agent shown before."""
+        self.controller.load(document)
+
+    @property
+    def title(self) -> str:
+        """The agent's name, with an asterisk while there are unsaved edits."""
+        return self.controller.title
+
+    @property
+    def modified(self) -> bool:
+        return self.controller.modified
+
+    def show_section(self, name: str) -> None:
+        self.sections.setCurrentRow(SECTIONS.index(name))
+
+    def _toolbar(self) -> QHBoxLayout:
+        bar = QHBoxLayout()
+        bar.addWidget(self.heading)
+        bar.addWidget(self.status, 1)
+        for action in (self.undo_action, self.redo_action, self.save_action):
+            button = QToolButton()
+            button.setDefaultAction(action)
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            bar.addWidget(button)
+        return bar
+
+    def _lay_out(self) -> None:
+        body = QWidget()
+        columns = QHBoxLayout(body)
+        columns.setContentsMargins(0, 0, 0, 0)
+        columns.addWidget(self.sections)
+        columns.addWidget(self.pages, 1)
+        vertical = QSplitter(Qt.Orientation.Vertical)
+        vertical.addWidget(body)
+        vertical.addWidget(self.problems)
+        vertical.setChildrenCollapsible(False)
+        vertical.setSizes([640, 110])
+        layout = QVBoxLayout(self)
+        layout.addLayout(self._toolbar())
+        layout.addWidget(self.disk_bar)
+        layout.addWidget(vertical, 1)
+
+    def _route_undo_keys(self) -> None:
+        for widget in self.findChildren(QWidget):
+            if isinstance(widget, QLineEdit | QPlainTextEdit | QAbstractSpinBox):
+                widget.installEventFilter(self._undo_keys)
+            if isinstance(widget, QPlainTextEdit):
+                widget.setUndoRedoEnabled(False)
+
+
+def _action(parent: QWidget, text: str, keys: str, tip: str) -> QAction:
+    action = QAction(text, parent)
+    shortcut = QKeySequence(keys)
+    action.setShortcut(shortcut)
+    action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+    native = shortcut.toString(QKeySequence.SequenceFormat.NativeText)
+    action.setToolTip(f"{tip} ({native})")
+    parent.addAction(action)
+    return action
