@@ -43,6 +43,7 @@ class SessionController(QObject):
         view.conversation.dataChanged.connect(lambda *_: view.messages.scrollToBottom())
         view.send.clicked.connect(self.send)
         view.send_shortcut.activated.connect(self.send)
+        view.input.submitted.connect(self.send)
         view.stop.clicked.connect(self.stop)
         view.stop_shortcut.activated.connect(self.stop)
         view.decisions.clicked.connect(self.highlight_message)

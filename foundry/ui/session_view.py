@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
@@ -23,6 +23,22 @@ from PySide6.QtWidgets import (
 from foundry.ui.conversation import ConversationModel
 from foundry.ui.message_delegate import MessageDelegate
 from foundry.ui.timeline import TimelineModel
+
+
+class MessageInput(QPlainTextEdit):
+    """The message field: Ctrl+Enter sends. (A text field takes Ctrl+Enter before any shortcut
+    sees it, so the field itself turns it into a signal.)"""
+
+    submitted = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        sending = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and bool(
+            event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        )
+        if sending:
+            self.submitted.emit()
+            return
+        super().keyPressEvent(event)
 
 
 class ApprovalBar(QWidget):
@@ -70,7 +86,7 @@ class SessionView(QWidget):
         self.include.setPlaceholderText("Include… rule:NAME, ref:NAME or tool:SERVER.TOOL")
         self.stats = {name: QLabel("0") for name in ("turns", "input", "output", "model time")}
         self.approval = ApprovalBar()
-        self.input = QPlainTextEdit()
+        self.input = MessageInput()
         self.input.setPlaceholderText("Message the agent… (Ctrl+Enter sends, Esc stops a reply)")
         self.input.setMaximumHeight(110)
         self.send = QPushButton("Send")

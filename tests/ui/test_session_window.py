@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from foundry.ui.bridge import EngineBridge
@@ -36,8 +37,9 @@ def open_window(qtbot: QtBot, bridge: EngineBridge, agent: Path) -> tuple[MainWi
 
 
 def send(qtbot: QtBot, view: SessionView, text: str) -> None:
+    """Type the message and press Ctrl+Enter in the field, as a user would."""
     qtbot.keyClicks(view.input, text)
-    view.send.click()
+    qtbot.keyClick(view.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
 
 
 def rows(view: SessionView) -> list[tuple[str, str]]:
