@@ -49,18 +49,7 @@ QT_PACKAGES = (
     "libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 "
     "libegl1 libfontconfig1"
 )
-QT_PROBE = """
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication, QWidget
-app = QApplication([])
-window = QWidget()
-window.setWindowTitle("foundry doctor")
-window.resize(160, 80)
-window.show()
-app.processEvents()
-print(QGuiApplication.platformName())
-window.close()
-"""
+QT_PROBE_MODULE = "foundry.ui.window_probe"  # only foundry/ui imports Qt
 TIME_SERVER = StdioServer(
     command="python", args=["-m", "mcp_server_time", "--local-timezone", "UTC"]
 )
@@ -177,7 +166,7 @@ def _open_window(offscreen: bool) -> _WindowProbe:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"} if offscreen else None
     try:
         done = subprocess.run(
-            [sys.executable, "-c", QT_PROBE],
+            [sys.executable, "-m", QT_PROBE_MODULE],
             env=env,
             capture_output=True,
             text=True,

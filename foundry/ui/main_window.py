@@ -168,7 +168,12 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def choose_session(self) -> None:
-        dialog = SessionPicker(self.bridge.engine.store, self)
+        self._spawn(self._choose_session())
+
+    async def _choose_session(self) -> None:
+        store = self.bridge.engine.store
+        records = await asyncio.to_thread(store.sessions.list, 200)  # not on the GUI thread
+        dialog = SessionPicker(records, self)
         dialog.chosen.connect(lambda session_id: self._spawn(self.reopen_session(session_id)))
         dialog.open()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
@@ -12,7 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from foundry.store import Store
+from foundry.store import SessionRecord
 
 SESSION_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -22,12 +24,12 @@ class SessionPicker(QDialog):
 
     chosen = Signal(str)
 
-    def __init__(self, store: Store, parent: QWidget | None = None, limit: int = 200) -> None:
+    def __init__(self, records: Sequence[SessionRecord], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Reopen a session")
         self.resize(640, 420)
         self.sessions = QListWidget()
-        for record in store.sessions.list(limit):
+        for record in records:
             when = record.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
             item = QListWidgetItem(f"{when}   {record.agent_name or '?'}   {record.id[:8]}")
             item.setData(SESSION_ID_ROLE, record.id)

@@ -167,3 +167,17 @@ def test_the_current_agent_opens_in_an_editor_tab(
     window.edit_agent()  # a second request shows the same tab
     assert window.tabs.count() == 2
     save_screenshot(window, tmp_path, "editor-tab.png")
+
+
+def test_the_reopen_dialog_lists_stored_sessions(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    from foundry.ui.session_picker import SessionPicker
+
+    agent = write_agent(tmp_path / "listed", {"turns": [{"text": "ok"}]}, servers={})
+    window, _ = open_window(qtbot, bridge, agent)
+    window.choose_session()
+    qtbot.waitUntil(lambda: bool(window.findChildren(SessionPicker)), timeout=10000)
+    picker = window.findChildren(SessionPicker)[0]
+    assert picker.sessions.count() == 1 and "listed" in picker.sessions.item(0).text()
+    picker.reject()

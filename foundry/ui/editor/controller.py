@@ -50,6 +50,7 @@ class EditorController(QObject):
         self._check_timer.setSingleShot(True)
         self._check_timer.setInterval(CHECK_DELAY_MS)
         self._check_timer.timeout.connect(self.show_problems)
+        self._check_generation = 0
         self.disk = DiskWatch(self)
         self.settings = SettingsBinding(view.settings, self)
         self.rules = ItemsBinding(view.rules, "rules", self)
@@ -182,9 +183,18 @@ class EditorController(QObject):
         self._check_timer.start()
 
     def show_problems(self) -> None:
+        """Refresh the problems panel; the checks that read supervisor agents from disk run on a
+        worker thread, and only the newest run's result is shown."""
         self._check_timer.stop()
-        problems = [self._shown(problem) for problem in self.current_problems()]
-        self.view.problems.show_problems([str(problem) for problem in problems])
+        self._check_generation += 1
+        self._spawn(self._show_problems(self._check_generation))
+
+    async def _show_problems(self, generation: int) -> None:
+        problems = await self._current_problems_off_thread()
+        if generation != self._check_generation:
+            return
+        shown = [str(self._shown(problem)) for problem in problems]
+        self.view.problems.show_problems(shown)
 
     def _shown(self, problem: AgentProblem) -> AgentProblem:
         """The problem with its file named relative to the agent's folder, when inside it."""
@@ -192,7 +202,7 @@ class EditorController(QObject):
             return problem
         return problem.model_copy(update={"file": problem.file.relative_to(self.document.base_dir)})
 
-    def current_problems(self) -> list[AgentProblem]:
+    async def _current_problems_off_thread(self) -> list[AgentProblem]:
         """The problems of the agent as edited: load, fields, supervisors, checks, last save."""
         if self.document is None:
             return []
@@ -201,8 +211,9 @@ class EditorController(QObject):
             problems.extend(field_problems)
         problems.extend(self.supervisors.problems)
         if self.working is not None and self.document.source is not None:
-            edited = replace(self.document, agent=self.working, data=to_document(self.working))
-            problems.extend(check_agent(edited))
+            working = self.working.model_copy(deep=True)
+            edited = replace(self.document, agent=working, data=to_document(working))
+            problems.extend(await asyncio.to_thread(check_agent, edited))
         return list(dict.fromkeys(problems))
 
     # -- saving and reloading -------------------------------------------------------------------
