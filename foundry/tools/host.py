@@ -163,6 +163,10 @@ class ToolHost:
     async def stop(self, server: str) -> None:
         await self._runner(server).stop()
 
+    def log_tail(self, server: str) -> str:
+        """The end of what the server has written to its error output so far."""
+        return self._runner(server).log_tail()
+
     async def aclose(self) -> None:
         """Stops every server."""
         await asyncio.gather(*(runner.stop() for runner in self._runners.values()))
@@ -205,6 +209,7 @@ class _Run:
     startup: anyio.CancelScope | None = None
     task: asyncio.Task[None] | None = None
     stderr_tail: str = ""
+    errlog: TextIO | None = None
 
 
 class _ServerRunner:
@@ -251,6 +256,14 @@ class _ServerRunner:
             await _finish_task(run.task)
         if self.status.state in ("starting", "running"):
             self._publish("stopped")
+
+    def log_tail(self) -> str:
+        run = self._run
+        if run is None:
+            return ""
+        if run.errlog is not None and not run.errlog.closed:
+            return _read_tail(run.errlog)
+        return run.stderr_tail
 
     async def call(self, tool: ToolInfo, arguments: dict[str, Any], timeout_s: float) -> ToolResult:
         run = self._run
@@ -346,7 +359,7 @@ class _ServerRunner:
     ) -> AbstractAsyncContextManager[TransportStreams]:
         config = self._config
         if isinstance(config, StdioServer):
-            errlog = stack.enter_context(_stderr_file())
+            errlog = run.errlog = stack.enter_context(_stderr_file())
             stack.callback(_keep_tail, run, errlog)  # runs once the process has ended
             return stdio_client(_stdio_parameters(config, self._base_dir), errlog=errlog)
         headers = _resolve_env(config.headers, "headers")
@@ -409,11 +422,15 @@ def _stderr_file() -> TextIO:
 
 def _keep_tail(run: _Run, errlog: TextIO) -> None:
     """Keeps the end of what the server wrote to its error output."""
+    run.stderr_tail = _read_tail(errlog)
+
+
+def _read_tail(errlog: TextIO) -> str:
+    """The last bytes of the file; pread leaves the offset the server process shares alone."""
     descriptor = errlog.fileno()
-    size = os.lseek(descriptor, 0, os.SEEK_END)
-    os.lseek(descriptor, max(0, size - STDERR_TAIL_BYTES), os.SEEK_SET)
-    tail = os.read(descriptor, STDERR_TAIL_BYTES)
-    run.stderr_tail = tail.decode("utf-8", errors="replace").strip()
+    size = os.fstat(descriptor).st_size
+    tail = os.pread(descriptor, STDERR_TAIL_BYTES, max(0, size - STDERR_TAIL_BYTES))
+    return tail.decode("utf-8", errors="replace").strip()
 
 
 async def _finish_task(task: asyncio.Task[None]) -> None:

@@ -263,6 +263,23 @@ async def test_crash_mid_call_is_a_tool_error_and_restart_recovers(
     assert (again.text, again.is_error) == ("back again", False)
 
 
+async def test_error_output_of_a_running_server_can_be_read_while_it_runs(
+    start_host: StartHost,
+) -> None:
+    talks = (
+        "import sys; print('time server warming up', file=sys.stderr, flush=True); "
+        "sys.argv = ['mcp_server_time', '--local-timezone', 'UTC']; "
+        "from mcp_server_time import main; main()"
+    )
+    host = await start_host({"chatty": {"command": "python", "args": ["-c", talks]}})
+    assert status_of(host, "chatty").state == "running"
+
+    assert "time server warming up" in host.log_tail("chatty")
+    assert (await host.call("chatty.get_current_time", {"timezone": "UTC"})).is_error is False
+    await host.stop("chatty")
+    assert "time server warming up" in host.log_tail("chatty")
+
+
 async def test_call_exceeding_its_timeout_is_a_tool_error(
     start_host: StartHost, tools_server: dict[str, Any]
 ) -> None:
