@@ -11,6 +11,7 @@ from pytestqt.qtbot import QtBot
 from foundry.agent.document import read_agent
 from foundry.agent.models import IncludeMode
 from foundry.agent.templates import create_agent, new_agent
+from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor, CreateAgentDialog
 
 from .conftest import save_screenshot
@@ -25,8 +26,8 @@ def make_agent(path: Path, name: str = "Demo") -> Path:
     return path
 
 
-def open_editor(qtbot: QtBot, path: Path) -> AgentEditor:
-    editor = AgentEditor()
+def open_editor(qtbot: QtBot, path: Path, bridge: EngineBridge | None = None) -> AgentEditor:
+    editor = AgentEditor(bridge=bridge)
     qtbot.addWidget(editor)
     editor.resize(1280, 800)
     editor.show()

@@ -18,11 +18,14 @@ from foundry.agent.checks import check_agent
 from foundry.agent.document import AgentDocument, read_agent, save_agent, to_document
 from foundry.agent.models import Agent
 from foundry.agent.problems import AgentError, AgentProblem, field_path, problems_from_validation
+from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor.commands import SnapshotCommand
 from foundry.ui.editor.disk_watch import DiskWatch
 from foundry.ui.editor.item_binding import ItemsBinding
+from foundry.ui.editor.metadata_binding import MetadataBinding
 from foundry.ui.editor.settings_binding import SettingsBinding
 from foundry.ui.editor.supervisors_binding import SupervisorsBinding
+from foundry.ui.editor.tools_binding import ToolsBinding
 
 if TYPE_CHECKING:
     from foundry.ui.editor.view import AgentEditor
@@ -35,7 +38,7 @@ CHECK_DELAY_MS = 300
 class EditorController(QObject):
     """Applies every edit to a working copy of the agent; the document on disk changes on save."""
 
-    def __init__(self, view: AgentEditor) -> None:
+    def __init__(self, view: AgentEditor, bridge: EngineBridge | None = None) -> None:
         super().__init__(view)
         self.view = view
         self.document: AgentDocument | None = None
@@ -52,10 +55,12 @@ class EditorController(QObject):
         self._check_timer.timeout.connect(self.show_problems)
         self._check_generation = 0
         self.disk = DiskWatch(self)
+        self.metadata = MetadataBinding(view.metadata, self)
         self.settings = SettingsBinding(view.settings, self)
         self.rules = ItemsBinding(view.rules, "rules", self)
         self.references = ItemsBinding(view.references, "references", self)
         self.supervisors = SupervisorsBinding(view.supervisors, self)
+        self.tools = ToolsBinding(view.tools, self, bridge)
         self._connect()
 
     def _connect(self) -> None:
@@ -129,11 +134,13 @@ class EditorController(QObject):
             self.view.heading.setText(self.document.path.name if self.document else "")
             return
         with self.refresh_guard():
+            self.metadata.show(agent.metadata)
             self.view.prompt.editor.set_text(agent.system_prompt)
             self.settings.show(agent.settings)
             self.rules.show(agent, fill_form=True)
             self.references.show(agent, fill_form=True)
             self.supervisors.show(agent)
+            self.tools.show(agent)
 
     # -- editing --------------------------------------------------------------------------------
 
@@ -187,7 +194,7 @@ class EditorController(QObject):
         worker thread, and only the newest run's result is shown."""
         self._check_timer.stop()
         self._check_generation += 1
-        self._spawn(self._show_problems(self._check_generation))
+        self.spawn(self._show_problems(self._check_generation))
 
     async def _show_problems(self, generation: int) -> None:
         problems = await self._current_problems_off_thread()
@@ -223,7 +230,7 @@ class EditorController(QObject):
             return
         self.supervisors.check()
         document = replace(self.document, agent=self.working.model_copy(deep=True))
-        self._spawn(self._save(document, self.undo_stack.index()))
+        self.spawn(self._save(document, self.undo_stack.index()))
 
     async def _save(self, document: AgentDocument, index: int) -> None:
         self._saving = True
@@ -255,7 +262,7 @@ class EditorController(QObject):
     def reload(self) -> None:
         """Show the agent as it is on disk, dropping unsaved edits."""
         if self.document is not None:
-            self._spawn(self._reload())
+            self.spawn(self._reload())
 
     async def _reload(self) -> None:
         assert self.document is not None
@@ -265,7 +272,7 @@ class EditorController(QObject):
 
     def _disk_changed(self) -> None:
         if self.document is not None and not self._saving:
-            self._spawn(self._compare_with_disk(self.document))
+            self.spawn(self._compare_with_disk(self.document))
 
     async def _compare_with_disk(self, shown: AgentDocument) -> None:
         on_disk = await asyncio.to_thread(read_agent, shown.path)
@@ -277,10 +284,12 @@ class EditorController(QObject):
             self.load(on_disk)
             self.view.status.setText("Reloaded: the agent changed on disk.")
 
-    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+    def spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run `coroutine` on the GUI's loop, owned by the editor; a failure shows in the status."""
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._done)
+        return task
 
     def _done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
@@ -289,9 +298,10 @@ class EditorController(QObject):
             self.view.status.setText(f"Error: {task.exception()}")
 
     def close(self) -> None:
-        """Cancel saves and reads still under way (the editor is closing)."""
+        """Cancel saves and reads still under way and stop its servers (the editor is closing)."""
         for task in list(self._tasks):
             task.cancel()
+        self.tools.close()
 
     # -- signals out ----------------------------------------------------------------------------
 

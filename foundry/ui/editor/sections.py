@@ -1,4 +1,4 @@
-"""The widgets of the editor's sections: markdown, settings, rules and references, supervisors."""
+"""The widgets of the editor's simpler sections: metadata, prompt, settings, items, supervisors."""
 
 from __future__ import annotations
 
@@ -29,13 +29,13 @@ from foundry.agent.models import IncludeMode, ToolPermission
 from foundry.ui.editor.items_model import ContextItemModel
 
 
-def _heading(text: str) -> QLabel:
+def heading(text: str) -> QLabel:
     label = QLabel(text)
     label.setStyleSheet("font-weight: bold; font-size: 13pt; padding: 2px 0 6px 0;")
     return label
 
 
-def _hint(text: str) -> QLabel:
+def hint(text: str) -> QLabel:
     label = QLabel(text)
     label.setWordWrap(True)
     label.setStyleSheet("color: #616161;")
@@ -66,12 +66,39 @@ class MarkdownEditor(QSplitter):
             self.source.setPlainText(text)
 
 
+class MetadataSection(QWidget):
+    """The agent's name, description and version; when it was created and last used."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name = QLineEdit()
+        self.name.setToolTip("The agent's name, shown in Foundry and to its supervisors")
+        self.name.setMinimumWidth(360)
+        self.description = QPlainTextEdit()
+        self.description.setPlaceholderText("What the agent is for")
+        self.description.setFixedHeight(110)
+        self.version = QLineEdit()
+        self.version.setPlaceholderText("e.g. 1.0.0")
+        self.created = QLabel()
+        self.last_accessed = QLabel()
+        form = QFormLayout()
+        form.addRow("Name:", self.name)
+        form.addRow("Description:", self.description)
+        form.addRow("Version:", self.version)
+        form.addRow("Created:", self.created)
+        form.addRow("Last used:", self.last_accessed)
+        layout = QVBoxLayout(self)
+        layout.addWidget(heading("Agent"))
+        layout.addLayout(form)
+        layout.addStretch(1)
+
+
 class PromptSection(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.editor = MarkdownEditor("The system prompt, in markdown")
         layout = QVBoxLayout(self)
-        layout.addWidget(_heading("System prompt"))
+        layout.addWidget(heading("System prompt"))
         layout.addWidget(self.editor, 1)
 
 
@@ -107,7 +134,7 @@ class SettingsSection(QWidget):
         form.addRow("Context include score:", self.context_include_score)
         self.model.setMinimumWidth(360)
         layout = QVBoxLayout(self)
-        layout.addWidget(_heading("Settings"))
+        layout.addWidget(heading("Settings"))
         layout.addLayout(form)
         layout.addStretch(1)
 
@@ -174,7 +201,7 @@ class ItemsSection(QWidget):
         self.include.setToolTip(f"When the {noun} is put into the model's context")
         self.text = MarkdownEditor(f"The {noun}'s text, in markdown")
         self.form = self._form()
-        self.empty = _hint(f"Select a {noun} above, or add one with New {noun} (Ctrl+Shift+N).")
+        self.empty = hint(f"Select a {noun} above, or add one with New {noun} (Ctrl+Shift+N).")
         self._lay_out(title)
 
     def _form(self) -> QWidget:
@@ -200,7 +227,7 @@ class ItemsSection(QWidget):
 
     def _lay_out(self, title: str) -> None:
         buttons = QHBoxLayout()
-        buttons.addWidget(_heading(title))
+        buttons.addWidget(heading(title))
         buttons.addStretch(1)
         buttons.addWidget(self.new)
         buttons.addWidget(self.delete)
@@ -250,13 +277,13 @@ class SupervisorsSection(QWidget):
         self.open_shortcut = QShortcut(QKeySequence("Ctrl+Shift+O"), self)
         self.open_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         header = QHBoxLayout()
-        header.addWidget(_heading("Supervisors"))
+        header.addWidget(heading("Supervisors"))
         header.addStretch(1)
         header.addWidget(self.open_agent)
         layout = QVBoxLayout(self)
         layout.addLayout(header)
         layout.addWidget(
-            _hint("Types: agent, guardian, policy, collection. See docs/agent-format.md.")
+            hint("Types: agent, guardian, policy, collection. See docs/agent-format.md.")
         )
         layout.addWidget(self.json, 1)
         layout.addWidget(self.status)

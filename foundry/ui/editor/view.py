@@ -1,4 +1,8 @@
-"""AgentEditor: the editor's widgets, its sections in a side list and problems beneath."""
+"""AgentEditor: the editor's widgets, its sections in a side list and problems beneath.
+
+Pass the app's EngineBridge to run MCP servers and test providers on the engine's loop; without
+one those sections explain that they need it and the rest of the editor works the same.
+"""
 
 from __future__ import annotations
 
@@ -21,17 +25,20 @@ from PySide6.QtWidgets import (
 )
 
 from foundry.agent.document import AgentDocument
+from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor.controller import EditorController
 from foundry.ui.editor.sections import (
     DiskChangedBar,
     ItemsSection,
+    MetadataSection,
     ProblemsPanel,
     PromptSection,
     SettingsSection,
     SupervisorsSection,
 )
+from foundry.ui.editor.tools_section import ToolsSection
 
-SECTIONS = ("System prompt", "Settings", "Rules", "References", "Supervisors")
+SECTIONS = ("Agent", "System prompt", "Settings", "Rules", "References", "Tools", "Supervisors")
 
 
 class UndoKeysToEditor(QObject):
@@ -56,12 +63,14 @@ class AgentEditor(QWidget):
     title_changed = Signal(str)
     saved = Signal(Path)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, bridge: EngineBridge | None = None) -> None:
         super().__init__(parent)
+        self.metadata = MetadataSection()
         self.prompt = PromptSection()
         self.settings = SettingsSection()
         self.rules = ItemsSection("Rules", "rule")
         self.references = ItemsSection("References", "reference")
+        self.tools = ToolsSection()
         self.supervisors = SupervisorsSection()
         self.problems = ProblemsPanel()
         self.disk_bar = DiskChangedBar()
@@ -71,7 +80,15 @@ class AgentEditor(QWidget):
         self.sections.setSpacing(3)
         self.sections.setToolTip("The parts of the agent")
         self.pages = QStackedWidget()
-        for page in (self.prompt, self.settings, self.rules, self.references, self.supervisors):
+        for page in (
+            self.metadata,
+            self.prompt,
+            self.settings,
+            self.rules,
+            self.references,
+            self.tools,
+            self.supervisors,
+        ):
             self.pages.addWidget(page)
         self.sections.currentRowChanged.connect(self.pages.setCurrentIndex)
         self.heading = QLabel()
@@ -85,7 +102,7 @@ class AgentEditor(QWidget):
         self._lay_out()
         self._route_undo_keys()
         self.sections.setCurrentRow(0)
-        self.controller = EditorController(self)
+        self.controller = EditorController(self, bridge)
 
     def load(self, document: AgentDocument) -> None:
         """Show `document`, dropping any edits of the agent shown before."""
