@@ -23,6 +23,7 @@ from foundry.ui.editor.commands import SnapshotCommand
 from foundry.ui.editor.disk_watch import DiskWatch
 from foundry.ui.editor.item_binding import ItemsBinding
 from foundry.ui.editor.metadata_binding import MetadataBinding
+from foundry.ui.editor.providers_binding import ProvidersBinding
 from foundry.ui.editor.settings_binding import SettingsBinding
 from foundry.ui.editor.supervisors_binding import SupervisorsBinding
 from foundry.ui.editor.tools_binding import ToolsBinding
@@ -61,6 +62,7 @@ class EditorController(QObject):
         self.references = ItemsBinding(view.references, "references", self)
         self.supervisors = SupervisorsBinding(view.supervisors, self)
         self.tools = ToolsBinding(view.tools, self, bridge)
+        self.providers = ProvidersBinding(view.providers, self, bridge)
         self._connect()
 
     def _connect(self) -> None:
@@ -141,6 +143,7 @@ class EditorController(QObject):
             self.references.show(agent, fill_form=True)
             self.supervisors.show(agent)
             self.tools.show(agent)
+            self.providers.show(agent)
 
     # -- editing --------------------------------------------------------------------------------
 

@@ -95,7 +95,7 @@ class ItemsBinding(QObject):
             return
         names = {item.name for item in self.items(agent)}
         item = self.item_class(
-            name=_free_name(f"new-{self.section.noun}", names),
+            name=free_name(f"new-{self.section.noun}", names),
             description="",
             priority_level=500,
             enabled=True,
@@ -123,7 +123,8 @@ class ItemsBinding(QObject):
         return lambda agent: setattr(agent, self.field, items)
 
 
-def _free_name(stem: str, taken: set[str]) -> str:
+def free_name(stem: str, taken: set[str]) -> str:
+    """`stem`, or `stem-2`, `stem-3`… whichever is not taken."""
     if stem not in taken:
         return stem
     number = 2

@@ -42,6 +42,12 @@ def hint(text: str) -> QLabel:
     return label
 
 
+def set_line(line: QLineEdit, text: str) -> None:
+    """Show `text`, leaving the cursor alone when it is already shown."""
+    if line.text() != text:
+        line.setText(text)
+
+
 class MarkdownEditor(QSplitter):
     """Markdown source on the left, its rendering on the right."""
 

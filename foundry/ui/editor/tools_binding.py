@@ -23,7 +23,9 @@ from foundry.agent.models import (
 )
 from foundry.tools import ServerStatus, ToolInfo, resolve_tool_settings
 from foundry.ui.bridge import EngineBridge
+from foundry.ui.editor.item_binding import free_name
 from foundry.ui.editor.live_servers import NO_ENGINE, LiveServers
+from foundry.ui.editor.sections import set_line
 from foundry.ui.editor.tool_form import ArgumentError
 from foundry.ui.editor.tools_models import ToolRow
 from foundry.ui.editor.tools_section import ToolsSection
@@ -147,15 +149,15 @@ class ToolsBinding(QObject):
             form.show_transport(config.type)
             form.error.clear()
             if isinstance(config, StdioServer):
-                _set_line(form.command, config.command)
+                set_line(form.command, config.command)
                 if _split(form.args.text()) != config.args:
                     form.args.setText(shlex.join(config.args))
-                _set_line(form.cwd, config.cwd or "")
+                set_line(form.cwd, config.cwd or "")
                 if _env_lines(form.env.toPlainText()) != config.env:
                     form.env.setPlainText(
                         "\n".join(f"{key}={value}" for key, value in config.env.items())
                     )
-            _set_line(form.url, str(getattr(config, "url", "")))
+            set_line(form.url, str(getattr(config, "url", "")))
 
     def _show_tools(self) -> None:
         name, config = self.current, self.servers().get(self.current or "")
@@ -419,7 +421,7 @@ class ToolsBinding(QObject):
     def add_server(self) -> None:
         if self.editor.working is None:
             return
-        name = _free_name("server", set(self.servers()))
+        name = free_name("server", set(self.servers()))
         added = StdioServer(command="python", args=["my_mcp_server.py"])
         self._replace_servers((), lambda servers: {**servers, name: added}, select=name)
         self.section.tabs.setCurrentIndex(1)
@@ -457,11 +459,6 @@ class ToolsBinding(QObject):
         self.live.shutdown()
 
 
-def _set_line(line: Any, text: str) -> None:
-    if line.text() != text:
-        line.setText(text)
-
-
 def _split(text: str) -> list[str] | None:
     try:
         return shlex.split(text)
@@ -484,14 +481,6 @@ def _with_transport(config: McpServerConfig, transport: str) -> McpServerConfig:
     else:
         reach = {"url": getattr(config, "url", DEFAULT_URL)}
     return SERVER_CONFIG.validate_python({"type": transport, **reach, **kept})
-
-
-def _free_name(stem: str, taken: set[str]) -> str:
-    number, name = 1, stem
-    while name in taken:
-        number += 1
-        name = f"{stem}-{number}"
-    return name
 
 
 def _status_line(status: ServerStatus) -> str:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from foundry.agent.document import AgentDocument
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor.controller import EditorController
+from foundry.ui.editor.providers_section import ProvidersSection
 from foundry.ui.editor.sections import (
     DiskChangedBar,
     ItemsSection,
@@ -38,7 +39,16 @@ from foundry.ui.editor.sections import (
 )
 from foundry.ui.editor.tools_section import ToolsSection
 
-SECTIONS = ("Agent", "System prompt", "Settings", "Rules", "References", "Tools", "Supervisors")
+SECTIONS = (
+    "Agent",
+    "System prompt",
+    "Settings",
+    "Providers",
+    "Rules",
+    "References",
+    "Tools",
+    "Supervisors",
+)
 
 
 class UndoKeysToEditor(QObject):
@@ -70,6 +80,7 @@ class AgentEditor(QWidget):
         self.settings = SettingsSection()
         self.rules = ItemsSection("Rules", "rule")
         self.references = ItemsSection("References", "reference")
+        self.providers = ProvidersSection()
         self.tools = ToolsSection()
         self.supervisors = SupervisorsSection()
         self.problems = ProblemsPanel()
@@ -84,6 +95,7 @@ class AgentEditor(QWidget):
             self.metadata,
             self.prompt,
             self.settings,
+            self.providers,
             self.rules,
             self.references,
             self.tools,
