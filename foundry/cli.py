@@ -13,6 +13,7 @@ from foundry.agent.checks import validate_agent
 from foundry.agent.document import new_agent_path_problem
 from foundry.agent.templates import create_agent, new_agent
 from foundry.cli_doctor import add_doctor_commands
+from foundry.cli_metrics import add_metrics_commands
 from foundry.cli_sessions import add_session_commands
 from foundry.cli_supervision import add_supervision_commands
 from foundry.llm.base import ProviderError
@@ -116,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_session_commands(commands)
     add_supervision_commands(commands)
     add_doctor_commands(commands)
+    add_metrics_commands(commands)
 
     gui = commands.add_parser("gui", help="start the desktop app (the default)")
     gui.add_argument("agent", nargs="?", help="agent to open")

@@ -1,0 +1,61 @@
+"""The metrics commands of `foundry`: export the dashboard series as CSV files."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from foundry.metrics import MetricsFilter, dashboard_series, export_csv, load_metric_events
+from foundry.store import Store
+
+
+def export_command(args: argparse.Namespace) -> int:
+    where = MetricsFilter(
+        agents=frozenset(args.agent or ()),
+        task_ids=frozenset(args.task or ()),
+        since=args.since,
+        until=args.until,
+    )
+    with Store.open() as store:
+        events = load_metric_events(store)
+    series = dashboard_series(events, where)
+    for path in export_csv(Path(args.csv), series):
+        rows = len(getattr(series, path.stem))
+        print(f"{path}  {rows:,} row{'' if rows == 1 else 's'}")
+    return 0
+
+
+def _time(text: str) -> datetime:
+    """An ISO 8601 time; one without a zone is local time."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time like 2025-03-01T09:00") from error
+    return moment.astimezone(UTC)
+
+
+def add_metrics_commands(commands: Any) -> None:
+    metrics = commands.add_parser(
+        "metrics",
+        help="export the figures of tasks and sessions",
+        description="Metrics computed from the event log.",
+    )
+    actions = metrics.add_subparsers(title="actions", metavar="ACTION", required=True)
+    export = actions.add_parser(
+        "export",
+        help="write the dashboard series as CSV files",
+        description="Write one CSV per series (confidence, iterations, phase_shares, "
+        "model_calls, resolutions, human_waits) with a header row into DIR.",
+    )
+    export.add_argument(
+        "--csv", required=True, metavar="DIR", help="folder to write the CSV files into"
+    )
+    export.add_argument("--task", action="append", metavar="ID", help="only this task (repeatable)")
+    export.add_argument(
+        "--agent", action="append", metavar="NAME", help="only this agent (repeatable)"
+    )
+    export.add_argument("--since", type=_time, help="only from this time (ISO 8601)")
+    export.add_argument("--until", type=_time, help="only up to this time (ISO 8601)")
+    export.set_defaults(handler=export_command)

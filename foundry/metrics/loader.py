@@ -1,0 +1,126 @@
+"""Reading the events metrics need from a store (blocking: call it off the GUI and engine loops)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from sqlmodel import Session, col
+
+import foundry.orchestration.events as task_events  # registers the task kinds with event_body
+from foundry.session.events import Event, event_body
+from foundry.store import EventRecord, Store
+
+TASK_KINDS: tuple[str, ...] = tuple(
+    cls.model_fields["kind"].default
+    for cls in (
+        task_events.TaskStarted,
+        task_events.TaskResumed,
+        task_events.PhaseStarted,
+        task_events.PhaseFinished,
+        task_events.AgentConsulted,
+        task_events.CriterionScored,
+        task_events.RetryDecided,
+        task_events.RescueDecided,
+        task_events.WorkerFinished,
+        task_events.TaskFinished,
+    )
+)
+SESSION_KINDS: tuple[str, ...] = (
+    "session_started",
+    "model_call",
+    "tool_call_decided",
+    "approval_resolved",
+)
+METRIC_KINDS: tuple[str, ...] = TASK_KINDS + SESSION_KINDS
+
+
+def to_event(record: EventRecord) -> Event:
+    return Event(
+        session_id=record.session_id,
+        seq=record.seq,
+        time=record.time,
+        body=event_body(record.kind, record.payload),
+    )
+
+
+def load_task_log(store: Store, task_id: str) -> list[Event]:
+    """A task's events and the metric events of its chats (operator, supervisor, helper, ...).
+
+    Raises NotFound for an unknown task.
+    """
+    store.tasks.get(task_id)
+    own = [to_event(record) for record in store.events.list(task_id)]
+    chats = sorted(_chat_sessions(own))
+    return own + [
+        to_event(record)
+        for session_id in chats
+        for record in store.events.list(session_id, kinds=SESSION_KINDS)
+    ]
+
+
+def _chat_sessions(events: Sequence[Event]) -> set[str]:
+    sessions = set()
+    for event in events:
+        body = event.body
+        if isinstance(body, task_events.AgentConsulted | task_events.WorkerFinished):
+            sessions.add(body.session_id)
+    return sessions - {""}
+
+
+class MetricsLog:
+    """The metric events of a whole store, read once, then only what was appended since.
+
+    Rows are read in the order of their ids. A writer on another connection whose transaction
+    commits a smaller id after a read (possible on PostgreSQL) is missed until `reset()`.
+    """
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._last_id = 0
+
+    def read_new(self, store: Store, batch: int = 20_000) -> int:
+        """Append the metric events stored since the last read; returns how many."""
+        added = 0
+        while True:
+            last_id, events = _events_after(store, self._last_id, batch)
+            if not events:
+                return added
+            self.events.extend(events)
+            self._last_id = last_id
+            added += len(events)
+
+    def reset(self) -> None:
+        self.events = []
+        self._last_id = 0
+
+
+def _events_after(store: Store, after_id: int, batch: int) -> tuple[int, list[Event]]:
+    """Up to `batch` metric events stored after the row `after_id`, and the id of the last."""
+    query = (
+        sa.select(
+            col(EventRecord.id),
+            col(EventRecord.session_id),
+            col(EventRecord.seq),
+            col(EventRecord.kind),
+            col(EventRecord.time),
+            col(EventRecord.payload),
+        )
+        .where(col(EventRecord.id) > after_id, col(EventRecord.kind).in_(METRIC_KINDS))
+        .order_by(col(EventRecord.id))
+        .limit(batch)
+    )
+    with Session(store.engine) as session:
+        rows = session.execute(query).all()
+    events = [
+        Event(session_id=session_id, seq=seq, time=time, body=event_body(kind, payload))
+        for _, session_id, seq, kind, time, payload in rows
+    ]
+    return (rows[-1][0] or after_id if rows else after_id), events
+
+
+def load_metric_events(store: Store) -> list[Event]:
+    """Every metric event of the store, in the order they were stored."""
+    log = MetricsLog()
+    log.read_new(store)
+    return log.events

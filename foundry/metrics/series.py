@@ -1,0 +1,396 @@
+"""The series the dashboards plot, each a list of typed points computed from the event log."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from foundry.metrics.task import TaskMetrics, task_metrics
+from foundry.orchestration.events import (
+    AgentConsulted,
+    CriterionScored,
+    TaskStarted,
+    WorkerFinished,
+)
+from foundry.session.events import (
+    ApprovalResolved,
+    Event,
+    EventBody,
+    ModelCallFinished,
+    SessionStarted,
+    ToolCallDecided,
+)
+
+Body = TypeVar("Body", bound=EventBody)
+Point = TypeVar("Point", bound="SeriesPoint")
+
+LEVELS = ("policy", "grant", "supervisor", "human", "timeout")
+_LEVEL_OF_PREFIX = {
+    "policy": "policy",
+    "grant": "grant",
+    "agent": "supervisor",
+    "timeout": "timeout",
+}
+
+
+class MetricsFilter(BaseModel):
+    """Which points to keep; an empty set or None keeps everything on that axis."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agents: frozenset[str] = frozenset()
+    task_ids: frozenset[str] = frozenset()
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def admits(self, time: datetime, task_id: str, agents: Collection[str]) -> bool:
+        if self.since is not None and time < self.since:
+            return False
+        if self.until is not None and time > self.until:
+            return False
+        if self.task_ids and task_id not in self.task_ids:
+            return False
+        return not self.agents or not self.agents.isdisjoint(agents)
+
+
+class SeriesPoint(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    time: datetime
+    task_id: str = ""  # empty for a chat that belongs to no task
+    task: str = ""
+
+
+class ConfidencePoint(SeriesPoint):
+    criterion: str
+    iteration: int
+    score: float
+    level: str
+    by: str
+
+
+class IterationsPoint(SeriesPoint):
+    """A task (at its start time) and how many iterations of agent execution it ran."""
+
+    iterations: int
+    status: str
+
+
+class PhaseSharePoint(SeriesPoint):
+    phase: str
+    seconds: float
+    share: float
+
+
+class ModelCallPoint(SeriesPoint):
+    session_id: str
+    agent: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    first_token_s: float | None
+    total_s: float
+
+
+class ResolutionPoint(SeriesPoint):
+    """A tool call's decision and the level that took it."""
+
+    session_id: str
+    agent: str
+    tool: str
+    level: str  # one of LEVELS
+    allowed: bool
+    by: str
+
+
+class HumanWaitPoint(SeriesPoint):
+    session_id: str
+    agent: str
+    approval_id: str
+    status: str
+    resolved_by: str
+    waited_s: float
+
+
+class TaskChoice(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    name: str
+    started_at: datetime
+
+
+class DashboardSeries(BaseModel):
+    """Every series of the dashboards, filtered, and what the filters can choose from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    confidence: tuple[ConfidencePoint, ...] = ()
+    iterations: tuple[IterationsPoint, ...] = ()
+    phase_shares: tuple[PhaseSharePoint, ...] = ()
+    model_calls: tuple[ModelCallPoint, ...] = ()
+    resolutions: tuple[ResolutionPoint, ...] = ()
+    human_waits: tuple[HumanWaitPoint, ...] = ()
+    agents: tuple[str, ...] = ()  # every agent in the log, unfiltered
+    tasks: tuple[TaskChoice, ...] = ()  # every task in the log, unfiltered
+
+
+def resolution_level(by: str) -> str:
+    """The level that decided a tool call, from the decider's name (`policy:rule`, `agent:...`)."""
+    return _LEVEL_OF_PREFIX.get(by.split(":", 1)[0], "human")
+
+
+@dataclass
+class _Index:
+    """Who is who in a mixed log: tasks, their agents, and which chat belongs to which task."""
+
+    task_events: dict[str, list[Event]] = field(default_factory=lambda: defaultdict(list))
+    task_names: dict[str, str] = field(default_factory=dict)
+    task_starts: dict[str, datetime] = field(default_factory=dict)
+    task_agents: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    session_agent: dict[str, str] = field(default_factory=dict)
+    session_task: dict[str, str] = field(default_factory=dict)
+
+    def add(self, event: Event) -> None:
+        body = event.body
+        if isinstance(body, TaskStarted):
+            self.task_names[event.session_id] = body.name
+            self.task_starts[event.session_id] = event.time
+        elif isinstance(body, AgentConsulted):
+            self._link(event.session_id, body.session_id, body.agent)
+        elif isinstance(body, WorkerFinished) and body.session_id:
+            self._link(event.session_id, body.session_id, body.worker)
+        elif isinstance(body, SessionStarted):
+            self.session_agent[event.session_id] = body.agent_name
+
+    def _link(self, task_id: str, session_id: str, agent: str) -> None:
+        self.task_agents[task_id].add(agent)
+        self.session_task[session_id] = task_id
+        self.session_agent.setdefault(session_id, agent)
+
+    def agents_of(self, task_id: str) -> set[str]:
+        return self.task_agents.get(task_id, set())
+
+    def session_fields(self, event: Event) -> dict[str, str]:
+        task_id = self.session_task.get(event.session_id, "")
+        return {
+            "session_id": event.session_id,
+            "agent": self.session_agent.get(event.session_id, ""),
+            "task_id": task_id,
+            "task": self.task_names.get(task_id, ""),
+        }
+
+
+def _index(events: Sequence[Event]) -> _Index:
+    index = _Index()
+    for event in events:
+        index.add(event)
+    for event in events:
+        if event.session_id in index.task_names:
+            index.task_events[event.session_id].append(event)
+    return index
+
+
+def dashboard_series(
+    events: Sequence[Event], where: MetricsFilter | None = None
+) -> DashboardSeries:
+    """Every series of the dashboards from a log holding tasks' and chats' events."""
+    where = where or MetricsFilter()
+    index = _index(events)
+    return DashboardSeries(
+        confidence=tuple(_confidence(events, index, where)),
+        iterations=tuple(_iterations(index, where)),
+        phase_shares=tuple(_phase_shares(index, where)),
+        model_calls=tuple(_model_calls(events, index, where)),
+        resolutions=tuple(_resolutions(events, index, where)),
+        human_waits=tuple(_human_waits(events, index, where)),
+        agents=tuple(sorted({*index.session_agent.values(), *_union(index.task_agents.values())})),
+        tasks=tuple(
+            TaskChoice(task_id=task_id, name=name, started_at=index.task_starts[task_id])
+            for task_id, name in sorted(index.task_names.items(), key=lambda item: item[1])
+        ),
+    )
+
+
+def confidence_series(
+    events: Sequence[Event], where: MetricsFilter | None = None
+) -> list[ConfidencePoint]:
+    """Each criterion's confidence score, when it was scored."""
+    return _confidence(events, _index(events), where or MetricsFilter())
+
+
+def iterations_series(
+    events: Sequence[Event], where: MetricsFilter | None = None
+) -> list[IterationsPoint]:
+    return _iterations(_index(events), where or MetricsFilter())
+
+
+def phase_share_series(
+    events: Sequence[Event], where: MetricsFilter | None = None
+) -> list[PhaseSharePoint]:
+    """Each task's exclusive time per phase and its share of the task's active time."""
+    return _phase_shares(_index(events), where or MetricsFilter())
+
+
+def model_call_series(
+    events: Sequence[Event], where: MetricsFilter | None = None
+) -> list[ModelCallPoint]:
+    """Tokens and latency of each model call, of tasks' chats and of ordinary chats."""
+    return _model_calls(events, _index(events), where or MetricsFilter())
+
+
+def resolution_series(
+    events: Sequence[Event], where: MetricsFilter | None = None
+) -> list[ResolutionPoint]:
+    """Each tool call's decision and the level (policy, grant, supervisor, human) that took it."""
+    return _resolutions(events, _index(events), where or MetricsFilter())
+
+
+def human_wait_series(
+    events: Sequence[Event], where: MetricsFilter | None = None
+) -> list[HumanWaitPoint]:
+    """How long each approval waited for its resolution."""
+    return _human_waits(events, _index(events), where or MetricsFilter())
+
+
+def _union(groups: Collection[set[str]]) -> set[str]:
+    return set().union(*groups)
+
+
+def _by_time(points: list[Point]) -> list[Point]:
+    return sorted(points, key=lambda point: point.time)
+
+
+def _confidence(
+    events: Sequence[Event], index: _Index, where: MetricsFilter
+) -> list[ConfidencePoint]:
+    points = []
+    for event in events:
+        body = event.body
+        if not isinstance(body, CriterionScored):
+            continue
+        task_id = event.session_id
+        if not where.admits(event.time, task_id, index.agents_of(task_id)):
+            continue
+        points.append(
+            ConfidencePoint(
+                time=event.time,
+                task_id=task_id,
+                task=index.task_names.get(task_id, ""),
+                criterion=body.criterion,
+                iteration=body.iteration,
+                score=body.score,
+                level=body.level,
+                by=body.by,
+            )
+        )
+    return _by_time(points)
+
+
+def _admitted_tasks(index: _Index, where: MetricsFilter) -> Iterator[tuple[datetime, TaskMetrics]]:
+    """The metrics of each task the filter admits (by start time), oldest first."""
+    for task_id in sorted(index.task_events, key=lambda task_id: index.task_starts[task_id]):
+        started = index.task_starts[task_id]
+        if where.admits(started, task_id, index.agents_of(task_id)):
+            yield started, task_metrics(index.task_events[task_id])
+
+
+def _iterations(index: _Index, where: MetricsFilter) -> list[IterationsPoint]:
+    return [
+        IterationsPoint(
+            time=started,
+            task_id=metrics.task_id,
+            task=metrics.name,
+            iterations=metrics.iterations,
+            status=metrics.status,
+        )
+        for started, metrics in _admitted_tasks(index, where)
+    ]
+
+
+def _phase_shares(index: _Index, where: MetricsFilter) -> list[PhaseSharePoint]:
+    return [
+        PhaseSharePoint(
+            time=started,
+            task_id=metrics.task_id,
+            task=metrics.name,
+            phase=entry.phase,
+            seconds=entry.seconds,
+            share=entry.share,
+        )
+        for started, metrics in _admitted_tasks(index, where)
+        for entry in metrics.phases
+    ]
+
+
+def _session_events(
+    events: Sequence[Event], index: _Index, where: MetricsFilter, kind: type[Body]
+) -> Iterator[tuple[Event, Body, dict[str, str]]]:
+    """The events of one kind from chats, with their session, agent and task, if admitted."""
+    for event in events:
+        body = event.body
+        if not isinstance(body, kind):
+            continue
+        fields = index.session_fields(event)
+        if where.admits(event.time, fields["task_id"], (fields["agent"],)):
+            yield event, body, fields
+
+
+def _model_calls(
+    events: Sequence[Event], index: _Index, where: MetricsFilter
+) -> list[ModelCallPoint]:
+    return _by_time(
+        [
+            ModelCallPoint(
+                time=event.time,
+                **fields,
+                model=body.model,
+                input_tokens=body.input_tokens,
+                output_tokens=body.output_tokens,
+                first_token_s=body.first_token_s,
+                total_s=body.total_s,
+            )
+            for event, body, fields in _session_events(events, index, where, ModelCallFinished)
+        ]
+    )
+
+
+def _resolutions(
+    events: Sequence[Event], index: _Index, where: MetricsFilter
+) -> list[ResolutionPoint]:
+    return _by_time(
+        [
+            ResolutionPoint(
+                time=event.time,
+                **fields,
+                tool=body.call.name,
+                level=resolution_level(body.by),
+                allowed=body.allowed,
+                by=body.by,
+            )
+            for event, body, fields in _session_events(events, index, where, ToolCallDecided)
+        ]
+    )
+
+
+def _human_waits(
+    events: Sequence[Event], index: _Index, where: MetricsFilter
+) -> list[HumanWaitPoint]:
+    return _by_time(
+        [
+            HumanWaitPoint(
+                time=event.time,
+                **fields,
+                approval_id=body.approval_id,
+                status=body.status,
+                resolved_by=body.resolved_by,
+                waited_s=body.waited_s,
+            )
+            for event, body, fields in _session_events(events, index, where, ApprovalResolved)
+        ]
+    )

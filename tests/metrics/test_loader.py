@@ -1,0 +1,73 @@
+"""Reading the metric events back from a real SQLite store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session
+
+from foundry.metrics import MetricsLog, load_metric_events, load_task_log, task_metrics
+from foundry.session.events import Event, event_payload
+from foundry.store import EventRecord, NotFound, Store
+
+from .fixture_log import TASK, endpoint_log, full_log
+from .test_task_metrics import EXPECTED
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(f"sqlite:///{tmp_path / 'metrics.sqlite3'}") as opened:
+        yield opened
+
+
+def write(store: Store, events: Sequence[Event], rename: dict[str, str] | None = None) -> None:
+    """Store events with their own times (the journal would stamp them with the time of writing)."""
+    rename = rename or {}
+    with Session(store.engine) as session:
+        for event in events:
+            session.add(
+                EventRecord(
+                    session_id=rename.get(event.session_id, event.session_id),
+                    seq=event.seq,
+                    kind=event.kind,
+                    time=event.time,
+                    payload=event_payload(event.body),
+                )
+            )
+        session.commit()
+
+
+def test_a_task_log_read_from_the_store_gives_the_same_metrics(store: Store) -> None:
+    task = store.tasks.create("add-endpoint", "tasks/add-endpoint.yaml", "/tmp/ws")
+    write(store, full_log(), rename={TASK: task.id})
+    events = load_task_log(store, task.id)
+    assert task_metrics(events) == EXPECTED.model_copy(update={"task_id": task.id})
+    chats = {event.session_id for event in events} - {task.id}
+    assert chats == {"chat-sup", "chat-op", "chat-help"}  # the chats it consulted, no others
+    assert "token" not in {event.kind for event in events}
+
+
+def test_an_unknown_task_is_not_found(store: Store) -> None:
+    with pytest.raises(NotFound, match="no task with id 'nope'"):
+        load_task_log(store, "nope")
+
+
+def test_the_metrics_log_reads_only_metric_events_then_only_new_ones(store: Store) -> None:
+    endpoint = endpoint_log()
+    first, second = endpoint[:20], endpoint[20:]
+    write(store, first)
+    log = MetricsLog()
+    assert log.read_new(store, batch=7) == len(first)  # read in several batches
+    write(store, second)
+    added = log.read_new(store)
+    assert added == len(second) - 2  # the token and approval_requested events are left out
+    assert log.read_new(store) == 0
+    stored = sorted(log.events, key=lambda event: (event.session_id, event.seq))
+    expected = sorted(
+        (event for event in endpoint if event.kind not in ("token", "approval_requested")),
+        key=lambda event: (event.session_id, event.seq),
+    )
+    assert stored == expected
+    assert load_metric_events(store) == log.events

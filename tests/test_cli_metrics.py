@@ -1,0 +1,39 @@
+"""`foundry metrics export --csv DIR` on the store of this test's FOUNDRY_HOME."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from foundry.cli import main
+from foundry.store import Store
+
+from .metrics.fixture_log import full_log
+from .metrics.test_loader import write
+
+
+def test_export_writes_the_series_of_the_store(
+    foundry_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Store.open() as store:
+        write(store, full_log())
+    target = tmp_path / "csv"
+    assert main(["metrics", "export", "--csv", str(target), "--agent", "coder"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[1] == f"{target / 'iterations.csv'}  1 row"
+    assert printed[3] == f"{target / 'model_calls.csv'}  3 rows"
+    with (target / "model_calls.csv").open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert [row["input_tokens"] for row in rows] == ["500", "150", "550"]
+    assert {row["agent"] for row in rows} == {"coder"}
+
+
+def test_export_refuses_a_time_it_cannot_read(
+    foundry_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["metrics", "export", "--csv", str(tmp_path), "--since", "yesterday"])
+    assert exit_.value.code == 2
+    assert "'yesterday' is not a time like 2025-03-01T09:00" in capsys.readouterr().err
