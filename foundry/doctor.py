@@ -17,10 +17,9 @@ from typing import Literal
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict
 
-import foundry
 from foundry.agent import AgentProblem, read_agent, validate_agent
 from foundry.agent.models import McpServerConfig, StdioServer
-from foundry.home import FoundryHome
+from foundry.home import FoundryHome, shipped_path
 from foundry.llm.base import ChatMessage, ChatRequest, ProviderError, TextDelta, Usage
 from foundry.llm.embedded import EmbeddedProvider, EmbeddedRuntime, bundled_model_path
 from foundry.llm.ollama import OllamaProvider
@@ -313,7 +312,7 @@ def sample_agents_dir() -> Path:
     configured = os.environ.get(SAMPLES_VARIABLE, "").strip()
     if configured:
         return Path(configured).expanduser()
-    return Path(foundry.__file__).resolve().parent.parent / "agents"
+    return shipped_path("agents")
 
 
 def check_samples() -> Check:

@@ -12,6 +12,12 @@ APP_NAME = "foundry"
 APP_ID = "dev.foundry.Foundry"
 
 
+def shipped_path(*parts: str) -> Path:
+    """A file shipped beside the `foundry` package (agents/, resources/): the checkout's root
+    when run from source, the bundle's folder in the packaged app."""
+    return Path(__file__).resolve().parent.parent.joinpath(*parts)
+
+
 @dataclass(frozen=True)
 class FoundryHome:
     """The folders Foundry writes to; `FOUNDRY_HOME` moves all of them under one folder."""

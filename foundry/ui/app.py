@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import qasync
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
-import foundry
-from foundry.home import APP_ID
+from foundry.home import APP_ID, shipped_path
 from foundry.runtime.engine import Engine
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.main_window import MainWindow
@@ -19,8 +19,16 @@ from foundry.ui.main_window import MainWindow
 
 def sample_agent() -> Path | None:
     """The sample assistant that ships with Foundry, opened on a first run."""
-    candidate = Path(foundry.__file__).resolve().parent.parent / "agents" / "assistant"
+    candidate = shipped_path("agents", "assistant")
     return candidate if candidate.is_dir() else None
+
+
+def app_icon() -> QIcon:
+    """Foundry's icon at every size in resources/icons; empty when they are missing."""
+    icon = QIcon()
+    for path in sorted(shipped_path("resources", "icons").glob("foundry-*.png")):
+        icon.addFile(str(path))
+    return icon
 
 
 async def _main(window: MainWindow, agent: Path | None) -> None:
@@ -39,6 +47,7 @@ def run(agent: Path | None = None) -> int:
     app.setApplicationName("Foundry")
     app.setOrganizationName("Foundry")
     app.setDesktopFileName(APP_ID)
+    app.setWindowIcon(app_icon())
     engine = Engine().start()
     bridge = EngineBridge(engine)
     window = MainWindow(bridge)
