@@ -31,6 +31,11 @@ def app_icon() -> QIcon:
     return icon
 
 
+def last_agent(window: MainWindow) -> Path | None:
+    """The agent opened last (File > Open Recent lists the others), if it is still there."""
+    return next(iter(window.recent.existing()), None)
+
+
 async def _main(window: MainWindow, agent: Path | None) -> None:
     window.show()
     if agent is not None:
@@ -53,7 +58,7 @@ def run(agent: Path | None = None) -> int:
     window = MainWindow(bridge)
     try:
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-            runner.run(_main(window, agent or sample_agent()))
+            runner.run(_main(window, agent or last_agent(window) or sample_agent()))
     finally:
         bridge.close()
         engine.stop()

@@ -8,21 +8,23 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QLabel,
     QMainWindow,
+    QMenu,
     QProgressBar,
     QTabWidget,
     QWidget,
 )
 
 from foundry.agent import AgentError, load_agent
-from foundry.agent.document import AgentDocument
+from foundry.agent.document import AgentDocument, read_agent
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.editor import AgentEditor, CreateAgentDialog
+from foundry.ui.editor import AgentEditor, CloneAgentDialog, CreateAgentDialog
+from foundry.ui.recent import RecentAgents, RecentAgentsMenu, agent_paths_in
 from foundry.ui.session_controller import SessionController
 from foundry.ui.session_picker import SessionPicker
 from foundry.ui.session_view import SessionView
@@ -75,6 +77,8 @@ class MainWindow(QMainWindow):
         self.progress.setMaximumWidth(160)
         self.progress.hide()
         self.statusBar().addPermanentWidget(self.progress)
+        self.recent = RecentAgents.load()
+        self.setAcceptDrops(True)  # an agent folder or .yaml file dropped on the window opens
         self._menus()
 
     def _menus(self) -> None:
@@ -91,6 +95,19 @@ class MainWindow(QMainWindow):
             action.setShortcut(shortcut)
             action.triggered.connect(slot)
             file_menu.addAction(action)
+        self._agent_file_menus(file_menu)
+
+    def _agent_file_menus(self, file_menu: QMenu) -> None:
+        """Open Recent and Clone Agent, placed after Open Agent."""
+        self.recent_menu = RecentAgentsMenu(self.recent, self)
+        self.recent_menu.chosen.connect(lambda path: self._spawn(self.open_agent(path)))
+        clone = QAction("&Clone Agent…", self)
+        clone.setShortcut(QKeySequence("Ctrl+Shift+D"))
+        clone.setToolTip("Copy the open agent under a new name, then open the copy")
+        clone.triggered.connect(self.clone_agent)
+        after_open = file_menu.actions()[1]
+        file_menu.insertMenu(after_open, self.recent_menu)
+        file_menu.insertAction(after_open, clone)
 
     def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coroutine)
@@ -116,6 +133,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Cannot open {path}: {error.problems[0]}")
             return
         self.agent = document
+        self._spawn(asyncio.to_thread(self.recent.add, document.path))
         self.agent_panel.setText(describe_agent(document))
         self.setWindowTitle(f"{document.agent.metadata.name} — Foundry")  # type: ignore[union-attr]
         await self.start_chat()
@@ -147,25 +165,56 @@ class MainWindow(QMainWindow):
         if self.agent is None:
             self.statusBar().showMessage("Open an agent first (Ctrl+O).", 4000)
             return
+        self._open_editor(self.agent)
+
+    async def edit_agent_at(self, path: Path) -> None:
+        """Open the agent at `path` in an editor tab (a supervisor's agent), without a chat."""
+        try:
+            document = await asyncio.to_thread(read_agent, path)
+        except AgentError as error:
+            self.statusBar().showMessage(f"Cannot open {path}: {error.problems[0]}")
+            return
+        self._open_editor(document)
+
+    def _open_editor(self, document: AgentDocument) -> None:
+        """An editor tab for `document`, or the one already showing it."""
         for index in range(self.tabs.count()):
             widget = self.tabs.widget(index)
-            document = widget.controller.document if isinstance(widget, AgentEditor) else None
-            if document is not None and document.path == self.agent.path:
+            shown = widget.controller.document if isinstance(widget, AgentEditor) else None
+            if shown is not None and shown.path == document.path:
                 self.tabs.setCurrentIndex(index)
                 return
-        editor = AgentEditor()
-        editor.load(self.agent)
+        editor = AgentEditor(bridge=self.bridge)
+        editor.load(document)
         index = self.tabs.addTab(editor, editor.title)
         editor.title_changed.connect(
             lambda title: self.tabs.setTabText(self.tabs.indexOf(editor), title)
         )
-        editor.open_agent_requested.connect(lambda path: self._spawn(self.open_agent(path)))
+        editor.open_agent_requested.connect(lambda path: self._spawn(self.edit_agent_at(path)))
         self.tabs.setCurrentIndex(index)
 
     def create_agent(self) -> None:
         dialog = CreateAgentDialog(parent=self, folder=Path.home())
         dialog.created.connect(lambda document: self._spawn(self.open_agent(document.path)))
         dialog.open()
+
+    def clone_agent(self) -> None:
+        if self.agent is None:
+            self.statusBar().showMessage("Open an agent first (Ctrl+O).", 4000)
+            return
+        dialog = CloneAgentDialog(self.agent, parent=self)
+        dialog.created.connect(lambda document: self._spawn(self.open_agent(document.path)))
+        dialog.open()
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if agent_paths_in(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = agent_paths_in(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self._spawn(self.open_agent(paths[0]))
 
     def choose_session(self) -> None:
         self._spawn(self._choose_session())

@@ -1,4 +1,4 @@
-"""CreateAgentDialog: a new agent's name and where it goes, written with templates.create_agent."""
+"""CreateAgentDialog and CloneAgentDialog: a new agent's name and where it goes."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from foundry.agent.clone import clone_agent
+from foundry.agent.document import AgentDocument
 from foundry.agent.problems import AgentError
 from foundry.agent.templates import create_agent, new_agent
 
@@ -82,9 +84,13 @@ class CreateAgentDialog(QDialog):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def make(self, path: Path, name: str) -> AgentDocument:
+        """Write the agent (on a worker thread); raises AgentError with what is wrong."""
+        return create_agent(path, new_agent(name))
+
     async def _create(self, path: Path, name: str) -> None:
         try:
-            document = await asyncio.to_thread(create_agent, path, new_agent(name))
+            document = await asyncio.to_thread(self.make, path, name)
         except AgentError as error:
             self.error.setText("\n".join(str(problem) for problem in error.problems))
             return
@@ -96,6 +102,22 @@ class CreateAgentDialog(QDialog):
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.fileSelected.connect(self.location.setText)
         dialog.open()
+
+
+class CloneAgentDialog(CreateAgentDialog):
+    """A copy of the agent at `source` under a new name; by default a folder beside it."""
+
+    def __init__(self, source: AgentDocument, parent: QWidget | None = None) -> None:
+        super().__init__(parent, folder=source.path.parent)
+        self.source = source
+        original = source.agent.metadata.name if source.agent else source.path.stem
+        self.setWindowTitle(f"Clone {original}")
+        self.name.setText(f"{original} copy")
+        self.name.selectAll()
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Clone")
+
+    def make(self, path: Path, name: str) -> AgentDocument:
+        return clone_agent(self.source.path, path, name)
 
 
 def _folder_name(name: str) -> str:

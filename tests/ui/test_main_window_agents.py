@@ -1,0 +1,156 @@
+"""The main window's agent files: clone, recent agents across runs, drag and drop, and opening a
+supervisor's agent in the editor."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from foundry.agent.clone import clone_agent
+from foundry.agent.document import AgentFormat, read_agent
+from foundry.agent.problems import AgentError
+from foundry.ui.bridge import EngineBridge
+from foundry.ui.editor import AgentEditor, CloneAgentDialog
+from foundry.ui.main_window import MainWindow
+from foundry.ui.recent import RecentAgents
+
+from ..runtime.conftest import write_agent
+from .conftest import save_screenshot
+
+TURNS = {"turns": [{"text": "Hello."}]}
+
+
+def agent_at(path: Path) -> Path:
+    return write_agent(path, TURNS, servers={})
+
+
+def new_window(qtbot: QtBot, bridge: EngineBridge) -> MainWindow:
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    return window
+
+
+def open_in(qtbot: QtBot, window: MainWindow, path: Path) -> None:
+    opening = asyncio.ensure_future(window.open_agent(path))
+    qtbot.waitUntil(opening.done, timeout=20000)
+    assert window.agent is not None and window.agent.path == path
+
+
+def test_clone_copies_the_agent_under_a_new_name_and_opens_it(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    source = agent_at(tmp_path / "agents" / "helper")
+    window = new_window(qtbot, bridge)
+    open_in(qtbot, window, source)
+    window.clone_agent()
+    dialog = window.findChild(CloneAgentDialog)
+    assert dialog is not None and dialog.name.text() == "helper copy"
+    assert dialog.target() == tmp_path / "agents" / "helper-copy"
+    dialog.name.setText("Night Helper")
+    save_screenshot(dialog, tmp_path, "clone-dialog.png")
+    dialog.submit()
+    clone = tmp_path / "agents" / "night-helper"
+    qtbot.waitUntil(lambda: window.agent is not None and window.agent.path == clone, timeout=20000)
+    assert window.agent is not None and window.agent.agent is not None
+    assert window.agent.agent.metadata.name == "Night Helper"
+    assert (clone / "turns.json").read_text() == (source / "turns.json").read_text()
+    assert json.loads((source / "tsagent.json").read_text())["metadata"]["name"] == "helper"
+    assert window.windowTitle() == "Night Helper — Foundry"
+
+
+def test_a_clone_to_a_yaml_file_and_onto_an_existing_agent(tmp_path: Path) -> None:
+    source = agent_at(tmp_path / "helper")
+    document = clone_agent(source, tmp_path / "helper.yaml", "Helper in one file")
+    assert document.format is AgentFormat.YAML and document.agent is not None
+    assert document.agent.metadata.name == "Helper in one file"
+    assert document.agent.settings.model == "scripted:turns.json"
+    with pytest.raises(AgentError, match="already holds an agent"):
+        clone_agent(source, source, "again")
+
+
+def test_recent_agents_are_remembered_across_runs_and_reopened(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    first, second = agent_at(tmp_path / "first"), agent_at(tmp_path / "second")
+    window = new_window(qtbot, bridge)
+    open_in(qtbot, window, first)
+    open_in(qtbot, window, second)
+    qtbot.waitUntil(lambda: len(RecentAgents.load().paths) == 2, timeout=5000)
+    assert RecentAgents.load().paths == [second.resolve(), first.resolve()]
+    window.close()
+    later = new_window(qtbot, bridge)  # a new run reads the list from the data folder
+    later.recent_menu.aboutToShow.emit()
+    labels = [action.text() for action in later.recent_menu.actions()]
+    assert labels == ["&1 second", "&2 first"]
+    later.recent_menu.actions()[1].trigger()
+    qtbot.waitUntil(lambda: later.agent is not None and later.agent.path == first.resolve())
+    qtbot.waitUntil(lambda: RecentAgents.load().paths[0] == first.resolve(), timeout=5000)
+
+
+def test_an_agent_folder_dropped_on_the_window_opens(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    folder = agent_at(tmp_path / "dropped")
+    (tmp_path / "notes.txt").write_text("not an agent")
+    window = new_window(qtbot, bridge)
+    assert not drag_is_accepted(window, tmp_path / "notes.txt")
+    assert drag_is_accepted(window, folder)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(folder))])
+    drop = QDropEvent(
+        QPointF(200, 200),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    QApplication.sendEvent(window, drop)
+    assert drop.isAccepted()
+    qtbot.waitUntil(lambda: window.agent is not None and window.agent.path == folder, timeout=20000)
+    qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=20000)  # a chat with it started
+
+
+def drag_is_accepted(window: MainWindow, path: Path) -> bool:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    enter = QDragEnterEvent(
+        window.rect().center(),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    enter.ignore()
+    QApplication.sendEvent(window, enter)
+    return enter.isAccepted()
+
+
+def test_a_supervisors_agent_opens_in_its_own_editor_tab(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    worker = agent_at(tmp_path / "worker")
+    watcher = agent_at(tmp_path / "watcher")
+    window = new_window(qtbot, bridge)
+    open_in(qtbot, window, worker)
+    window.edit_agent()
+    editor = window.tabs.currentWidget()
+    assert isinstance(editor, AgentEditor)
+    editor.open_agent_requested.emit(watcher)
+    qtbot.waitUntil(
+        lambda: isinstance(window.tabs.currentWidget(), AgentEditor)
+        and window.tabs.currentWidget() is not editor,
+        timeout=10000,
+    )
+    opened = window.tabs.currentWidget()
+    assert isinstance(opened, AgentEditor) and opened.controller.document is not None
+    assert opened.controller.document.path == watcher
+    assert window.agent is not None and window.agent.path == worker  # the chat's agent stays
+    assert read_agent(watcher).agent is not None
