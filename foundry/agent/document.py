@@ -117,7 +117,7 @@ def _validate(document: dict[str, Any], source: Source) -> tuple[Agent | None, l
     try:
         return Agent.model_validate(document), []
     except ValidationError as error:
-        problems = _locate_problems(error, source)
+        problems = locate_problems(error, source)
         failed = _failed_items(error)
         if not isinstance(source, FolderSource) or not failed or _config_failed(error):
             return None, problems
@@ -142,7 +142,7 @@ def _config_failed(error: ValidationError) -> bool:
     return any(item["loc"][:1] not in (("rules",), ("references",)) for item in error.errors())
 
 
-def _locate_problems(error: ValidationError, source: Source) -> list[AgentProblem]:
+def locate_problems(error: ValidationError, source: Source) -> list[AgentProblem]:
     problems = []
     for problem in problems_from_validation(error, Path(".")):
         location = _parse_field_path(problem.field)

@@ -18,6 +18,10 @@ from foundry.agent.document import AgentDocument, load_agent
 from foundry.agent.models import Agent, PolicyConfig
 from foundry.llm.base import ModelProvider, ToolCall
 from foundry.llm.registry import ModelChoice, open_provider
+from foundry.orchestration.journal import StepJournal
+from foundry.orchestration.runner import TaskOutcome, TaskRunner
+from foundry.orchestration.taskfile import load_task
+from foundry.orchestration.tools import CombinedTools
 from foundry.runtime.bus import EventBus
 from foundry.runtime.journal import EventJournal
 from foundry.session.chain import HumanReview, SupervisionChain
@@ -41,6 +45,10 @@ T = TypeVar("T")
 
 
 class SessionNotFound(LookupError):
+    pass
+
+
+class TaskNotFound(LookupError):
     pass
 
 
@@ -140,8 +148,12 @@ class Engine:
         model: str | None = None,
         settings_overrides: dict[str, Any] | None = None,
         ask: AskUser | None = None,
+        title: str = "",
+        extra_tools: Any = None,
+        project_root: Path | None = None,
     ) -> str:
-        """Start a new session with the agent at `agent_path`; returns its id."""
+        """Start a new session with the agent at `agent_path`; returns its id. A task gives its
+        agents `extra_tools` (its workspace, a team) and its workspace as `project_root`."""
         document = await self._in_writer(load_agent, Path(agent_path))
         assert document.agent is not None
         choice = ModelChoice.parse(model or document.agent.settings.model_reference)
@@ -149,7 +161,7 @@ class Engine:
             self.store.sessions.create,
             str(document.path),
             document.agent.metadata.name,
-            "",
+            title,
             settings_overrides or {},
         )
         await self.record(
@@ -161,12 +173,19 @@ class Engine:
                 settings_overrides=settings_overrides or {},
             ),
         )
-        live = await self._start(record.id, document, choice, settings_overrides or {}, ask)
+        live = await self._start(
+            record.id, document, choice, settings_overrides or {}, ask, extra_tools, project_root
+        )
         self._sessions[record.id] = live
         return record.id
 
     async def reopen_session(
-        self, session_id: str, ask: AskUser | None = None, history: list[Event] | None = None
+        self,
+        session_id: str,
+        ask: AskUser | None = None,
+        history: list[Event] | None = None,
+        extra_tools: Any = None,
+        project_root: Path | None = None,
     ) -> ChatSession:
         """Open a persisted session where it was, rebuilt from its events (`history`, when the
         caller has already read them)."""
@@ -179,7 +198,9 @@ class Engine:
             raise SessionNotFound(f"no session with id {session_id!r}")
         document = await self._in_writer(load_agent, Path(started.agent_path))
         choice = ModelChoice.parse(started.model)
-        live = await self._start(session_id, document, choice, started.settings_overrides, ask)
+        live = await self._start(
+            session_id, document, choice, started.settings_overrides, ask, extra_tools, project_root
+        )
         live.chat.replay(event.body for event in history)
         self._sessions[session_id] = live
         return live.chat
@@ -191,6 +212,8 @@ class Engine:
         choice: ModelChoice,
         overrides: dict[str, Any],
         ask: AskUser | None,
+        extra_tools: Any = None,
+        project_root: Path | None = None,
     ) -> _Live:
         agent = document.agent
         assert agent is not None
@@ -199,13 +222,15 @@ class Engine:
             self._start_tools(session_id, document),
             message_supervisors(agent, document.base_dir),
         )
+        if extra_tools is not None:
+            tools = CombinedTools(tools, extra_tools)
         chain = SupervisionChain(supervisors, self._human_review(session_id, agent, ask))
         chat = ChatSession(
             session_id,
             agent,
             choice,
             provider,
-            await self._gate(session_id, document, ask),
+            await self._gate(session_id, document, ask, project_root or document.base_dir),
             lambda body: self._emit(session_id, body),
             tools=tools,
             settings_overrides=overrides,
@@ -253,7 +278,7 @@ class Engine:
         return host
 
     async def _gate(
-        self, session_id: str, document: AgentDocument, ask: AskUser | None
+        self, session_id: str, document: AgentDocument, ask: AskUser | None, project_root: Path
     ) -> ApprovalGate:
         """The approval hierarchy if the agent has a policy supervisor, else its toolPermission."""
         agent = document.agent
@@ -267,7 +292,7 @@ class Engine:
             config,
             agent_id=agent.metadata.name,
             session_id=session_id,
-            project_root=document.base_dir,
+            project_root=project_root,
             notify=lambda body: self._emit(session_id, body),
             supervisor=supervisor,
             ask=ask,
@@ -295,14 +320,20 @@ class Engine:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def is_open(self, session_id: str) -> bool:
+        return session_id in self._sessions
+
     def session(self, session_id: str) -> ChatSession:
         if session_id not in self._sessions:
             raise SessionNotFound(f"session {session_id!r} is not open")
         return self._sessions[session_id].chat
 
-    async def send(self, session_id: str, text: str) -> TurnResult:
+    async def send(
+        self, session_id: str, text: str, response_schema: dict[str, Any] | None = None
+    ) -> TurnResult:
         """Run one user turn; `cancel` stops it and keeps what was generated."""
-        return await self._run_turn(session_id, self.session(session_id).send(text))
+        turn = self.session(session_id).send(text, response_schema)
+        return await self._run_turn(session_id, turn)
 
     async def resume(self, session_id: str) -> TurnResult:
         """Finish the turn a crash interrupted (does nothing if the last turn completed)."""
@@ -320,6 +351,36 @@ class Engine:
         live = self._sessions.get(session_id)
         if live and live.turn and not live.turn.done():
             live.turn.cancel()
+
+    # -- tasks ----------------------------------------------------------------------------------
+
+    async def run_task(self, path: Path, replay: bool = False, new: bool = False) -> TaskOutcome:
+        """Run the task file at `path`. An unfinished earlier run of it is resumed (unless `new`);
+        `replay` re-runs its last run from the journal without calling any model."""
+        task = await self._in_writer(load_task, Path(path))
+        latest = await self._in_writer(self.store.tasks.latest, str(task.path))
+        if replay:
+            if latest is None:
+                raise TaskNotFound(f"{task.path} has not run yet, so there is nothing to replay")
+            journal = StepJournal(await self.events(latest.id), replay=True)
+            return await TaskRunner(self, task, latest.id, journal).run(resuming=True)
+        resuming = latest is not None and latest.status == "running" and not new
+        if latest is not None and resuming:
+            task_id, history = latest.id, await self.events(latest.id)
+        else:
+            created = await self._in_writer(
+                self.store.tasks.create, task.spec.name, str(task.path), str(task.workspace)
+            )
+            task_id, history = created.id, []
+        runner = TaskRunner(self, task, task_id, StepJournal(history))
+        try:
+            outcome = await runner.run(resuming=resuming)
+        finally:
+            for session_id in runner.sessions.values():
+                await self.close_session(session_id)
+        finished = {"status": outcome.status, "output": outcome.output}
+        await self._in_writer(lambda: self.store.tasks.update(task_id, **finished))
+        return outcome
 
     async def close_session(self, session_id: str) -> None:
         live = self._sessions.pop(session_id, None)

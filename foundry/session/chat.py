@@ -68,6 +68,7 @@ class ToolDescription(Protocol):
 class ToolOutcome(Protocol):
     text: str
     is_error: bool
+    final: bool  # the text is the agent's answer and ends the turn (a forwarded worker answer)
 
 
 class ToolSource(Protocol):
@@ -117,6 +118,7 @@ class ChatSession:
         self._tools = tools
         self._retry_delays_s = tuple(retry_delays_s)
         self._turn: TurnResult | None = None
+        self._response_schema: dict[str, Any] | None = None
         self._in_flight: set[asyncio.Future[Any]] = set()
         self.chain = chain or SupervisionChain([])
 
@@ -188,7 +190,9 @@ class ChatSession:
 
     # -- the turn loop --------------------------------------------------------------------------
 
-    async def send(self, text: str) -> TurnResult:
+    async def send(self, text: str, response_schema: dict[str, Any] | None = None) -> TurnResult:
+        """Run a user turn; `response_schema` constrains this turn's replies to that JSON schema."""
+        self._response_schema = response_schema
         self._record_in_passing(TurnStarted())
         self._apply_mentions(text)
         self._record_in_passing(MessageAdded(message=ChatMessage(role="user", content=text)))
@@ -343,6 +347,7 @@ class ChatSession:
             temperature=self.settings.temperature,
             top_p=self.settings.top_p,
             max_tokens=self.settings.max_output_tokens,
+            response_schema=self._response_schema,
         )
 
     def _query(self) -> str:
@@ -372,7 +377,10 @@ class ChatSession:
     # -- tool calls -----------------------------------------------------------------------------
 
     async def _run_tools(self, calls: Sequence[ToolCall], turn: TurnResult) -> None:
+        """Decide each call in order, run the allowed ones at the same time, then record the
+        results in the order the model asked for them."""
         tools = {tool.name: tool for tool in self._available_tools()}
+        decided = []
         for call in calls:
             tool = tools.get(call.name)
             decision = await self._gate.review(call, tool.permission_required if tool else True)
@@ -383,39 +391,60 @@ class ChatSession:
                     call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
                 )
             )
-            started = time.perf_counter()
-            text, is_error = await self._outcome(call, decision, tool)
-            duration = time.perf_counter() - started
-            await self._record(
-                ToolCallFinished(
-                    call_id=call.id,
-                    name=call.name,
-                    text=text,
-                    is_error=is_error,
-                    duration_s=duration,
-                )
+            decided.append((call, decision, tool))
+        outcomes = await asyncio.gather(*(self._timed_outcome(*item) for item in decided))
+        final = None
+        for (call, decision, _), (text, is_error, ends_turn, duration) in zip(
+            decided, outcomes, strict=True
+        ):
+            await self._record_tool_result(call, decision, text, is_error, duration, turn)
+            final = text if ends_turn and final is None else final
+        if final is not None:
+            await self._record(MessageAdded(message=ChatMessage(role="assistant", content=final)))
+
+    async def _timed_outcome(
+        self, call: ToolCall, decision: GateDecision, tool: ToolDescription | None
+    ) -> tuple[str, bool, bool, float]:
+        started = time.perf_counter()
+        text, is_error, final = await self._outcome(call, decision, tool)
+        return text, is_error, final, time.perf_counter() - started
+
+    async def _record_tool_result(
+        self,
+        call: ToolCall,
+        decision: GateDecision,
+        text: str,
+        is_error: bool,
+        duration: float,
+        turn: TurnResult,
+    ) -> None:
+        await self._record(
+            ToolCallFinished(
+                call_id=call.id, name=call.name, text=text, is_error=is_error, duration_s=duration
             )
-            turn.tool_calls.append(
-                {
-                    "name": call.name,
-                    "arguments": call.arguments,
-                    "result": text,
-                    "is_error": is_error,
-                    "approved_by": decision.by,
-                }
-            )
-            result = ChatMessage(role="tool", content=text, tool_call_id=call.id, name=call.name)
-            await self._record(MessageAdded(message=result))
+        )
+        turn.tool_calls.append(
+            {
+                "name": call.name,
+                "arguments": call.arguments,
+                "result": text,
+                "is_error": is_error,
+                "approved_by": decision.by,
+            }
+        )
+        result = ChatMessage(role="tool", content=text, tool_call_id=call.id, name=call.name)
+        await self._record(MessageAdded(message=result))
 
     async def _outcome(
         self, call: ToolCall, decision: GateDecision, tool: ToolDescription | None
-    ) -> tuple[str, bool]:
+    ) -> tuple[str, bool, bool]:
         if not decision.allowed:
-            return f"The call to {call.name} was denied by {decision.by}: {decision.reason}", True
+            denied = f"The call to {call.name} was denied by {decision.by}: {decision.reason}"
+            return denied, True, False
         if tool is None or self._tools is None:
-            return f"There is no tool named {call.name}.", True
+            return f"There is no tool named {call.name}.", True, False
         outcome: ToolOutcome = await self._tools.call(call.name, call.arguments)
-        return outcome.text, outcome.is_error
+        return outcome.text, outcome.is_error, getattr(outcome, "final", False)
 
 
 def _describe(entry: ContextItem) -> str:

@@ -189,6 +189,12 @@ EVENT_TYPES: dict[str, type[EventBody]] = {
 }
 
 
+def register_events(*classes: type[EventBody]) -> None:
+    """Make event kinds defined outside this module (tasks, orchestration) readable from the log."""
+    for cls in classes:
+        EVENT_TYPES[cls.model_fields["kind"].default] = cls
+
+
 class Event(BaseModel):
     """An event as stored: its session, its number in that session, its time and its body."""
 

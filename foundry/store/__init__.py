@@ -8,6 +8,7 @@ from foundry.store.tables import (
     GrantRecord,
     MessageRecord,
     SessionRecord,
+    TaskRecord,
     TraceRecord,
 )
 
@@ -21,6 +22,7 @@ __all__ = [
     "SessionRecord",
     "Store",
     "StoreError",
+    "TaskRecord",
     "TraceRecord",
     "database_url",
 ]

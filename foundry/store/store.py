@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +32,7 @@ from foundry.store.tables import (
     GrantRecord,
     MessageRecord,
     SessionRecord,
+    TaskRecord,
     TraceRecord,
     utc_now,
 )
@@ -77,6 +78,20 @@ class _Repository:
                 f"no {model.__name__.removesuffix('Record').lower()} with id {record_id!r}"
             )
         return record
+
+    def _update(self, model: type[Record], record_id: str, changes: dict[str, Any]) -> Record:
+        """Change fields of a record that has an `updated_at`, which is set to now."""
+        with self._session() as session:
+            record = session.get(model, record_id)
+            if record is None:
+                raise NotFound(
+                    f"no {model.__name__.removesuffix('Record').lower()} with id {record_id!r}"
+                )
+            for name, value in {**changes, "updated_at": utc_now()}.items():
+                setattr(record, name, value)
+            session.add(record)
+            session.commit()
+            return record
 
     def _append_numbered(
         self, build: Callable[[Session], list[Record]], keys: set[str]
@@ -148,16 +163,7 @@ class SessionRepository(_Repository):
             return session.exec(query.limit(limit)).all()
 
     def update(self, session_id: str, **changes: Any) -> SessionRecord:
-        with self._session() as session:
-            record = session.get(SessionRecord, session_id)
-            if record is None:
-                raise NotFound(f"no session with id {session_id!r}")
-            for name, value in changes.items():
-                setattr(record, name, value)
-            record.updated_at = utc_now()
-            session.add(record)
-            session.commit()
-            return record
+        return self._update(SessionRecord, session_id, changes)
 
 
 class MessageRepository(_Repository):
@@ -249,16 +255,43 @@ class ApprovalRepository(_Repository):
     def get(self, approval_id: str) -> ApprovalRecord:
         return self._get(ApprovalRecord, approval_id)
 
-    def list(self, status: str | None = None, tool_glob: str | None = None) -> list[ApprovalRecord]:
+    def list(
+        self, status: str | None = None, tool_glob: str | None = None, limit: int | None = None
+    ) -> list[ApprovalRecord]:
         """Approvals, newest first; `tool_glob` filters like the agent-mesh API (`fs.*`)."""
         with self._session() as session:
             query = select(ApprovalRecord)
             if status:
                 query = query.where(ApprovalRecord.status == status)
-            records = session.exec(query.order_by(col(ApprovalRecord.created_at).desc())).all()
+            query = query.order_by(col(ApprovalRecord.created_at).desc())
+            records = session.exec(query.limit(limit) if limit else query).all()
         if tool_glob:
             return [r for r in records if fnmatch.fnmatchcase(r.tool, tool_glob)]
         return list(records)
+
+    def pending_ids(self) -> set[str]:
+        """The ids of every pending approval: a cheap question (the status index answers it)
+        that tells a poller what arrived and what was resolved since it last asked."""
+        with self._session() as session:
+            query = select(ApprovalRecord.id).where(ApprovalRecord.status == "pending")
+            return set(session.exec(query).all())
+
+    def count(self) -> int:
+        with self._session() as session:
+            return int(session.exec(select(sa.func.count()).select_from(ApprovalRecord)).one())
+
+    def many(self, approval_ids: Collection[str]) -> Sequence[ApprovalRecord]:
+        """The approvals with these ids (unknown ids are skipped), in no particular order."""
+        wanted = sorted(approval_ids)
+        chunks = [wanted[start : start + 500] for start in range(0, len(wanted), 500)]
+        with self._session() as session:  # 500 ids a query: well under any bound-parameter limit
+            return [
+                record
+                for chunk in chunks
+                for record in session.exec(
+                    select(ApprovalRecord).where(col(ApprovalRecord.id).in_(chunk))
+                ).all()
+            ]
 
     def resolve(
         self,
@@ -361,6 +394,28 @@ class TraceRepository(_Repository):
             return session.exec(query).all()
 
 
+class TaskRepository(_Repository):
+    def create(self, name: str, task_file: str, workspace: str) -> TaskRecord:
+        return self._add(TaskRecord(name=name, task_file=task_file, workspace=workspace))
+
+    def get(self, task_id: str) -> TaskRecord:
+        return self._get(TaskRecord, task_id)
+
+    def list(self, limit: int = 100) -> Sequence[TaskRecord]:
+        with self._session() as session:
+            query = select(TaskRecord).order_by(col(TaskRecord.created_at).desc())
+            return session.exec(query.limit(limit)).all()
+
+    def latest(self, task_file: str) -> TaskRecord | None:
+        """The most recent run of a task file."""
+        with self._session() as session:
+            query = select(TaskRecord).where(TaskRecord.task_file == task_file)
+            return session.exec(query.order_by(col(TaskRecord.created_at).desc())).first()
+
+    def update(self, task_id: str, **changes: Any) -> TaskRecord:
+        return self._update(TaskRecord, task_id, changes)
+
+
 class Store:
     """Foundry's persistence; open it with `Store.open()`, which also migrates the schema."""
 
@@ -374,6 +429,7 @@ class Store:
         self.approvals = ApprovalRepository(self)
         self.grants = GrantRepository(self)
         self.traces = TraceRepository(self)
+        self.tasks = TaskRepository(self)
 
     @classmethod
     def open(cls, url: str | None = None, home: FoundryHome | None = None) -> Store:

@@ -149,3 +149,18 @@ class TraceRecord(SQLModel, table=True):
     confidence: float | None = None
     decided_ms: float | None = None
     created_at: datetime = _time(default_factory=utc_now, index=True)
+
+
+class TaskRecord(SQLModel, table=True):
+    """One run of a task file; its events are in the event log under the task's id."""
+
+    __tablename__ = "tasks"
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=64)
+    name: str
+    task_file: str = Field(index=True)
+    workspace: str
+    status: str = Field(default="running", index=True, max_length=16)
+    output: str = ""
+    created_at: datetime = _time(default_factory=utc_now)
+    updated_at: datetime = _time(default_factory=utc_now)

@@ -65,6 +65,7 @@ class ToolResult(BaseModel):
     text: str
     is_error: bool
     structured: dict[str, Any] | None = None
+    final: bool = False  # the text is the agent's answer: the turn ends with it, word for word
 
 
 class ServerStatus(BaseModel):

@@ -1,0 +1,1 @@
+"""Task supervision: plan, operate, validate, interrogate, rescue and delegate (see runner.py)."""

@@ -1,0 +1,220 @@
+"""Tools a task gives its agents, in process: the workspace's files, and a team to delegate to.
+
+They are offered and called like MCP tools (`server.tool` names, a JSON schema each) and every
+call still passes the session's approval gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from foundry.agent.models import IncludeMode
+from foundry.tools.catalog import ToolInfo
+from foundry.tools.host import ToolResult
+
+Handler = Callable[[dict[str, Any]], Awaitable[ToolResult]]
+MAX_READ_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class LocalTool:
+    info: ToolInfo
+    handler: Handler
+
+
+def local_tool(
+    server: str,
+    tool: str,
+    description: str,
+    properties: dict[str, Any],
+    handler: Handler,
+    permission_required: bool = False,
+) -> LocalTool:
+    info = ToolInfo(
+        name=f"{server}.{tool}",
+        server=server,
+        tool=tool,
+        description=description,
+        parameters={"type": "object", "properties": properties, "required": list(properties)},
+        include=IncludeMode.ALWAYS,
+        permission_required=permission_required,
+    )
+    return LocalTool(info, handler)
+
+
+class LocalTools:
+    """A tool source of in-process tools; several sources combine with `CombinedTools`."""
+
+    def __init__(self, tools: Sequence[LocalTool]) -> None:
+        self._tools = {tool.info.name: tool for tool in tools}
+
+    def tools(self) -> list[ToolInfo]:
+        return [tool.info for tool in self._tools.values()]
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], timeout_s: float = 60.0
+    ) -> ToolResult:
+        tool = self._tools.get(name)
+        if tool is None:
+            return ToolResult(text=f"There is no tool named {name}.", is_error=True)
+        try:
+            return await asyncio.wait_for(tool.handler(arguments), timeout_s)
+        except TimeoutError:
+            return ToolResult(
+                text=f"{name} ran over {timeout_s:g} s and was stopped.", is_error=True
+            )
+        except (KeyError, TypeError, ValueError, OSError) as error:
+            return ToolResult(text=f"{name} failed: {error}", is_error=True)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class CombinedTools:
+    """The tools of several sources as one (the agent's MCP servers and a task's own tools)."""
+
+    def __init__(self, *sources: Any) -> None:
+        self._sources = sources
+
+    def tools(self) -> list[Any]:
+        return [tool for source in self._sources for tool in source.tools()]
+
+    async def call(self, name: str, arguments: dict[str, Any], timeout_s: float = 60.0) -> Any:
+        for source in self._sources:
+            if any(tool.name == name for tool in source.tools()):
+                return await source.call(name, arguments, timeout_s)
+        return ToolResult(text=f"There is no tool named {name}.", is_error=True)
+
+    async def aclose(self) -> None:
+        for source in self._sources:
+            await source.aclose()
+
+
+# -- the workspace --------------------------------------------------------------------------------
+
+
+class OutsideWorkspace(ValueError):
+    pass
+
+
+def inside(root: Path, relative: str) -> Path:
+    path = (root / relative).resolve()
+    if path != root and root not in path.parents:
+        raise OutsideWorkspace(f"{relative} is outside the workspace")
+    return path
+
+
+def workspace_tools(root: Path) -> LocalTools:
+    """List, read and write files inside `root`; writing asks for approval where the agent's
+    permission setting says so."""
+    root = root.resolve()
+    path_property = {"path": {"type": "string", "description": "a path relative to the workspace"}}
+
+    async def list_files(arguments: dict[str, Any]) -> ToolResult:
+        from foundry.orchestration.validation import workspace_files
+
+        files = workspace_files(root)
+        return ToolResult(text="\n".join(files) or "(the workspace is empty)", is_error=False)
+
+    async def read_file(arguments: dict[str, Any]) -> ToolResult:
+        path = inside(root, str(arguments["path"]))
+        if not path.is_file():
+            return ToolResult(text=f"There is no file {arguments['path']}.", is_error=True)
+        return ToolResult(text=path.read_text(errors="replace")[:MAX_READ_CHARS], is_error=False)
+
+    async def write_file(arguments: dict[str, Any]) -> ToolResult:
+        path = inside(root, str(arguments["path"]))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        content = str(arguments.get("content", ""))
+        path.write_text(content, encoding="utf-8")
+        return ToolResult(
+            text=f"Wrote {len(content)} characters to {arguments['path']}.", is_error=False
+        )
+
+    return LocalTools(
+        [
+            local_tool("workspace", "list_files", "List the workspace's files.", {}, list_files),
+            local_tool(
+                "workspace", "read_file", "Read a file of the workspace.", path_property, read_file
+            ),
+            local_tool(
+                "workspace",
+                "write_file",
+                "Create or replace a file of the workspace with the given content.",
+                {**path_property, "content": {"type": "string"}},
+                write_file,
+                permission_required=True,
+            ),
+        ]
+    )
+
+
+# -- a team ---------------------------------------------------------------------------------------
+
+RunWorker = Callable[[str, str], Awaitable[str]]
+
+
+class TeamTools(LocalTools):
+    """`delegate(worker, instructions)` runs a worker to the end and returns its answer;
+    `forward_message(worker)` makes the worker's last answer the final answer, word for word.
+    Workers can be added and removed between runs."""
+
+    def __init__(self, workers: dict[str, str], run_worker: RunWorker) -> None:
+        self.workers = dict(workers)  # name -> description
+        self._run_worker = run_worker
+        self.answers: dict[str, str] = {}
+        super().__init__([])
+        self._rebuild()
+
+    def add_worker(self, name: str, description: str = "") -> None:
+        self.workers[name] = description
+        self._rebuild()
+
+    def remove_worker(self, name: str) -> None:
+        self.workers.pop(name, None)
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        names = {"type": "string", "enum": sorted(self.workers)}
+        self._tools = {
+            tool.info.name: tool
+            for tool in (
+                local_tool(
+                    "team",
+                    "delegate",
+                    "Give a worker instructions; returns the worker's final answer.",
+                    {"worker": names, "instructions": {"type": "string"}},
+                    self._delegate,
+                ),
+                local_tool(
+                    "team",
+                    "forward_message",
+                    "Return a worker's last answer, word for word, as your final answer.",
+                    {"worker": names},
+                    self._forward,
+                ),
+            )
+        }
+
+    async def _delegate(self, arguments: dict[str, Any]) -> ToolResult:
+        worker = str(arguments["worker"])
+        if worker not in self.workers:
+            return ToolResult(
+                text=f"There is no worker {worker!r}; there are {', '.join(self.workers)}.",
+                is_error=True,
+            )
+        answer = await self._run_worker(worker, str(arguments.get("instructions", "")))
+        self.answers[worker] = answer
+        return ToolResult(text=answer, is_error=False)
+
+    async def _forward(self, arguments: dict[str, Any]) -> ToolResult:
+        worker = str(arguments["worker"])
+        if worker not in self.answers:
+            return ToolResult(
+                text=f"{worker} has not answered yet; delegate to it first.", is_error=True
+            )
+        return ToolResult(text=self.answers[worker], is_error=False, final=True)
