@@ -102,7 +102,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = RecentAgentsMenu(self.recent, self)
         self.recent_menu.chosen.connect(lambda path: self._spawn(self.open_agent(path)))
         clone = QAction("&Clone Agent…", self)
-        clone.setShortcut(QKeySequence("Ctrl+Shift+D"))
+        clone.setShortcut(QKeySequence("Ctrl+Shift+C"))
         clone.setToolTip("Copy the open agent under a new name, then open the copy")
         clone.triggered.connect(self.clone_agent)
         after_open = file_menu.actions()[1]

@@ -93,6 +93,7 @@ def test_a_tool_tried_through_its_form_gives_the_real_answer(
     assert panel.result_title.text().startswith("Answer from time.get_current_time in ")
     answer = json.loads(panel.result.toPlainText())
     assert answer["timezone"] == "Asia/Tokyo"
+    save_screenshot(editor, tmp_path, "editor-tool-try.png")
     select_tool(editor, "convert_time")
     assert set(panel.form.fields) == {"source_timezone", "time", "target_timezone"}
     panel.form.set_text("source_timezone", "UTC")
@@ -101,8 +102,6 @@ def test_a_tool_tried_through_its_form_gives_the_real_answer(
     panel.run.click()
     qtbot.waitUntil(lambda: panel.result_title.text().startswith("Error from"), timeout=20000)
     assert "HH:MM" in panel.result.toPlainText()
-    editor.tools.tabs.setCurrentIndex(0)
-    save_screenshot(editor, tmp_path, "editor-tool-try.png")
 
 
 def test_a_tool_permission_change_is_undoable_and_saved(
