@@ -64,6 +64,7 @@ def test_clone_copies_the_agent_under_a_new_name_and_opens_it(
     assert (clone / "turns.json").read_text() == (source / "turns.json").read_text()
     assert json.loads((source / "tsagent.json").read_text())["metadata"]["name"] == "helper"
     assert window.windowTitle() == "Night Helper — Foundry"
+    qtbot.waitUntil(lambda: window.tabs.count() == 2, timeout=20000)  # a chat with the clone
 
 
 def test_a_clone_to_a_yaml_file_and_onto_an_existing_agent(tmp_path: Path) -> None:
@@ -93,6 +94,7 @@ def test_recent_agents_are_remembered_across_runs_and_reopened(
     later.recent_menu.actions()[1].trigger()
     qtbot.waitUntil(lambda: later.agent is not None and later.agent.path == first.resolve())
     qtbot.waitUntil(lambda: RecentAgents.load().paths[0] == first.resolve(), timeout=5000)
+    qtbot.waitUntil(lambda: later.tabs.count() == 1, timeout=20000)
 
 
 def test_an_agent_folder_dropped_on_the_window_opens(
@@ -145,8 +147,10 @@ def test_a_supervisors_agent_opens_in_its_own_editor_tab(
     assert isinstance(editor, AgentEditor)
     editor.open_agent_requested.emit(watcher)
     qtbot.waitUntil(
-        lambda: isinstance(window.tabs.currentWidget(), AgentEditor)
-        and window.tabs.currentWidget() is not editor,
+        lambda: (
+            isinstance(window.tabs.currentWidget(), AgentEditor)
+            and window.tabs.currentWidget() is not editor
+        ),
         timeout=10000,
     )
     opened = window.tabs.currentWidget()
