@@ -16,6 +16,7 @@ from foundry.cli_doctor import add_doctor_commands
 from foundry.cli_metrics import add_metrics_commands
 from foundry.cli_sessions import add_session_commands
 from foundry.cli_supervision import add_supervision_commands
+from foundry.cli_tasks import add_task_commands
 from foundry.llm.base import ProviderError
 from foundry.store import StoreError
 
@@ -118,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_supervision_commands(commands)
     add_doctor_commands(commands)
     add_metrics_commands(commands)
+    add_task_commands(commands)
 
     gui = commands.add_parser("gui", help="start the desktop app (the default)")
     gui.add_argument("agent", nargs="?", help="agent to open")

@@ -169,9 +169,15 @@ class _State:
 
 class TaskRunner:
     def __init__(
-        self, host: SessionHost, task: TaskFile, task_id: str, journal: StepJournal
+        self,
+        host: SessionHost,
+        task: TaskFile,
+        task_id: str,
+        journal: StepJournal,
+        ask: Any = None,
     ) -> None:
         self.host = host
+        self.ask = ask  # who approves tool calls that need a person (None: the approval inbox)
         self.task = task
         self.spec = task.spec
         self.task_id = task_id
@@ -376,7 +382,7 @@ class TaskRunner:
 
     async def _plan(self, complexity: Complexity) -> Plan:
         context = prompts.task_context(self.spec, str(self.workspace))
-        default = next(iter(self.spec.operators))
+        default = next(iter(self.spec.operators), "")
         minimal = complexity == "trivial"
         fallback = direct_plan(
             self.spec, default, prompts.operator_prompt(self.spec, context, minimal)
@@ -405,7 +411,7 @@ class TaskRunner:
         if name in self.spec.operators and name != avoid:
             return name
         others = [n for n in self.spec.operators if n != avoid]
-        return (others or list(self.spec.operators))[0]
+        return next(iter(others or self.spec.operators), "")
 
     # -- execution ------------------------------------------------------------------------------
 
@@ -689,11 +695,14 @@ class TaskRunner:
             self.supervisor_calls += 1
         self.live_sends += 1
         started = time.monotonic()
-        try:
-            turn = await asyncio.wait_for(self.host.send(session_id, text, schema), timeout_s)
-        except TimeoutError:
-            return Reply(ok=False, error=f"no answer within {timeout_s:g} s", session_id=session_id)
-        ok = turn.ended_by == "reply"
+        sending = asyncio.ensure_future(self.host.send(session_id, text, schema))
+        done, _ = await asyncio.wait([sending], timeout=timeout_s)
+        if not done:
+            sending.cancel()  # the session keeps what was generated and ends the turn
+        turn = (await asyncio.gather(sending, return_exceptions=True))[0]
+        if isinstance(turn, BaseException):
+            raise turn
+        ended_by = turn.ended_by if done else "timeout"
         await self._emit(
             AgentConsulted(
                 role=role,
@@ -705,22 +714,27 @@ class TaskRunner:
                 input_tokens=turn.input_tokens,
                 output_tokens=turn.output_tokens,
                 seconds=round(time.monotonic() - started, 3),
-                ended_by=turn.ended_by,
+                ended_by=ended_by,
             )
         )
-        error = "" if ok else (turn.error or f"the turn ended by {turn.ended_by}")
-        return Reply(text=turn.reply, ok=ok, error=error, session_id=session_id)
+        if ended_by == "reply":
+            return Reply(text=turn.reply, session_id=session_id)
+        error = f"no answer within {timeout_s:g} s" if not done else turn.error
+        error = error or f"the turn ended by {ended_by}"
+        return Reply(text=turn.reply, ok=False, error=error, session_id=session_id)
 
     async def _session(self, key: str, path: Path, tools: Any) -> str:
         known = self.sessions.get(key)
         if known and self.host.is_open(known):
             return known
         if known:
-            await self.host.reopen_session(known, extra_tools=tools, project_root=self.workspace)
+            await self.host.reopen_session(
+                known, ask=self.ask, extra_tools=tools, project_root=self.workspace
+            )
             return known
         title = f"{self.spec.name} · {key.split(':')[0]} {key.split(':')[-1]}"
         session_id = await self.host.open_session(
-            path, title=title, extra_tools=tools, project_root=self.workspace
+            path, ask=self.ask, title=title, extra_tools=tools, project_root=self.workspace
         )
         self.sessions[key] = session_id
         return session_id

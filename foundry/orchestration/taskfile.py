@@ -167,7 +167,7 @@ class TaskSpec(TaskModel):
     goal: str = Field(min_length=1)
     type: TaskType | None = None
     criteria: list[Criterion] = Field(min_length=1)
-    operators: dict[str, str] = Field(min_length=1)
+    operators: dict[str, str] = Field(default_factory=dict)
     supervisor: str | None = None
     helper: str | None = None
     team: dict[str, WorkerSpec] = Field(default_factory=dict)
@@ -199,9 +199,11 @@ class TaskSpec(TaskModel):
         return _check_names(team)
 
     @model_validator(mode="after")
-    def _team_needs_a_supervisor(self) -> TaskSpec:
+    def _someone_works(self) -> TaskSpec:
         if self.team and not self.supervisor:
             raise ValueError("a team needs a supervisor to delegate to it")
+        if not self.operators and not self.team:
+            raise ValueError("name at least one operator (or a team with a supervisor)")
         return self
 
 

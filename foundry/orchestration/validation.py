@@ -78,6 +78,8 @@ def score(
     for item in evidence:
         by_factor.setdefault(item.factor, []).append(item.value)
     factors = {name: sum(values) / len(values) for name, values in by_factor.items()}
+    if not factors:  # a claim with nothing behind it is not enough
+        factors["code"] = 0.0
     factors["claim"] = 1.0 if claimed else 0.0
     total = sum(FACTOR_WEIGHTS[name] for name in factors)
     value = round(100 * sum(FACTOR_WEIGHTS[n] * v for n, v in factors.items()) / total, 2)

@@ -354,7 +354,9 @@ class Engine:
 
     # -- tasks ----------------------------------------------------------------------------------
 
-    async def run_task(self, path: Path, replay: bool = False, new: bool = False) -> TaskOutcome:
+    async def run_task(
+        self, path: Path, replay: bool = False, new: bool = False, ask: AskUser | None = None
+    ) -> TaskOutcome:
         """Run the task file at `path`. An unfinished earlier run of it is resumed (unless `new`);
         `replay` re-runs its last run from the journal without calling any model."""
         task = await self._in_writer(load_task, Path(path))
@@ -372,7 +374,7 @@ class Engine:
                 self.store.tasks.create, task.spec.name, str(task.path), str(task.workspace)
             )
             task_id, history = created.id, []
-        runner = TaskRunner(self, task, task_id, StepJournal(history))
+        runner = TaskRunner(self, task, task_id, StepJournal(history), ask)
         try:
             outcome = await runner.run(resuming=resuming)
         finally:
