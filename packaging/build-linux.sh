@@ -15,12 +15,12 @@ VENV=build/venv
 APP_ID=dev.foundry.Foundry
 PREFIX=/opt/foundry
 ICON_SIZES="16 24 32 48 64 128 256 512"
-# What the bundle needs from the system: libc, the graphics stack PyInstaller never bundles
-# (libGL, libEGL, libdrm, libxcb, Wayland), fontconfig's configuration and fonts, XKB keymaps,
-# and the X11 libraries Qt's xcb plugin documents (bundled too, but kept current by Debian).
-DEPENDS="libc6 (>= 2.31), libegl1, libgl1, libdrm2, libxcb1, libwayland-client0, \
-libfontconfig1, libxkbcommon-x11-0, libxcb-cursor0, libxcb-icccm4, libxcb-keysyms1, \
-libxcb-shape0"
+# What the bundle needs from the system besides libc (whose version is measured): the graphics
+# stack PyInstaller never bundles (libGL, libEGL, libdrm, libxcb, Wayland), fontconfig's
+# configuration and fonts, XKB keymaps, and the X11 libraries Qt's xcb plugin documents (bundled
+# too, but kept current by Debian).
+DEPENDS="libegl1, libgl1, libdrm2, libxcb1, libwayland-client0, libfontconfig1, \
+libxkbcommon-x11-0, libxcb-cursor0, libxcb-icccm4, libxcb-keysyms1, libxcb-shape0"
 RECOMMENDS="libwayland-cursor0, libwayland-egl1"
 
 step() { printf '\n== %s\n' "$*"; }
@@ -41,6 +41,8 @@ check_tools() {
         { echo "build-linux.sh: $PYTHON is older than Python 3.11; set PYTHON" >&2; exit 1; }
     command -v dpkg-deb >/dev/null ||
         { echo "build-linux.sh: dpkg-deb is missing (apt-get install dpkg)" >&2; exit 1; }
+    command -v objdump >/dev/null ||
+        { echo "build-linux.sh: objdump is missing (apt-get install binutils)" >&2; exit 1; }
 }
 
 check_metainfo_release() {
@@ -61,6 +63,14 @@ build_bundle() {
     step "PyInstaller bundle in dist/$COMMAND"
     "$VENV/bin/pyinstaller" --noconfirm --clean --log-level WARN \
         --distpath dist --workpath build/pyinstaller packaging/foundry.spec
+    "dist/$COMMAND/$COMMAND" --version  # the bundle starts and imports the whole CLI
+}
+
+# The newest glibc symbol version a binary of the bundle asks for: the oldest libc it runs on.
+glibc_needed() {
+    find "dist/$COMMAND" -type f \( -name '*.so*' -o -perm -u+x \) -print0 |
+        { xargs -0 objdump -T 2>/dev/null || true; } |
+        grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/^GLIBC_//' | sort -uV | tail -1
 }
 
 # The desktop integration files, laid out under $1 as they go under /usr.
@@ -93,7 +103,7 @@ Version: $VERSION
 Architecture: $arch
 Maintainer: $MAINTAINER
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
-Depends: $DEPENDS
+Depends: libc6 (>= $(glibc_needed)), $DEPENDS
 Recommends: $RECOMMENDS
 Section: devel
 Priority: optional
