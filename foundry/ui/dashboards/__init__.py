@@ -1,0 +1,6 @@
+"""The metrics dashboards: pyqtgraph charts of the series computed by foundry.metrics."""
+
+from foundry.ui.dashboards.controller import DashboardController
+from foundry.ui.dashboards.view import DashboardView
+
+__all__ = ["DashboardController", "DashboardView"]

@@ -1,0 +1,204 @@
+"""A dashboard card: one pyqtgraph chart with its title, legend, hover text and exports."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pyqtgraph as pg
+from pyqtgraph.exporters import ImageExporter
+from PySide6.QtCore import QPointF, Signal
+from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QToolTip, QVBoxLayout
+
+from foundry.metrics import DashboardSeries, SeriesPoint, write_points_csv
+from foundry.ui.dashboards.palette import BACKGROUND, GRID_ALPHA, MUTED, TEXT
+
+EXPORT_WIDTH = 1600  # pixels of an exported PNG
+NEAR = 0.03  # a hovered point is within 3 % of the visible range on both axes
+
+
+class CategoryAxis(pg.AxisItem):
+    """A bottom axis naming the bars at 0, 1, 2, ...; as many names as fit, evenly spaced."""
+
+    def __init__(self) -> None:
+        super().__init__("bottom")
+        self.names: list[str] = []
+
+    def set_names(self, names: Sequence[str]) -> None:
+        self.names = [name if len(name) <= 18 else name[:17] + "…" for name in names]
+        self.picture = None
+        self.update()
+
+    def tickValues(
+        self, minVal: float, maxVal: float, size: float
+    ) -> list[tuple[float, list[float]]]:
+        shown = [i for i in range(len(self.names)) if minVal - 0.5 <= i <= maxVal + 0.5]
+        if not shown:
+            return []
+        metrics = QFontMetrics(self.style.get("tickFont") or self.font())
+        widest = max(metrics.horizontalAdvance(self.names[i]) for i in shown) + 16
+        step = max(1, math.ceil(len(shown) * widest / max(size, 1.0)))
+        return [(float(step), [float(i) for i in shown[::step]])]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        return [
+            self.names[round(value)] if 0 <= round(value) < len(self.names) else ""
+            for value in values
+        ]
+
+
+class Chart(QFrame):
+    """Subclasses name the series they plot, draw it (`draw`) and say what a spot shows."""
+
+    title: ClassVar[str]
+    series_name: ClassVar[str]  # the attribute of DashboardSeries it plots
+    point_type: ClassVar[type[SeriesPoint]]
+    x_label: ClassVar[str] = ""
+    y_label: ClassVar[str] = ""
+    time_axis: ClassVar[bool] = False
+    category_axis: ClassVar[bool] = False  # bars named along the x axis
+
+    save_requested = Signal(str)  # "png" or "csv": the view asks where
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.points: tuple[Any, ...] = ()
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setObjectName("chart")
+        self.setMinimumHeight(280)
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground(BACKGROUND)
+        self.graphics.ci.setContentsMargins(6, 6, 10, 4)
+        axes: dict[str, pg.AxisItem] = {}
+        if self.time_axis:
+            axes["bottom"] = pg.DateAxisItem(orientation="bottom")
+        if self.category_axis:
+            axes["bottom"] = self.categories = CategoryAxis()
+        self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0, axisItems=axes)
+        self.legend = pg.LegendItem(colCount=4, labelTextColor=TEXT, horSpacing=14)
+        self.graphics.addItem(self.legend, row=1, col=0)
+        self.summary = QLabel()
+        self.summary.setStyleSheet(f"color: {MUTED};")
+        self.png_button = self._tool_button("PNG", "Save this chart as a PNG picture", "png")
+        self.csv_button = self._tool_button("CSV", "Save the data of this chart as CSV", "csv")
+        header = QHBoxLayout()
+        header.setContentsMargins(8, 4, 4, 0)
+        header.addWidget(self.summary, 1)
+        header.addWidget(self.png_button)
+        header.addWidget(self.csv_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(1, 1, 1, 1)
+        layout.setSpacing(0)
+        layout.addLayout(header)
+        layout.addWidget(self.graphics, 1)
+        self._style_plot()
+        self.graphics.scene().sigMouseMoved.connect(self._hover)
+
+    def _tool_button(self, text: str, tip: str, kind: str) -> QToolButton:
+        button = QToolButton()
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setAutoRaise(True)
+        button.clicked.connect(lambda: self.save_requested.emit(kind))
+        return button
+
+    def _style_plot(self) -> None:
+        title_font = QFont()
+        title_font.setPointSizeF(title_font.pointSizeF() + 1.5)
+        title_font.setBold(True)
+        self.plot.setTitle(
+            self.title, color=TEXT, size=f"{title_font.pointSizeF():.1f}pt", bold=True
+        )
+        for side, text in (("bottom", self.x_label), ("left", self.y_label)):
+            axis = self.plot.getAxis(side)
+            axis.setPen(pg.mkPen(MUTED))
+            axis.setTextPen(pg.mkPen(TEXT))
+            axis.setLabel(text, color=TEXT)
+        self.plot.showGrid(x=False, y=True, alpha=GRID_ALPHA)
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+
+    # -- data -----------------------------------------------------------------------------------
+
+    def show_series(self, series: DashboardSeries) -> None:
+        self.points = tuple(getattr(series, self.series_name))
+        self.plot.clear()
+        self.legend.clear()
+        if self.points:
+            self.draw()
+            self.summary.setText(self.summarize())
+        else:
+            self._show_empty()
+            self.summary.setText("")
+
+    def draw(self) -> None:
+        raise NotImplementedError
+
+    def summarize(self) -> str:
+        """One line about the points shown (there is at least one)."""
+        return f"{len(self.points):,} points"
+
+    def describe(self, x: float, y: float) -> str | None:
+        """What the chart shows at data coordinates (x, y), for the hover text."""
+        return None
+
+    def _show_empty(self) -> None:
+        label = pg.TextItem("No data for these filters", color=MUTED, anchor=(0.5, 0.5))
+        self.plot.addItem(label)
+        label.setPos(0.5, 0.5)
+        self.plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+
+    def count_axis(self, largest: float) -> None:
+        """Whole-number ticks on the y axis for small counts (no "0.5 scores")."""
+        axis = self.plot.getAxis("left")
+        if largest <= 10:
+            axis.setTickSpacing(major=max(1, int(largest) // 5 or 1), minor=1)
+        else:
+            axis.setTickSpacing()
+
+    def add_legend(self, item: Any, name: str) -> None:
+        self.legend.addItem(item, name)
+
+    # -- hover ----------------------------------------------------------------------------------
+
+    def _hover(self, scene_position: QPointF) -> None:
+        text = self.hover_text(scene_position)
+        if text is None:
+            QToolTip.hideText()
+            return
+        where = self.graphics.mapToGlobal(self.graphics.mapFromScene(scene_position).toPoint())
+        QToolTip.showText(where, text, self.graphics)
+
+    def hover_text(self, scene_position: QPointF) -> str | None:
+        if not self.points or not self.plot.vb.sceneBoundingRect().contains(scene_position):
+            return None
+        spot = self.plot.vb.mapSceneToView(scene_position)
+        return self.describe(spot.x(), spot.y())
+
+    def nearest(self, xs: Sequence[float], ys: Sequence[float], x: float, y: float) -> int | None:
+        """The index of the point nearest to (x, y) on screen, if it is near enough."""
+        if not len(xs):
+            return None
+        (left, right), (bottom, top) = self.plot.vb.viewRange()
+        dx = (np.asarray(xs, dtype=float) - x) / max(right - left, 1e-9)
+        dy = (np.asarray(ys, dtype=float) - y) / max(top - bottom, 1e-9)
+        distance = np.hypot(dx, dy)
+        index = int(np.argmin(distance))
+        return index if distance[index] <= NEAR * 1.5 else None
+
+    # -- exports --------------------------------------------------------------------------------
+
+    def export_png(self, path: Path) -> Path:
+        """The chart (title, plot, legend) as a PNG picture."""
+        exporter = ImageExporter(self.graphics.ci)
+        exporter.parameters()["width"] = EXPORT_WIDTH
+        exporter.export(str(path))
+        return path
+
+    def export_csv(self, path: Path) -> Path:
+        """The points this chart plots, one CSV row each."""
+        return write_points_csv(path, self.point_type, self.points)

@@ -1,0 +1,249 @@
+"""The dashboards tab: filters on top, the charts in a grid below (view only)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from PySide6.QtCore import QDateTime, Signal
+from PySide6.QtGui import QKeySequence, QShowEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDateTimeEdit,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from foundry.metrics import DashboardSeries, MetricsFilter, TaskChoice
+from foundry.ui.dashboards.call_charts import (
+    HumanWaitChart,
+    LatencyChart,
+    ResolutionsChart,
+    TokensChart,
+)
+from foundry.ui.dashboards.chart import Chart
+from foundry.ui.dashboards.palette import MUTED
+from foundry.ui.dashboards.task_charts import (
+    ConfidenceHistogramChart,
+    ConfidenceTimeChart,
+    IterationsChart,
+    PhaseSharesChart,
+)
+
+CUSTOM = "custom"
+TIME_RANGES: dict[str, timedelta | None] = {
+    "All time": None,
+    "Last 15 minutes": timedelta(minutes=15),
+    "Last hour": timedelta(hours=1),
+    "Last 24 hours": timedelta(days=1),
+    "Last 7 days": timedelta(days=7),
+    "Custom range": None,
+}
+EDIT_FORMAT = "yyyy-MM-dd HH:mm"
+
+
+def _combo(tip: str, width: int) -> QComboBox:
+    combo = QComboBox()
+    combo.setToolTip(tip)
+    combo.setMinimumWidth(width)
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+    return combo
+
+
+def _time_edit(tip: str) -> QDateTimeEdit:
+    edit = QDateTimeEdit()
+    edit.setDisplayFormat(EDIT_FORMAT)
+    edit.setCalendarPopup(True)
+    edit.setToolTip(tip)
+    edit.setVisible(False)  # shown for a custom range only
+    return edit
+
+
+class DashboardView(QWidget):
+    filters_changed = Signal()
+    refresh_requested = Signal()
+    export_all_requested = Signal()
+    shown = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.agent = _combo("Only the calls and tasks of this agent", 150)
+        self.task = _combo("Only this task and the chats it consulted", 190)
+        self.time_range = _combo("Only what happened in this time range", 130)
+        self.time_range.addItems(list(TIME_RANGES))
+        self.since = _time_edit("From (local time)")
+        self.until = _time_edit("Up to (local time)")
+        self.to_label = QLabel("to")
+        self.to_label.setVisible(False)
+        self.refresh = QPushButton("Refresh")
+        self.refresh.setShortcut(QKeySequence("F5"))
+        self.refresh.setToolTip("Read new events now (F5); the charts also follow events live")
+        self.export_all = QPushButton("Export All…")
+        self.export_all.setShortcut(QKeySequence("Ctrl+Shift+E"))
+        self.export_all.setToolTip("Save every chart as PNG and every series as CSV (Ctrl+Shift+E)")
+        self.status = QLabel("Loading…")
+        self.status.setStyleSheet(f"color: {MUTED};")
+        self.confidence_time = ConfidenceTimeChart()
+        self.confidence_histogram = ConfidenceHistogramChart()
+        self.iterations = IterationsChart()
+        self.phase_shares = PhaseSharesChart()
+        self.tokens = TokensChart()
+        self.latency = LatencyChart()
+        self.resolutions = ResolutionsChart()
+        self.human_waits = HumanWaitChart()
+        self.data_span: tuple[datetime, datetime] | None = None  # of the last series shown
+        self._custom_range_set = False
+        self.agent.addItem("All agents", "")
+        self.task.addItem("All tasks", "")
+        self._layout()
+        self.agent.currentIndexChanged.connect(self.filters_changed)
+        self.task.currentIndexChanged.connect(self.filters_changed)
+        self.time_range.currentTextChanged.connect(self._time_range_chosen)
+        self.since.editingFinished.connect(self.filters_changed)
+        self.until.editingFinished.connect(self.filters_changed)
+        self.refresh.clicked.connect(self.refresh_requested)
+        self.export_all.clicked.connect(self.export_all_requested)
+
+    def _layout(self) -> None:
+        filters = QHBoxLayout()
+        for label, widget in (
+            ("Agent", self.agent),
+            ("Task", self.task),
+            ("Time", self.time_range),
+        ):
+            filters.addWidget(QLabel(label))
+            filters.addWidget(widget)
+            filters.addSpacing(6)
+        filters.addWidget(self.since)
+        filters.addWidget(self.to_label)
+        filters.addWidget(self.until)
+        filters.addStretch(1)
+        filters.addWidget(self.status)
+        filters.addSpacing(8)
+        filters.addWidget(self.refresh)
+        filters.addWidget(self.export_all)
+        grid = QGridLayout()
+        grid.setSpacing(10)
+        for index, chart in enumerate(self.charts()):
+            grid.addWidget(chart, index // 2, index % 2)
+        content = QWidget()
+        content.setLayout(grid)
+        self.scroller = QScrollArea()
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setWidget(content)
+        layout = QVBoxLayout(self)
+        layout.addLayout(filters)
+        layout.addWidget(self.scroller, 1)
+
+    def charts(self) -> list[Chart]:
+        return [
+            self.confidence_time,
+            self.confidence_histogram,
+            self.iterations,
+            self.phase_shares,
+            self.tokens,
+            self.latency,
+            self.resolutions,
+            self.human_waits,
+        ]
+
+    # -- filters --------------------------------------------------------------------------------
+
+    def current_filter(self, now: datetime | None = None) -> MetricsFilter:
+        agent, task = self.agent.currentData(), self.task.currentData()
+        since, until = self._time_bounds(now or datetime.now(UTC))
+        return MetricsFilter(
+            agents=frozenset({agent} if agent else ()),
+            task_ids=frozenset({task} if task else ()),
+            since=since,
+            until=until,
+        )
+
+    def _time_bounds(self, now: datetime) -> tuple[datetime | None, datetime | None]:
+        choice = self.time_range.currentText()
+        if choice == "Custom range":  # the fields show minutes: "to" takes in its whole minute
+            return _moment(self.since), _moment(self.until) + timedelta(minutes=1, microseconds=-1)
+        span = TIME_RANGES[choice]
+        return (now - span, None) if span is not None else (None, None)
+
+    def _time_range_chosen(self, choice: str) -> None:
+        custom = choice == "Custom range"
+        for widget in (self.since, self.to_label, self.until):
+            widget.setVisible(custom)
+        if custom and not self._custom_range_set:
+            since, until = self.data_span or (
+                datetime.now(UTC) - timedelta(days=1),
+                datetime.now(UTC),
+            )
+            self.set_custom_range(since, until)
+            return
+        self.filters_changed.emit()
+
+    def set_custom_range(self, since: datetime, until: datetime) -> None:
+        """Choose "Custom range" from `since` to `until` (whole minutes, as the fields show)."""
+        self._custom_range_set = True
+        for edit, moment in ((self.since, since), (self.until, until)):
+            edit.blockSignals(True)
+            edit.setDateTime(QDateTime.fromSecsSinceEpoch(int(moment.timestamp())))
+            edit.blockSignals(False)
+        if self.time_range.currentText() != "Custom range":
+            self.time_range.setCurrentText("Custom range")
+        else:
+            self.filters_changed.emit()
+
+    def set_choices(self, agents: tuple[str, ...], tasks: tuple[TaskChoice, ...]) -> None:
+        """Fill the agent and task lists, keeping what is chosen."""
+        _refill(self.agent, "All agents", [(agent, agent) for agent in agents])
+        _refill(
+            self.task,
+            "All tasks",
+            [
+                (f"{task.name}  ·  {task.started_at.astimezone():%m-%d %H:%M}", task.task_id)
+                for task in tasks
+            ],
+        )
+
+    # -- data -----------------------------------------------------------------------------------
+
+    def show_series(self, series: DashboardSeries, status: str) -> None:
+        self.set_choices(series.agents, series.tasks)
+        self.data_span = _span(series) or self.data_span
+        for chart in self.charts():
+            chart.show_series(series)
+        self.status.setText(status)
+
+    def show_problem(self, text: str) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet("color: #C62828;")
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.shown.emit()
+
+
+def _span(series: DashboardSeries) -> tuple[datetime, datetime] | None:
+    times = [
+        point.time
+        for points in (series.iterations, series.confidence, series.model_calls, series.human_waits)
+        for point in points
+    ]
+    return (min(times), max(times)) if times else None
+
+
+def _moment(edit: QDateTimeEdit) -> datetime:
+    return datetime.fromtimestamp(edit.dateTime().toSecsSinceEpoch(), UTC)
+
+
+def _refill(combo: QComboBox, everything: str, entries: list[tuple[str, str]]) -> None:
+    chosen = combo.currentData()
+    combo.blockSignals(True)
+    combo.clear()
+    combo.addItem(everything, "")
+    for text, data in entries:
+        combo.addItem(text, data)
+    combo.setCurrentIndex(max(combo.findData(chosen), 0))
+    combo.blockSignals(False)

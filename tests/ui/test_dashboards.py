@@ -1,0 +1,207 @@
+"""The metrics dashboards on a store holding the fixture log: plotted values, filters, exports,
+live updates."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QImage
+from pytestqt.qtbot import QtBot
+
+from foundry.metrics import dashboard_series
+from foundry.orchestration.events import CriterionScored
+from foundry.ui.bridge import EngineBridge
+from foundry.ui.dashboards import DashboardController, DashboardView
+
+from ..metrics.fixture_log import DOCS_TASK, TASK, at, full_log
+from ..metrics.synthetic_log import shifted, synthetic_log
+from ..metrics.test_loader import write
+from .conftest import save_screenshot
+
+Dashboards = tuple[DashboardView, DashboardController]
+
+
+def wait_for(qtbot: QtBot, task: asyncio.Future[None]) -> None:
+    qtbot.waitUntil(task.done, timeout=20000)
+    task.result()
+
+
+@pytest.fixture
+def dashboards(qtbot: QtBot, bridge: EngineBridge) -> Iterator[Dashboards]:
+    write(bridge.engine.store, full_log())
+    view = DashboardView()
+    qtbot.addWidget(view)
+    controller = DashboardController(view, bridge, throttle_ms=100)
+    view.resize(1400, 1500)
+    view.show()  # showing it loads the events
+    qtbot.waitUntil(lambda: controller.series.iterations != (), timeout=20000)
+    yield view, controller
+    controller.close()
+
+
+def heights(item: object) -> list[float]:
+    return [float(value) for value in item.opts["height"]]  # type: ignore[attr-defined]
+
+
+def bars(chart: object) -> list[object]:
+    from pyqtgraph import BarGraphItem
+
+    return [item for item in chart.plot.items if isinstance(item, BarGraphItem)]  # type: ignore[attr-defined]
+
+
+def choose(qtbot: QtBot, controller: DashboardController, combo: object, data: str) -> None:
+    with qtbot.waitSignal(controller.updated, timeout=20000):
+        combo.setCurrentIndex(combo.findData(data))  # type: ignore[attr-defined]
+
+
+def test_the_charts_plot_the_values_of_the_event_log(
+    dashboards: Dashboards, tmp_path: Path
+) -> None:
+    view, _ = dashboards
+    times, scores = view.confidence_time.level_data("pass")
+    assert list(times) == [at(145).timestamp(), at(560).timestamp(), at(1045).timestamp()]
+    assert list(scores) == [82.0, 90.0, 88.0]
+    assert list(view.confidence_time.level_data("fail")[1]) == [40.0, 45.0]
+    assert list(view.confidence_time.level_data("uncertain")[1]) == [55.0]
+    # histogram, bins of 10: 40 and 45 -> 40-50, 55 -> 50-60, 82 and 88 -> 80-90, 90 -> 90-100
+    assert heights(bars(view.confidence_histogram)[0]) == [0, 0, 0, 0, 2, 1, 0, 0, 2, 1]
+    assert heights(bars(view.iterations)[0]) == [2, 1]
+    shares = {  # stacked bars: one item per phase, tasks side by side
+        phase: (heights(item), [float(v) for v in item.opts["y0"]])
+        for phase, item in view.phase_shares.bars.items()
+    }
+    # waiting is stacked on planning, agent execution, validation, helper, interrogation, rescue:
+    # 7.8125 + 32.8125 + 12.5 + 4.6875 + 7.8125 + 7.8125 = 73.4375 for add-endpoint, 100 for docs
+    assert shares["waiting_for_approval"] == ([20.3125, 0.0], [73.4375, 100.0])
+    assert shares["agent_execution"] == ([32.8125, 60.0], [7.8125, 20.0])
+    tokens_in, tokens_out = bars(view.tokens)
+    assert heights(tokens_in) == [300, 500, 150, 550, 220, 380, 120, 200]
+    assert heights(tokens_out) == [200, 400, 100, 450, 70, 150, 30, 600]
+    whole, first = view.latency.plot.listDataItems()
+    assert list(whole.getData()[1]) == [18.5, 19.0, 14.0, 38.5, 8.0, 13.5, 2.0, 23.0]
+    assert list(first.getData()[0]) == [1, 2, 3, 4, 6, 7, 8]  # call 5 had no first-token time
+    allowed, denied = bars(view.resolutions)
+    assert heights(allowed) == [1, 1, 0, 1, 0]  # policy, grant, supervisor, human, timeout
+    assert heights(denied) == [0, 0, 1, 0, 1]
+    waits = [list(item.getData()[1]) for item in view.human_waits.plot.listDataItems()]
+    assert waits == [[65.0], [90.0]]  # approved, timed out
+    assert view.human_waits.summary.text() == "2 approvals · median 77.5 s · longest 90.0 s"
+    assert view.resolutions.summary.text() == "5 decisions · 20.0 % needed a human"
+    # 69 events in the log, less a token and an approval_requested, which no chart needs
+    assert view.status.text().startswith("67 events")
+
+
+def test_hovering_a_bar_or_a_point_tells_its_values(dashboards: Dashboards) -> None:
+    view, _ = dashboards
+    iterations = view.iterations
+    over_first_bar = iterations.plot.vb.mapViewToScene(QPointF(0.1, 1.0))
+    assert iterations.hover_text(over_first_bar).startswith("add-endpoint: 2 iterations (failed)")
+    between_bars = iterations.plot.vb.mapViewToScene(QPointF(0.5, 1.0))
+    assert iterations.hover_text(between_bars) is None
+    point = view.confidence_time.plot.vb.mapViewToScene(QPointF(at(175).timestamp(), 55.0))
+    text = view.confidence_time.hover_text(point)
+    assert text is not None and text.startswith("add-endpoint · tests pass (iteration 1)\n55 %")
+    segment = view.phase_shares.plot.vb.mapViewToScene(QPointF(0.0, 80.0))
+    assert (
+        view.phase_shares.hover_text(segment)
+        == "add-endpoint · waiting for a human\n20.3 % · 65.0 s"
+    )
+    assert view.resolutions.describe(3.0, 0.5) == "human (L2): 1 allowed · 0 denied"
+    assert view.confidence_histogram.describe(85.0, 1.0) == "80 to 90 %: 2 scores"
+
+
+def test_filters_change_the_plotted_data(qtbot: QtBot, dashboards: Dashboards) -> None:
+    view, controller = dashboards
+    assert [view.agent.itemData(i) for i in range(view.agent.count())] == [
+        "",
+        "assistant",
+        "coder",
+        "planner",
+        "reviewer",
+        "tester",
+        "writer",
+    ]
+    choose(qtbot, controller, view.agent, "coder")
+    assert heights(bars(view.tokens)[0]) == [500, 150, 550]
+    assert heights(bars(view.iterations)[0]) == [2]  # the task coder worked for
+    assert heights(bars(view.resolutions)[0]) == [1, 0, 0, 1, 0]
+    choose(qtbot, controller, view.agent, "")
+    choose(qtbot, controller, view.task, DOCS_TASK)
+    assert list(view.confidence_time.level_data("pass")[1]) == [88.0]
+    assert heights(bars(view.tokens)[0]) == [200]
+    assert view.human_waits.summary.text() == ""  # nothing to show: the chart says so
+    choose(qtbot, controller, view.task, "")
+    with qtbot.waitSignal(controller.updated, timeout=20000):
+        view.set_custom_range(at(540), at(600))  # 09:09 to 09:10, whole minutes
+    assert list(view.confidence_time.level_data("pass")[1]) == [90.0]
+    assert list(view.confidence_time.level_data("fail")[1]) == [45.0]
+    assert bars(view.iterations) == [] and view.iterations.summary.text() == ""  # none started
+
+
+def test_exports_write_a_picture_and_the_rows(dashboards: Dashboards, tmp_path: Path) -> None:
+    view, controller = dashboards
+    picture = controller.save_chart(view.phase_shares, "png", tmp_path / "phases.png")
+    image = QImage(str(picture))
+    assert image.width() == 1600 and image.height() > 300
+    rows = list(
+        csv.reader(controller.save_chart(view.iterations, "csv", tmp_path / "i.csv").open())
+    )
+    assert rows == [
+        ["time", "task_id", "task", "iterations", "status"],
+        ["2025-03-01T09:00:00Z", TASK, "add-endpoint", "2", "failed"],
+        ["2025-03-01T09:16:40Z", DOCS_TASK, "write-docs", "1", "succeeded"],
+    ]
+    written = controller.export_all(tmp_path / "all")
+    assert sorted(path.suffix for path in written) == [".csv"] * 6 + [".png"] * 8
+    assert all(path.stat().st_size > 0 for path in written)
+    with (tmp_path / "all" / "human_waits.csv").open() as file:
+        assert [row["waited_s"] for row in csv.DictReader(file)] == ["65.0", "90.0"]
+
+
+def test_new_events_show_up_live(
+    qtbot: QtBot, dashboards: Dashboards, bridge: EngineBridge
+) -> None:
+    view, controller = dashboards
+    score = CriterionScored(criterion="docs complete", iteration=2, score=97.0, level="pass")
+    updates: list[int] = []
+    controller.updated.connect(lambda: updates.append(1))
+    for _ in range(5):  # a burst is read in one go, not once per event
+        bridge.engine.submit(bridge.engine.record(DOCS_TASK, score)).result(10)
+    qtbot.waitUntil(lambda: len(view.confidence_time.level_data("pass")[1]) == 8, timeout=5000)
+    assert np.all(view.confidence_time.level_data("pass")[1][-5:] == 97.0)
+    assert len(updates) <= 2
+
+
+def test_the_dashboards_of_many_task_runs(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    generated = synthetic_log(14, seed=11)  # about 2.5 hours of work, ending a minute ago
+    events = shifted(generated, datetime.now(UTC) - timedelta(minutes=1) - generated[-1].time)
+    write(bridge.engine.store, events)
+    expected = dashboard_series(events)
+    view = DashboardView()
+    qtbot.addWidget(view)
+    controller = DashboardController(view, bridge)
+    view.resize(1500, 1560)
+    view.show()
+    qtbot.waitUntil(lambda: controller.series.iterations != (), timeout=20000)
+    assert heights(bars(view.iterations)[0]) == [p.iterations for p in expected.iterations]
+    assert len(bars(view.tokens)[0].opts["height"]) == len(expected.model_calls)
+    with qtbot.waitSignal(controller.updated, timeout=20000):
+        view.time_range.setCurrentText("Last hour")
+    hour_ago = datetime.now(UTC) - timedelta(hours=1)
+    recent = [p.iterations for p in expected.iterations if p.time >= hour_ago]
+    assert 0 < len(recent) < len(expected.iterations)
+    assert heights(bars(view.iterations)[0]) == recent
+    with qtbot.waitSignal(controller.updated, timeout=20000):
+        view.time_range.setCurrentText("All time")
+    qtbot.wait(50)
+    save_screenshot(view, tmp_path, "dashboards.png")
+    controller.close()
