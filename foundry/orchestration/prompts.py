@@ -90,14 +90,11 @@ def criteria_list(criteria: Sequence[Criterion | str]) -> str:
 
 
 def operator_prompt(spec: TaskSpec, context: dict[str, Any], minimal: bool = False) -> str:
-    parts = [
-        f"# Task: {spec.name}",
-        spec.goal,
-        "## Acceptance criteria",
-        criteria_list(spec.criteria),
-    ]
+    """The task for its operator; `minimal` (a trivial task) leaves out the how-to guidance."""
+    parts = [f"# Task: {spec.name}", spec.goal, "## Acceptance criteria"]
+    parts += [criteria_list(spec.criteria), "## Context", json.dumps(context, indent=1)]
     if not minimal:
-        parts += ["## Context", json.dumps(context, indent=1), "## How", GUIDANCE[task_type(spec)]]
+        parts += ["## How", GUIDANCE[task_type(spec)]]
     parts.append(STATUS_PROTOCOL)
     return "\n\n".join(parts)
 

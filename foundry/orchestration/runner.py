@@ -381,7 +381,8 @@ class TaskRunner:
     # -- planning -------------------------------------------------------------------------------
 
     async def _plan(self, complexity: Complexity) -> Plan:
-        context = prompts.task_context(self.spec, str(self.workspace))
+        aware = self.spec.context == "aware"
+        context = prompts.task_context(self.spec, str(self.workspace), aware)
         default = next(iter(self.spec.operators), "")
         minimal = complexity == "trivial"
         fallback = direct_plan(

@@ -176,6 +176,7 @@ class TaskSpec(TaskModel):
     thresholds: Thresholds = Field(default_factory=Thresholds)
     project: ProjectContext = Field(default_factory=ProjectContext)
     strict: bool = False
+    context: Literal["aware", "full"] = "aware"  # full: the whole project context, always
 
     @field_validator("criteria", mode="before")
     @classmethod

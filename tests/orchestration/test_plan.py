@@ -40,7 +40,8 @@ def test_the_gate_routes_by_rules(goal: str, criteria: list, expected: str) -> N
 
 
 def test_a_plan_is_read_from_the_first_json_object_of_a_reply() -> None:
-    text = 'Here is my plan: {"understanding": "u", "complexity": 2, "confidence": 0.5, "operator_prompt": "p"} ok'
+    plan = '{"understanding": "u", "complexity": 2, "confidence": 0.5, "operator_prompt": "p"}'
+    text = f"Here is my plan: {plan} ok"
     assert parse_reply(text, Plan).operator_prompt == "p"
     with pytest.raises(ReplyNotUnderstood, match="no JSON object"):
         parse_reply("I would start by reading the files.", Plan)
