@@ -273,3 +273,55 @@ def test_a_task_file_with_errors_names_file_field_and_line(tmp_path: Path) -> No
     text = str(caught.value)
     assert f"{path}:3: criteria:" in text and f"{path}:6: limits.maxIterations:" in text
     assert json.dumps(text)  # every problem at once, one per line
+
+
+def test_workspace_writes_pass_the_approval_hierarchy_and_waiting_is_a_phase(
+    engine: Engine, tmp_path: Path
+) -> None:
+    import threading
+    import time
+
+    from foundry.orchestration.events import PhaseStarted
+    from foundry.supervision.resolution import resolve_approval
+    from tests.runtime.conftest import write_agent
+
+    policy = {
+        "type": "policy",
+        "id": "tool-policy",
+        "name": "Tool approvals",
+        "config": {
+            "rules": [
+                {"name": "writes-need-a-person", "tool": "workspace.write_*", "action": "human"}
+            ],
+            "approvalTimeoutSeconds": 30,
+        },
+    }
+    turns = {"turns": [{"tool_calls": [write("greetings.py", GREET_CODE)]}, DONE]}
+    write_agent(tmp_path / "agents" / "coder", turns, servers={}, supervisors=[policy])
+
+    def approve_when_asked() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            pending = engine.store.approvals.list(status="pending")
+            if pending:
+                time.sleep(0.2)  # a person takes a moment
+                resolve_approval(engine.store, pending[0].id, "approved", "human:test")
+                return
+            time.sleep(0.02)
+
+    person = threading.Thread(target=approve_when_asked)
+    person.start()
+    outcome = run(engine, task_file(tmp_path))
+    person.join()
+
+    assert outcome.status == "succeeded"
+    [approval] = engine.store.approvals.list()
+    assert (approval.tool, approval.status) == ("workspace.write_file", "approved")
+    bodies = events(engine, outcome.task_id)
+    waits = [
+        b
+        for b in bodies
+        if isinstance(b, PhaseStarted | PhaseFinished) and b.phase == "waiting_for_approval"
+    ]
+    assert [type(b).__name__ for b in waits] == ["PhaseStarted", "PhaseFinished"]
+    assert waits[0].label == "workspace.write_file" and waits[0].iteration == 1
