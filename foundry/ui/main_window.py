@@ -24,6 +24,7 @@ from foundry.agent import AgentError, load_agent
 from foundry.agent.document import AgentDocument, read_agent
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor, CloneAgentDialog, CreateAgentDialog
+from foundry.ui.inbox import ApprovalAlerts, InboxController, InboxView, system_tray
 from foundry.ui.recent import RecentAgents, RecentAgentsMenu, agent_paths_in
 from foundry.ui.session_controller import SessionController
 from foundry.ui.session_picker import SessionPicker
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         self.recent = RecentAgents.load()
         self.setAcceptDrops(True)  # an agent folder or .yaml file dropped on the window opens
         self._menus()
+        self._approval_inbox()
 
     def _menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -108,6 +110,30 @@ class MainWindow(QMainWindow):
         after_open = file_menu.actions()[1]
         file_menu.insertMenu(after_open, self.recent_menu)
         file_menu.insertAction(after_open, clone)
+
+    def _approval_inbox(self) -> None:
+        """The inbox follows approvals from the start; its tab opens with Ctrl+Shift+I."""
+        self.inbox = InboxView()
+        self.inbox_controller = InboxController(self.inbox, self.bridge)
+        self.inbox_controller.open_session_requested.connect(
+            lambda session_id: self._spawn(self.reopen_session(session_id))
+        )
+        self.alerts = ApprovalAlerts(self, self.tabs, self.inbox, system_tray(self))
+        self.inbox_controller.pending_changed.connect(self.alerts.show_pending)
+        self.inbox_controller.arrived.connect(self.alerts.announce)
+        view_menu = self.menuBar().addMenu("&View")
+        show = QAction("&Approvals", self)
+        show.setShortcut(QKeySequence("Ctrl+Shift+I"))
+        show.setToolTip("The approval inbox of every session (Ctrl+Shift+I)")
+        show.triggered.connect(self.show_inbox)
+        view_menu.addAction(show)
+
+    def show_inbox(self) -> None:
+        if self.tabs.indexOf(self.inbox) < 0:
+            self.tabs.addTab(self.inbox, "Approvals")
+            self.alerts.show_on_tab()
+        self.tabs.setCurrentWidget(self.inbox)
+        self.inbox.current_table().setFocus()
 
     def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coroutine)
@@ -266,5 +292,6 @@ class MainWindow(QMainWindow):
         return self.tabs.currentWidget()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.inbox_controller.close()
         self.closed.set()
         super().closeEvent(event)

@@ -1,0 +1,476 @@
+"""Connects the InboxView to the store and the engine: follows approvals, acts on them."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QMessageBox, QTableView
+
+from foundry.session.events import ApprovalRequested, ApprovalResolved, Event
+from foundry.store import ApprovalRecord
+from foundry.ui.bridge import EngineBridge
+from foundry.ui.inbox.actions import (
+    Resolution,
+    approve_with_grant,
+    decide,
+    decide_many,
+    local_resolver,
+)
+from foundry.ui.inbox.feed import ApprovalFeed, load_context
+from foundry.ui.inbox.model import RECORD_ROLE, local_time
+from foundry.ui.inbox.params import ParamsError, params_text, parse_edited_params
+from foundry.ui.inbox.view import InboxView
+
+log = logging.getLogger(__name__)
+POLL_MS = 500
+AGE_FILTER_REFRESH_TICKS = 5
+LATEST_ON_HISTORY = 200
+INFO_SHOWN_MS = 6000
+
+Job = Callable[[], list[Resolution]]
+
+
+class InboxController(QObject):
+    """Polls the store (pending ids only, off the GUI thread) every half second and at once when
+    a local session asks or is answered; resolves through the store, where the first resolver
+    wins, so another Foundry, the API or the CLI may have answered first."""
+
+    pending_changed = Signal(int)
+    arrived = Signal(list)  # approvals that came in since the last look
+    open_session_requested = Signal(str)
+
+    def __init__(
+        self,
+        view: InboxView,
+        bridge: EngineBridge,
+        poll_ms: int = POLL_MS,
+        resolver: str | None = None,
+    ) -> None:
+        super().__init__(view)
+        self.view = view
+        self.bridge = bridge
+        self.store = bridge.engine.store
+        self.resolver = resolver or local_resolver()
+        self.feed = ApprovalFeed(self.store)
+        self.loaded = False
+        self.pending_count = 0
+        self.confirmation: QMessageBox | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._polling = False
+        self._poll_again = False
+        self._closed = False
+        self._ticks = 0
+        self._poll_timer = QTimer(self)
+        self._poll_timer.setInterval(poll_ms)
+        self._poll_timer.timeout.connect(self.poll)
+        self._clock = QTimer(self)
+        self._clock.setInterval(1000)
+        self._clock.timeout.connect(self._tick)
+        self._info_timer = QTimer(self)
+        self._info_timer.setSingleShot(True)
+        self._info_timer.timeout.connect(self.view.banner.hide)
+        bridge.event_arrived.connect(self._on_event)
+        self._connect_view()
+        self.poll()
+        self._poll_timer.start()
+        self._clock.start()
+
+    def _connect_view(self) -> None:
+        view, detail = self.view, self.view.detail
+        for combo in (view.status_filter, view.agent_filter, view.level_filter, view.age_filter):
+            combo.currentIndexChanged.connect(self.apply_filters)
+        view.tool_filter.textChanged.connect(self.apply_filters)
+        view.tool_filter.returnPressed.connect(lambda: view.current_table().setFocus())
+        view.lists.currentChanged.connect(self._list_switched)
+        for table in (view.pending_table, view.history_table):
+            table.selectionModel().currentRowChanged.connect(self._current_changed)
+            table.selectionModel().selectionChanged.connect(self._selection_changed)
+        detail.approve.clicked.connect(self.approve)
+        detail.deny.clicked.connect(self.deny)
+        detail.edit.clicked.connect(self.edit)
+        detail.grant.clicked.connect(self.grant)
+        detail.apply_edit.clicked.connect(self.apply_edit)
+        detail.editor.submitted.connect(self.apply_edit)
+        detail.cancel_edit.clicked.connect(self.cancel_edit)
+        detail.editor.cancelled.connect(self.cancel_edit)
+        detail.editor.textChanged.connect(self._check_edit)
+        detail.reasoning.returnPressed.connect(self.deny)
+        detail.reasoning.cancelled.connect(self._focus_list)
+        detail.show_content.toggled.connect(lambda _: detail.show_params())
+        detail.open_session.connect(self.open_session_requested.emit)
+        view.approve_selected.clicked.connect(lambda: self.confirm_bulk(True))
+        view.deny_selected.clicked.connect(lambda: self.confirm_bulk(False))
+        keys: dict[str, Callable[[], None]] = {
+            "next": lambda: self.move(1),
+            "previous": lambda: self.move(-1),
+            "approve": self.approve,
+            "deny": self.focus_reasoning,
+            "edit": self.edit,
+            "grant": self.grant,
+            "open": self.open_session,
+            "filter": self.focus_filter,
+            "approve_selected": lambda: self.confirm_bulk(True),
+            "deny_selected": lambda: self.confirm_bulk(False),
+        }
+        for name, action in keys.items():
+            view.shortcuts[name].activated.connect(action)
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled() or task.exception() is None or self._closed:
+            return
+        error = task.exception()
+        log.error("inbox action failed: %s", error, exc_info=error)
+        self.view.show_banner(f"Something went wrong: {escape(str(error))}", "error")
+
+    def close(self) -> None:
+        """Stop following the store (the window is closing)."""
+        self._closed = True
+        self._poll_timer.stop()
+        self._clock.stop()
+        self.bridge.event_arrived.disconnect(self._on_event)
+        for task in list(self._tasks):
+            task.cancel()
+
+    # -- following the store --------------------------------------------------------------------
+
+    def poll(self) -> None:
+        """Look for new and resolved approvals (one look at a time; a request made during a
+        look starts another right after it)."""
+        if self._closed:
+            return
+        if self._polling:
+            self._poll_again = True
+            return
+        self._polling = True
+        self._spawn(self._poll())
+
+    async def _poll(self) -> None:
+        try:
+            again = True
+            while again and not self._closed:
+                self._poll_again = False
+                if self.loaded:
+                    self._apply(await asyncio.to_thread(self.feed.changes))
+                else:
+                    self._load(await asyncio.to_thread(self.feed.load))
+                again = self._poll_again
+        finally:
+            self._polling = False
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event.body, ApprovalRequested | ApprovalResolved):
+            self.poll()
+
+    def _load(self, records: list[ApprovalRecord]) -> None:
+        if self._closed:
+            return
+        self.view.model.reset(records)
+        self.view.history_model.reset(records)
+        self.view.add_agents({record.agent_id for record in records})
+        self.loaded = True
+        self._count()
+        self._keep_a_current_row(self.view.pending_table, 0)
+        self._keep_a_current_row(self.view.history_table, 0)
+        self._show_current()
+
+    def _apply(self, records: list[ApprovalRecord]) -> None:
+        if self._closed or not records:
+            return
+        table = self.view.current_table()
+        before_row = table.currentIndex().row()
+        before_id = self._id_at(table, before_row)
+        added = self.view.model.merge(records)
+        self.view.history_model.merge(records)
+        self.view.add_agents({record.agent_id for record in records})
+        self._count()
+        if before_id is not None and self._id_at(table, table.currentIndex().row()) != before_id:
+            # the approval in view left the list (resolved): the one taking its place is next
+            self._select(table, before_row)
+        for each in (self.view.pending_table, self.view.history_table):
+            self._keep_a_current_row(each, 0)
+        self._show_current()
+        arrivals = [record for record in added if record.status == "pending"]
+        if arrivals:
+            self.arrived.emit(arrivals)
+
+    def _count(self) -> None:
+        count = self.view.model.pending_count()
+        self.view.lists.setTabText(0, f"Inbox ({count})" if count else "Inbox")
+        if count != self.pending_count:
+            self.pending_count = count
+            self.pending_changed.emit(count)
+
+    def _tick(self) -> None:
+        """Ages and countdowns move on: repaint the lists, re-apply age filters now and then."""
+        self.view.current_table().viewport().update()
+        self._ticks += 1
+        if self._ticks % AGE_FILTER_REFRESH_TICKS == 0:
+            self.view.pending.refresh_ages()
+            self.view.history.refresh_ages()
+
+    # -- lists, selection, filters --------------------------------------------------------------
+
+    def apply_filters(self) -> None:
+        self.view.pending.set_spec(self.view.filter_spec(history=False))
+        self.view.history.set_spec(self.view.filter_spec(history=True))
+        for table in (self.view.pending_table, self.view.history_table):
+            self._keep_a_current_row(table, 0)
+        self._show_current()
+
+    def _list_switched(self, index: int) -> None:
+        self._show_current()
+        self._selection_changed()
+        if index == 1:
+            self._spawn(self._catch_up_history())
+
+    async def _catch_up_history(self) -> None:
+        """Approvals requested and resolved between two looks never were pending for the feed;
+        the newest ones are read again when the history is opened."""
+        self._apply(await asyncio.to_thread(self.feed.latest, LATEST_ON_HISTORY))
+
+    def _keep_a_current_row(self, table: QTableView, near_row: int) -> None:
+        if self._id_at(table, table.currentIndex().row()) is None:
+            self._select(table, near_row)
+
+    @staticmethod
+    def _select(table: QTableView, row: int) -> None:
+        rows = table.model().rowCount()
+        if rows:
+            table.selectRow(max(0, min(row, rows - 1)))
+
+    @staticmethod
+    def _id_at(table: QTableView, row: int) -> str | None:
+        if not 0 <= row < table.model().rowCount():
+            return None
+        record = table.model().index(row, 0).data(RECORD_ROLE)
+        return record.id if isinstance(record, ApprovalRecord) else None
+
+    def current_record(self) -> ApprovalRecord | None:
+        index = self.view.current_table().currentIndex()
+        record = index.data(RECORD_ROLE) if index.isValid() else None
+        return record if isinstance(record, ApprovalRecord) else None
+
+    def selected_records(self) -> list[ApprovalRecord]:
+        table = self.view.current_table()
+        rows = table.selectionModel().selectedRows()
+        records = [index.data(RECORD_ROLE) for index in rows]
+        return [record for record in records if isinstance(record, ApprovalRecord)]
+
+    def _current_changed(self) -> None:
+        self._show_current()
+
+    def _show_current(self) -> None:
+        record = self.current_record()
+        shown = self.view.detail.record
+        if record is None:
+            self.view.detail.show_nothing(self._nothing_to_show())
+            return
+        self.view.detail.show_approval(record)
+        if shown is None or shown.id != record.id:
+            self._spawn(self._load_context(record))
+
+    def _nothing_to_show(self) -> str:
+        if self.view.current_filter().rowCount():
+            return "Select an approval to see it here."
+        if self.view.lists.currentIndex() == 0 and self.pending_count == 0:
+            return "Nothing is waiting for you. New approvals appear here as agents ask."
+        return "No approval matches the filters."
+
+    async def _load_context(self, record: ApprovalRecord) -> None:
+        context = await asyncio.to_thread(load_context, self.store, record)
+        if not self._closed:
+            self.view.detail.show_context(context)
+
+    def _selection_changed(self) -> None:
+        pending = [r for r in self.selected_records() if r.status == "pending"]
+        self.view.summary.setText(f"{len(pending)} pending selected" if len(pending) > 1 else "")
+        for button in (self.view.approve_selected, self.view.deny_selected):
+            button.setEnabled(bool(pending))
+
+    def move(self, step: int) -> None:
+        """J/K: the next or previous approval of the list in view."""
+        table = self.view.current_table()
+        rows = table.model().rowCount()
+        if not rows:
+            return
+        row = table.currentIndex().row()
+        table.selectRow(0 if row < 0 else max(0, min(rows - 1, row + step)))
+        table.setFocus()
+
+    def focus_filter(self) -> None:
+        self.view.tool_filter.setFocus()
+        self.view.tool_filter.selectAll()
+
+    def _focus_list(self) -> None:
+        self.view.current_table().setFocus()
+
+    def open_session(self) -> None:
+        record = self.current_record()
+        if record is not None and record.session_id:
+            self.open_session_requested.emit(record.session_id)
+
+    # -- decisions ------------------------------------------------------------------------------
+
+    def _actionable(self) -> ApprovalRecord | None:
+        record = self.current_record()
+        if record is None or record.status != "pending":
+            return None
+        if not self.view.detail.approve.isEnabled():  # a decision on it is on its way
+            return None
+        return record
+
+    def approve(self) -> None:
+        record = self._actionable()
+        if record is not None:
+            reasoning = self.view.detail.reasoning.text().strip()
+            self._settle(lambda: [decide(self.store, record.id, True, self.resolver, reasoning)])
+
+    def deny(self) -> None:
+        record = self._actionable()
+        if record is not None:
+            reasoning = self.view.detail.reasoning.text().strip()
+            self._settle(lambda: [decide(self.store, record.id, False, self.resolver, reasoning)])
+            self._focus_list()
+
+    def focus_reasoning(self) -> None:
+        """D: write why (the agent reads it), then Enter denies."""
+        if self._actionable() is not None:
+            self.view.detail.reasoning.setFocus()
+
+    def edit(self) -> None:
+        record = self._actionable()
+        if record is not None:
+            self.view.detail.begin_edit(params_text(record.params))
+
+    def cancel_edit(self) -> None:
+        self.view.detail.end_edit()
+        self._focus_list()
+
+    def _check_edit(self) -> None:
+        if self.view.detail.editing:
+            self.view.detail.show_edit_problem(self._edit_problem())
+
+    def _edit_problem(self) -> str | None:
+        try:
+            parse_edited_params(self.view.detail.editor.toPlainText())
+        except ParamsError as problem:
+            return str(problem)
+        return None
+
+    def apply_edit(self) -> None:
+        record = self._actionable()
+        if record is None or not self.view.detail.editing:
+            return
+        try:
+            params = parse_edited_params(self.view.detail.editor.toPlainText())
+        except ParamsError as problem:
+            self.view.detail.show_edit_problem(str(problem))
+            return
+        reasoning = self.view.detail.reasoning.text().strip() or "approved with edited parameters"
+        self.view.detail.end_edit()
+        self._settle(
+            lambda: [decide(self.store, record.id, True, self.resolver, reasoning, params=params)]
+        )
+        self._focus_list()
+
+    def grant(self) -> None:
+        record = self._actionable()
+        if record is None:
+            return
+        tool_glob, duration = self.view.detail.grant_choice()
+        if not tool_glob:
+            self.view.show_banner("Write the tools the grant covers, e.g. time.*", "error")
+            return
+        self._settle(
+            lambda: [approve_with_grant(self.store, record, self.resolver, tool_glob, duration)]
+        )
+
+    def confirm_bulk(self, approved: bool) -> None:
+        """Ctrl+Shift+A / Ctrl+Shift+D: resolve the selection, once confirmed."""
+        records = [record for record in self.selected_records() if record.status == "pending"]
+        if not records:
+            self.view.show_banner("Select pending approvals first (Shift or Ctrl + click).", "info")
+            self._info_timer.start(INFO_SHOWN_MS)
+            return
+        verb = "Approve" if approved else "Deny"
+        tools = sorted({record.tool for record in records})
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            f"{verb} {len(records)} approvals?",
+            f"{verb} {len(records)} pending approvals of {', '.join(tools)}?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            self.view,
+        )
+        box.setDefaultButton(QMessageBox.StandardButton.Yes)
+        box.buttonClicked.connect(
+            lambda button: self._bulk_confirmed(box, button, records, approved)
+        )
+        self.confirmation = box
+        box.open()  # never exec(): a nested loop would break qasync
+
+    def _bulk_confirmed(
+        self, box: QMessageBox, button: Any, records: list[ApprovalRecord], approved: bool
+    ) -> None:
+        self.confirmation = None
+        if box.standardButton(button) != QMessageBox.StandardButton.Yes:
+            return
+        ids = [record.id for record in records]
+        reasoning = self.view.detail.reasoning.text().strip()
+        self._settle(lambda: decide_many(self.store, ids, approved, self.resolver, reasoning))
+
+    def _settle(self, job: Job) -> None:
+        self.view.detail.set_busy(True)
+        self._spawn(self._run(job))
+
+    async def _run(self, job: Job) -> None:
+        try:
+            outcomes = await asyncio.to_thread(job)
+        finally:
+            self.view.detail.set_busy(False)
+        self._apply([outcome.approval for outcome in outcomes])
+        self._report(outcomes)
+
+    def _report(self, outcomes: list[Resolution]) -> None:
+        conflicts = [outcome.approval for outcome in outcomes if outcome.conflict]
+        done = [outcome for outcome in outcomes if not outcome.conflict]
+        if conflicts:
+            self.view.show_banner(_conflict_text(conflicts, len(outcomes)), "conflict")
+            return
+        first = done[0].approval
+        grant = done[0].grant
+        what = (
+            f"{first.status.capitalize()} {escape(first.tool)}"
+            if len(done) == 1
+            else f"{first.status.capitalize()} {len(done)} approvals"
+        )
+        if grant is not None:
+            what += f"; {escape(grant.tool_glob)} granted until {local_time(grant.expires_at)}"
+        self.view.show_banner(what + ".", "info")
+        self._info_timer.start(INFO_SHOWN_MS)
+
+
+def _conflict_text(conflicts: list[ApprovalRecord], attempted: int) -> str:
+    """Who won each approval that someone else resolved first."""
+    winners = "; ".join(
+        f"<b>{escape(record.tool)}</b> was already {record.status.replace('_', ' ')} by "
+        f"<b>{escape(record.resolved_by or 'unknown')}</b> at {local_time(record.resolved_at)}"
+        for record in conflicts[:5]
+    )
+    more = f" (and {len(conflicts) - 5} more)" if len(conflicts) > 5 else ""
+    lead = (
+        "Someone else decided first: "
+        if attempted == 1
+        else f"{len(conflicts)} of {attempted} were decided by someone else first: "
+    )
+    return f"{lead}{winners}{more}. Your decision was not applied; the inbox is up to date."
