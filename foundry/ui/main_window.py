@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
@@ -29,6 +29,9 @@ from foundry.ui.recent import RecentAgents, RecentAgentsMenu, agent_paths_in
 from foundry.ui.session_controller import SessionController
 from foundry.ui.session_picker import SessionPicker
 from foundry.ui.session_view import SessionView
+
+if TYPE_CHECKING:
+    from foundry.ui.dashboards import DashboardController, DashboardView
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +85,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)  # an agent folder or .yaml file dropped on the window opens
         self._menus()
         self._approval_inbox()
+        self._metrics_dashboards()
 
     def _menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -134,6 +138,34 @@ class MainWindow(QMainWindow):
             self.alerts.show_on_tab()
         self.tabs.setCurrentWidget(self.inbox)
         self.inbox.current_table().setFocus()
+
+    def _metrics_dashboards(self) -> None:
+        """View > Dashboards (Ctrl+Shift+M); the tab is built the first time it is asked for."""
+        self.dashboards: DashboardView | None = None
+        self.dashboards_controller: DashboardController | None = None
+        show = QAction("&Dashboards", self)
+        show.setShortcut(QKeySequence("Ctrl+Shift+M"))
+        show.setToolTip("Metrics of tasks and sessions, updated live (Ctrl+Shift+M)")
+        show.triggered.connect(self.show_dashboards)
+        self._view_menu().addAction(show)
+
+    def _view_menu(self) -> QMenu:
+        """The View menu, made by whichever part of the window needs it first."""
+        for action in self.menuBar().actions():
+            if action.menu() is not None and action.text() == "&View":
+                return action.menu()  # type: ignore[return-value]
+        return self.menuBar().addMenu("&View")
+
+    def show_dashboards(self) -> None:
+        if self.dashboards is None:
+            # pyqtgraph takes most of a second to import: not at start-up, only when asked for
+            from foundry.ui.dashboards import DashboardController, DashboardView
+
+            self.dashboards = DashboardView()
+            self.dashboards_controller = DashboardController(self.dashboards, self.bridge)
+        if self.tabs.indexOf(self.dashboards) < 0:
+            self.tabs.addTab(self.dashboards, "Dashboards")
+        self.tabs.setCurrentWidget(self.dashboards)
 
     def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coroutine)
@@ -292,6 +324,8 @@ class MainWindow(QMainWindow):
         return self.tabs.currentWidget()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.dashboards_controller is not None:
+            self.dashboards_controller.close()
         self.inbox_controller.close()
         self.closed.set()
         super().closeEvent(event)

@@ -11,14 +11,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from foundry.metrics import dashboard_series
 from foundry.orchestration.events import CriterionScored
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.dashboards import DashboardController, DashboardView
+from foundry.ui.main_window import MainWindow
 
 from ..metrics.fixture_log import DOCS_TASK, TASK, at, full_log
 from ..metrics.synthetic_log import shifted, synthetic_log
@@ -26,6 +28,7 @@ from ..metrics.test_loader import write
 from .conftest import save_screenshot
 
 Dashboards = tuple[DashboardView, DashboardController]
+CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
 
 
 def wait_for(qtbot: QtBot, task: asyncio.Future[None]) -> None:
@@ -205,3 +208,30 @@ def test_the_dashboards_of_many_task_runs(
     qtbot.wait(50)
     save_screenshot(view, tmp_path, "dashboards.png")
     controller.close()
+
+
+def test_view_dashboards_opens_a_live_tab_in_the_main_window(
+    qtbot: QtBot, bridge: EngineBridge
+) -> None:
+    write(bridge.engine.store, full_log())
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    menus = [a.menu() for a in window.menuBar().actions() if a.text() == "&View"]
+    assert len(menus) == 1
+    dashboards = next(a for a in menus[0].actions() if a.text() == "&Dashboards")
+    assert dashboards.shortcut().toString() == "Ctrl+Shift+M"
+    window.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window)
+    qtbot.keyClick(window, Qt.Key.Key_M, CTRL_SHIFT)
+    qtbot.waitUntil(lambda: window.dashboards is not None, timeout=5000)
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "Dashboards"
+    view = window.dashboards
+    assert view is not None
+    qtbot.waitUntil(lambda: bars(view.iterations) != [], timeout=20000)
+    assert heights(bars(view.iterations)[0]) == [2, 1]
+    window.close_tab(window.tabs.indexOf(view))
+    dashboards.trigger()  # shown again: the same tab, not a second one
+    assert [window.tabs.tabText(i) for i in range(window.tabs.count())].count("Dashboards") == 1
+    window.close()
