@@ -202,10 +202,11 @@ def dashboard_series(
     """Every series of the dashboards from a log holding tasks' and chats' events."""
     where = where or MetricsFilter()
     index = _index(events)
+    tasks = _admitted_tasks(index, where)
     return DashboardSeries(
         confidence=tuple(_confidence(events, index, where)),
-        iterations=tuple(_iterations(index, where)),
-        phase_shares=tuple(_phase_shares(index, where)),
+        iterations=tuple(_iterations(tasks)),
+        phase_shares=tuple(_phase_shares(tasks)),
         model_calls=tuple(_model_calls(events, index, where)),
         resolutions=tuple(_resolutions(events, index, where)),
         human_waits=tuple(_human_waits(events, index, where)),
@@ -227,14 +228,14 @@ def confidence_series(
 def iterations_series(
     events: Sequence[Event], where: MetricsFilter | None = None
 ) -> list[IterationsPoint]:
-    return _iterations(_index(events), where or MetricsFilter())
+    return _iterations(_admitted_tasks(_index(events), where or MetricsFilter()))
 
 
 def phase_share_series(
     events: Sequence[Event], where: MetricsFilter | None = None
 ) -> list[PhaseSharePoint]:
     """Each task's exclusive time per phase and its share of the task's active time."""
-    return _phase_shares(_index(events), where or MetricsFilter())
+    return _phase_shares(_admitted_tasks(_index(events), where or MetricsFilter()))
 
 
 def model_call_series(
@@ -292,38 +293,40 @@ def _confidence(
     return _by_time(points)
 
 
-def _admitted_tasks(index: _Index, where: MetricsFilter) -> Iterator[tuple[datetime, TaskMetrics]]:
+def _admitted_tasks(index: _Index, where: MetricsFilter) -> list[TaskMetrics]:
     """The metrics of each task the filter admits (by start time), oldest first."""
-    for task_id in sorted(index.task_events, key=lambda task_id: index.task_starts[task_id]):
-        started = index.task_starts[task_id]
-        if where.admits(started, task_id, index.agents_of(task_id)):
-            yield started, task_metrics(index.task_events[task_id])
+    ordered = sorted(index.task_events, key=lambda task_id: index.task_starts[task_id])
+    return [
+        task_metrics(index.task_events[task_id])
+        for task_id in ordered
+        if where.admits(index.task_starts[task_id], task_id, index.agents_of(task_id))
+    ]
 
 
-def _iterations(index: _Index, where: MetricsFilter) -> list[IterationsPoint]:
+def _iterations(tasks: list[TaskMetrics]) -> list[IterationsPoint]:
     return [
         IterationsPoint(
-            time=started,
+            time=metrics.started_at,
             task_id=metrics.task_id,
             task=metrics.name,
             iterations=metrics.iterations,
             status=metrics.status,
         )
-        for started, metrics in _admitted_tasks(index, where)
+        for metrics in tasks
     ]
 
 
-def _phase_shares(index: _Index, where: MetricsFilter) -> list[PhaseSharePoint]:
+def _phase_shares(tasks: list[TaskMetrics]) -> list[PhaseSharePoint]:
     return [
         PhaseSharePoint(
-            time=started,
+            time=metrics.started_at,
             task_id=metrics.task_id,
             task=metrics.name,
             phase=entry.phase,
             seconds=entry.seconds,
             share=entry.share,
         )
-        for started, metrics in _admitted_tasks(index, where)
+        for metrics in tasks
         for entry in metrics.phases
     ]
 

@@ -20,6 +20,7 @@ from foundry.ui.dashboards.palette import (
 )
 from foundry.ui.dashboards.task_charts import BAR_WIDTH, clock, threshold_line
 
+FEW_POINTS = 200
 LEVEL_TITLES = {
     "policy": "policy (L0)",
     "grant": "grant",
@@ -72,6 +73,24 @@ class TokensChart(Chart):
         )
 
 
+def _line(x: np.ndarray, y: list[float], color: str) -> pg.PlotDataItem:
+    """A line with a dot per call while there are few; thin and downsampled when there are many
+    (a wide antialiased pen over thousands of points takes seconds to paint)."""
+    few = len(x) <= FEW_POINTS
+    return pg.PlotDataItem(
+        x,
+        np.asarray(y, dtype=float),
+        pen=pg.mkPen(color, width=1.6 if few else 1),
+        symbol="o" if few else None,
+        symbolSize=6,
+        symbolBrush=color,
+        symbolPen=None,
+        antialias=few,
+        autoDownsample=True,
+        downsampleMethod="peak",
+    )
+
+
 class LatencyChart(Chart):
     title = "Latency per model call"
     series_name = "model_calls"
@@ -81,31 +100,14 @@ class LatencyChart(Chart):
 
     def draw(self) -> None:
         x = np.arange(1, len(self.points) + 1, dtype=float)
-        symbol = "o" if len(self.points) <= 200 else None
-        total = pg.PlotDataItem(
-            x,
-            [point.total_s for point in self.points],
-            pen=pg.mkPen(TOTAL_TIME, width=1.6),
-            symbol=symbol,
-            symbolSize=6,
-            symbolBrush=TOTAL_TIME,
-            symbolPen=None,
-            antialias=True,
-        )
+        total = _line(x, [point.total_s for point in self.points], TOTAL_TIME)
         first = [
             (n, p.first_token_s)
             for n, p in zip(x, self.points, strict=True)
             if p.first_token_s is not None
         ]
-        first_token = pg.PlotDataItem(
-            [n for n, _ in first],
-            [seconds for _, seconds in first],
-            pen=pg.mkPen(FIRST_TOKEN, width=1.6),
-            symbol=symbol,
-            symbolSize=6,
-            symbolBrush=FIRST_TOKEN,
-            symbolPen=None,
-            antialias=True,
+        first_token = _line(
+            np.array([n for n, _ in first]), [seconds for _, seconds in first], FIRST_TOKEN
         )
         for item, name in ((total, "whole call"), (first_token, "first token")):
             self.plot.addItem(item)
