@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from sqlmodel import Session, col
+from sqlmodel import col
 
 import foundry.orchestration.events as task_events  # registers the task kinds with event_body
 from foundry.session.events import Event, event_body
@@ -79,7 +79,7 @@ class MetricsLog:
         self.events: list[Event] = []
         self._last_id = 0
 
-    def read_new(self, store: Store, batch: int = 20_000) -> int:
+    def read_new(self, store: Store, batch: int = 50_000) -> int:
         """Append the metric events stored since the last read; returns how many."""
         added = 0
         while True:
@@ -110,8 +110,8 @@ def _events_after(store: Store, after_id: int, batch: int) -> tuple[int, list[Ev
         .order_by(col(EventRecord.id))
         .limit(batch)
     )
-    with Session(store.engine) as session:
-        rows = session.execute(query).all()
+    with store.engine.connect() as connection:  # core rows: half the time of an ORM session's
+        rows = connection.execute(query).all()
     events = [
         Event(session_id=session_id, seq=seq, time=time, body=event_body(kind, payload))
         for _, session_id, seq, kind, time, payload in rows

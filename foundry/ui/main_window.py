@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -157,12 +158,18 @@ class MainWindow(QMainWindow):
         return self.menuBar().addMenu("&View")
 
     def show_dashboards(self) -> None:
-        if self.dashboards is None:
-            # pyqtgraph takes most of a second to import: not at start-up, only when asked for
-            from foundry.ui.dashboards import DashboardController, DashboardView
+        self._spawn(self.open_dashboards())
 
-            self.dashboards = DashboardView()
-            self.dashboards_controller = DashboardController(self.dashboards, self.bridge)
+    async def open_dashboards(self) -> None:
+        if self.dashboards is None:
+            # pyqtgraph takes about a second to import: not at start-up, not on the GUI thread
+            self._busy("Loading the dashboards…")
+            module = await asyncio.to_thread(importlib.import_module, "foundry.ui.dashboards")
+            self.progress.hide()
+            self.statusBar().clearMessage()
+        if self.dashboards is None:  # (not made meanwhile by a second request)
+            self.dashboards = module.DashboardView()
+            self.dashboards_controller = module.DashboardController(self.dashboards, self.bridge)
         if self.tabs.indexOf(self.dashboards) < 0:
             self.tabs.addTab(self.dashboards, "Dashboards")
         self.tabs.setCurrentWidget(self.dashboards)

@@ -232,6 +232,9 @@ def test_view_dashboards_opens_a_live_tab_in_the_main_window(
     qtbot.waitUntil(lambda: bars(view.iterations) != [], timeout=20000)
     assert heights(bars(view.iterations)[0]) == [2, 1]
     window.close_tab(window.tabs.indexOf(view))
+    assert window.tabs.indexOf(view) < 0
     dashboards.trigger()  # shown again: the same tab, not a second one
+    dashboards.trigger()
+    qtbot.waitUntil(lambda: window.tabs.currentWidget() is view)
     assert [window.tabs.tabText(i) for i in range(window.tabs.count())].count("Dashboards") == 1
     window.close()
