@@ -126,7 +126,7 @@ build_tarball() {
     rm -rf "$stage"
     mkdir -p "$stage/$name"
     cp -a "dist/$COMMAND/." "$stage/$name/"
-    desktop_files "$stage/$name/share"
+    desktop_files "$stage/$name"
     tar -C "$stage" --owner=0 --group=0 --numeric-owner -czf "$TARBALL" "$name"
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the Linux build the way a user meets it, with no Python environment in sight:
 #   1. the bundle's `foundry doctor` (dist/foundry), under Xvfb so that Qt opens a real window;
-#   2. `dpkg -i` of the .deb, then the installed `foundry doctor` and desktop files;
+#   2. `dpkg -i` of the .deb, then the installed `foundry doctor`, desktop files and approvals API;
 #   3. the installed app under Xvfb: the sample assistant answers a message, and a screenshot of
 #      the window goes to docs/screenshots/packaged-app-xvfb.png (SCREENSHOT=path to change).
 #
@@ -34,6 +34,7 @@ WORK=$(mktemp -d)
 USER_HOME=$WORK/home
 XVFB_PID=
 APP_PID=
+SERVER_PID=
 REMOVE_PACKAGE=false
 
 step() { printf '\n== %s\n' "$*"; }
@@ -47,6 +48,7 @@ stop() {  # stop PID: end a process this script started, and reap it
 
 cleanup() {
     stop "$APP_PID"
+    stop "$SERVER_PID"
     stop "$XVFB_PID"
     if $REMOVE_PACKAGE; then
         $SUDO dpkg -r "$PACKAGE" >/dev/null || echo "check-linux.sh: could not remove $PACKAGE" >&2
@@ -67,6 +69,7 @@ install_tools() {
     command -v Xvfb >/dev/null || missing+=(xvfb)
     command -v xdotool >/dev/null || missing+=(xdotool)
     command -v import >/dev/null || missing+=(imagemagick)
+    command -v curl >/dev/null || missing+=(curl)
     [ ${#missing[@]} = 0 ] && return
     step "installing ${missing[*]}"
     $SUDO apt-get update -qq
@@ -112,6 +115,27 @@ install_deb() {
         /usr/share/metainfo/$APP_ID.metainfo.xml /usr/share/icons/hicolor/256x256/apps/$APP_ID.png; do
         [ -e "$file" ] || fail "$deb did not install $file"
     done
+}
+
+# The approvals API (FastAPI on uvicorn) answers with the token and refuses without it.
+check_api() {
+    local url token=check-linux-token
+    clean_env FOUNDRY_API_TOKEN=$token "$INSTALLED" serve --port 0 >"$WORK/serve.log" 2>&1 &
+    SERVER_PID=$!
+    for _ in $(seq 30); do
+        url=$(sed -n 's|^Foundry approvals API on \(http://[^ ]*\)$|\1|p' "$WORK/serve.log")
+        [ -n "$url" ] && break
+        kill -0 "$SERVER_PID" 2>/dev/null || fail "foundry serve exited: $(cat "$WORK/serve.log")"
+        sleep 1
+    done
+    [ -n "$url" ] || fail "foundry serve did not announce its address in 30 s"
+    [ "$(curl -s -H "Authorization: Bearer $token" "$url/approvals")" = "[]" ] ||
+        fail "GET $url/approvals with the token did not list the (no) approvals"
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/approvals")" = 401 ] ||
+        fail "GET $url/approvals without the token was not refused"
+    stop "$SERVER_PID"
+    SERVER_PID=
+    echo "the approvals API answered at $url"
 }
 
 # The id of the newest session in the clean home, once the app has one.
@@ -174,6 +198,9 @@ install_deb "$DEB"
 
 step "the installed package's doctor ($INSTALLED -> $(readlink -f $INSTALLED))"
 run_doctor "$INSTALLED"
+
+step "the installed package's approvals API"
+check_api
 
 step "the installed app under Xvfb"
 run_app
