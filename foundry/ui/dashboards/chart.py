@@ -18,7 +18,7 @@ from foundry.metrics import DashboardSeries, SeriesPoint, write_points_csv
 from foundry.ui.dashboards.palette import BACKGROUND, GRID_ALPHA, MUTED, TEXT
 
 EXPORT_WIDTH = 1600  # pixels of an exported PNG
-NEAR = 0.03  # a hovered point is within 3 % of the visible range on both axes
+NEAR = 0.04  # a hovered point is within 4 % of the visible ranges (as a distance on screen)
 
 
 class CategoryAxis(pg.AxisItem):
@@ -188,7 +188,7 @@ class Chart(QFrame):
         dy = (np.asarray(ys, dtype=float) - y) / max(top - bottom, 1e-9)
         distance = np.hypot(dx, dy)
         index = int(np.argmin(distance))
-        return index if distance[index] <= NEAR * 1.5 else None
+        return index if distance[index] <= NEAR else None
 
     # -- exports --------------------------------------------------------------------------------
 
