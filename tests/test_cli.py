@@ -23,7 +23,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_validate_passes_for_the_sample_agents() -> None:
     result = run("validate", *map(str, sorted(SAMPLE_AGENTS.iterdir())))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count(": OK") == 3
+    assert result.stdout.count(": OK") == len(list(SAMPLE_AGENTS.iterdir()))
 
 
 def test_validate_prints_one_line_per_problem_and_fails(
