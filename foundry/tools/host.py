@@ -488,7 +488,19 @@ def _stdio_parameters(config: StdioServer, base_dir: Path) -> StdioServerParamet
     if not cwd.is_dir():
         raise ServerStartError(f"the working folder {str(cwd)!r} does not exist")
     env = {**os.environ, **_resolve_env(config.env, "env")}
+    if getattr(sys, "frozen", False) and command != sys.executable:
+        _unfreeze_library_path(env)
     return StdioServerParameters(command=command, args=config.args, env=env, cwd=cwd)
+
+
+def _unfreeze_library_path(env: dict[str, str]) -> None:
+    """A packaged Foundry points LD_LIBRARY_PATH at its own libraries; other programs it starts
+    (npx, uvx, ...) must get the library path the user had."""
+    original = env.pop("LD_LIBRARY_PATH_ORIG", None)
+    if original is None:
+        env.pop("LD_LIBRARY_PATH", None)
+    else:
+        env["LD_LIBRARY_PATH"] = original
 
 
 def _resolve_env(values: dict[str, str], field: str) -> dict[str, str]:

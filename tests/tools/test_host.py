@@ -419,3 +419,20 @@ async def test_aclose_leaves_no_child_processes(
 
     assert live_children() & started == set()
     assert {status.state for status in host.statuses()} == {"stopped"}
+
+
+def test_a_packaged_foundry_gives_other_programs_the_users_library_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from foundry.tools.host import _stdio_parameters
+
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/foundry/_internal")
+    monkeypatch.setenv("LD_LIBRARY_PATH_ORIG", "/usr/local/lib")
+    other = _stdio_parameters(StdioServer(command="npx", args=["server"]), tmp_path)
+    assert other.env is not None and other.env["LD_LIBRARY_PATH"] == "/usr/local/lib"
+    itself = _stdio_parameters(StdioServer(command="python", args=["-m", "x"]), tmp_path)
+    assert itself.env is not None and itself.env["LD_LIBRARY_PATH"] == "/opt/foundry/_internal"
+    monkeypatch.delenv("LD_LIBRARY_PATH_ORIG")
+    other = _stdio_parameters(StdioServer(command="npx", args=["server"]), tmp_path)
+    assert other.env is not None and "LD_LIBRARY_PATH" not in other.env
