@@ -110,6 +110,8 @@ def _plain_message(error: Any, field: str) -> str:
         return _pattern_message(last, value)
     if kind == "string_too_short":
         return "must not be empty"
+    if kind == "too_short":
+        return f"needs at least {ctx.get('min_length', 1)} entry (it has none)"
     if kind in ("int_parsing", "int_type", "float_parsing", "float_type", "int_from_float"):
         return f"must be a number (got {_shown(value)})"
     if kind in ("bool_parsing", "bool_type"):

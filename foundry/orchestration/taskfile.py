@@ -251,47 +251,57 @@ def load_task(path: Path) -> TaskFile:
     root = parse_yaml(read_text(path), path)
     if not isinstance(root, dict):
         raise AgentError([AgentProblem(file=path, message="a task file must be a YAML mapping")])
+    data = plain(root)
+    source = YamlSource(path, root)
+    missing = _missing_agents(path, _agent_references(data), source)
     try:
-        spec = TaskSpec.model_validate(plain(root))
+        spec = TaskSpec.model_validate(data)
     except ValidationError as error:
-        raise AgentError(locate_problems(error, YamlSource(path, root))) from None
-    task = TaskFile(path.resolve(), spec)
-    missing = _missing_agents(task, root)
+        raise AgentError(locate_problems(error, source) + missing) from None
     if missing:
         raise AgentError(missing)
-    return task
+    return TaskFile(path.resolve(), spec)
 
 
-def _missing_agents(task: TaskFile, root: Any) -> list[AgentProblem]:
-    source = YamlSource(task.path, root)
+def _missing_agents(
+    path: Path, references: list[tuple[tuple[str | int, ...], str]], source: YamlSource
+) -> list[AgentProblem]:
     problems = []
-    for location, relative in _agent_references(task.spec):
-        if not task.agent_path(relative).exists():
+    for location, relative in references:
+        looked = (path.parent / relative).resolve()
+        if not looked.exists():
             problems.append(
                 AgentProblem(
-                    file=task.path,
+                    file=path,
                     field=".".join(str(part) for part in location),
                     line=source.line_of(location),
-                    message=f"no agent at {relative} (looked in {task.agent_path(relative)})",
+                    message=f"no agent at {relative} (looked in {looked})",
                 )
             )
     return problems
 
 
-def _agent_references(spec: TaskSpec) -> list[tuple[tuple[str | int, ...], str]]:
-    found: list[tuple[tuple[str | int, ...], str]] = [
-        (("operators", name), path) for name, path in spec.operators.items()
-    ]
+def _agent_references(data: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """Every agent path the file names, read from its data as it is (valid or not)."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    operators = data.get("operators")
+    if isinstance(operators, str):
+        operators = [operators]
+    if isinstance(operators, list):
+        found += [(("operators", n), p) for n, p in enumerate(operators) if isinstance(p, str)]
+    elif isinstance(operators, dict):
+        found += [(("operators", n), p) for n, p in operators.items() if isinstance(p, str)]
     found += [
-        ((role,), path)
-        for role, path in (("supervisor", spec.supervisor), ("helper", spec.helper))
-        if path
+        ((role,), data[role])
+        for role in ("supervisor", "helper")
+        if isinstance(data.get(role), str)
     ]
 
-    def team(workers: dict[str, WorkerSpec], prefix: tuple[str | int, ...]) -> None:
-        for name, worker in workers.items():
-            found.append(((*prefix, name, "agent"), worker.agent))
-            team(worker.workers, (*prefix, name, "workers"))
+    def team(workers: Any, prefix: tuple[str | int, ...]) -> None:
+        for name, worker in (workers or {}).items() if isinstance(workers, dict) else ():
+            if isinstance(worker, dict) and isinstance(worker.get("agent"), str):
+                found.append(((*prefix, name, "agent"), worker["agent"]))
+                team(worker.get("workers"), (*prefix, name, "workers"))
 
-    team(spec.team, ("team",))
+    team(data.get("team"), ("team",))
     return found

@@ -77,6 +77,7 @@ class Engine:
         self._sessions: dict[str, _Live] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._journal: EventJournal | None = None
+        self._task_runs: dict[str, asyncio.Task[TaskOutcome]] = {}
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -118,6 +119,8 @@ class Engine:
         return await asyncio.get_running_loop().run_in_executor(self._writer, function, *args)
 
     async def _close_all(self) -> None:
+        for task_id in list(self._task_runs):
+            await self.cancel_task(task_id)
         for session_id in list(self._sessions):
             await self.close_session(session_id)
 
@@ -357,15 +360,25 @@ class Engine:
     async def run_task(
         self, path: Path, replay: bool = False, new: bool = False, ask: AskUser | None = None
     ) -> TaskOutcome:
-        """Run the task file at `path`. An unfinished earlier run of it is resumed (unless `new`);
-        `replay` re-runs its last run from the journal without calling any model."""
+        """Run the task file at `path` to its end (see `start_task`)."""
+        task_id = await self.start_task(path, replay, new, ask)
+        return await self.task_outcome(task_id)
+
+    async def start_task(
+        self, path: Path, replay: bool = False, new: bool = False, ask: AskUser | None = None
+    ) -> str:
+        """Start the task file at `path`; returns the run's id at once. An unfinished earlier
+        run of it is resumed (unless `new`); `replay` re-runs its last run from the journal
+        without calling any model."""
         task = await self._in_writer(load_task, Path(path))
         latest = await self._in_writer(self.store.tasks.latest, str(task.path))
         if replay:
             if latest is None:
                 raise TaskNotFound(f"{task.path} has not run yet, so there is nothing to replay")
             journal = StepJournal(await self.events(latest.id), replay=True)
-            return await TaskRunner(self, task, latest.id, journal).run(resuming=True)
+            runner = TaskRunner(self, task, latest.id, journal)
+            self._task_runs[latest.id] = asyncio.create_task(runner.run(resuming=True))
+            return latest.id
         resuming = latest is not None and latest.status == "running" and not new
         if latest is not None and resuming:
             task_id, history = latest.id, await self.events(latest.id)
@@ -375,14 +388,37 @@ class Engine:
             )
             task_id, history = created.id, []
         runner = TaskRunner(self, task, task_id, StepJournal(history), ask)
+        self._task_runs[task_id] = asyncio.create_task(self._run_task(runner, resuming))
+        return task_id
+
+    async def _run_task(self, runner: TaskRunner, resuming: bool) -> TaskOutcome:
         try:
             outcome = await runner.run(resuming=resuming)
         finally:
             for session_id in runner.sessions.values():
                 await self.close_session(session_id)
         finished = {"status": outcome.status, "output": outcome.output}
-        await self._in_writer(lambda: self.store.tasks.update(task_id, **finished))
+        await self._in_writer(lambda: self.store.tasks.update(runner.task_id, **finished))
         return outcome
+
+    async def task_runs(self, limit: int = 100) -> list[Any]:
+        """The task runs in the store, newest first."""
+        return list(await self._in_writer(self.store.tasks.list, limit))
+
+    def is_running(self, task_id: str) -> bool:
+        run = self._task_runs.get(task_id)
+        return run is not None and not run.done()
+
+    async def task_outcome(self, task_id: str) -> TaskOutcome:
+        """Wait for a task this engine started; cancelling it stops the wait, not the task."""
+        return await asyncio.shield(self._task_runs[task_id])
+
+    async def cancel_task(self, task_id: str) -> None:
+        """Stop a running task; it stays resumable from its last completed phase."""
+        run = self._task_runs.get(task_id)
+        if run is not None and not run.done():
+            run.cancel()
+            await asyncio.gather(run, return_exceptions=True)
 
     async def close_session(self, session_id: str) -> None:
         live = self._sessions.pop(session_id, None)

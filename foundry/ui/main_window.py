@@ -30,6 +30,7 @@ from foundry.ui.recent import RecentAgents, RecentAgentsMenu, agent_paths_in
 from foundry.ui.session_controller import SessionController
 from foundry.ui.session_picker import SessionPicker
 from foundry.ui.session_view import SessionView
+from foundry.ui.tasks.runs import TaskRuns
 
 if TYPE_CHECKING:
     from foundry.ui.dashboards import DashboardController, DashboardView
@@ -103,6 +104,7 @@ class MainWindow(QMainWindow):
             action.triggered.connect(slot)
             file_menu.addAction(action)
         self._agent_file_menus(file_menu)
+        self._task_menus(file_menu)
 
     def _agent_file_menus(self, file_menu: QMenu) -> None:
         """Open Recent and Clone Agent, placed after Open Agent."""
@@ -115,6 +117,24 @@ class MainWindow(QMainWindow):
         after_open = file_menu.actions()[1]
         file_menu.insertMenu(after_open, self.recent_menu)
         file_menu.insertAction(after_open, clone)
+
+    def _task_menus(self, file_menu: QMenu) -> None:
+        """Run Task and Task Runs, placed before Quit; each run is a tab (see ui/tasks)."""
+        self.task_runs = TaskRuns(self.tabs, self.bridge, self.statusBar().showMessage)
+        self.task_runs.open_session_requested.connect(
+            lambda session_id: self._spawn(self.reopen_session(session_id))
+        )
+        quit_action = file_menu.actions()[-1]
+        for text, shortcut, slot, tip in (
+            ("Run &Task…", "Ctrl+Shift+T", self.task_runs.choose_file, "Run a task file"),
+            ("Task R&uns…", "Ctrl+Shift+U", self.task_runs.choose_run, "Show a task run"),
+        ):
+            action = QAction(text, self)
+            action.setShortcut(QKeySequence(shortcut))
+            action.setToolTip(tip)
+            action.triggered.connect(slot)
+            file_menu.insertAction(quit_action, action)
+        file_menu.insertSeparator(quit_action)
 
     def _approval_inbox(self) -> None:
         """The inbox follows approvals from the start; its tab opens with Ctrl+Shift+I."""
@@ -321,6 +341,7 @@ class MainWindow(QMainWindow):
         view = self.tabs.widget(index)
         if isinstance(view, AgentEditor):
             view.controller.close()
+        self.task_runs.forget(view)
         controller = next((c for c in self.controllers if c.view is view), None)
         if controller is not None:
             self.controllers.remove(controller)
