@@ -8,8 +8,14 @@
    collection supervisor. Target: p99 under 16 ms and max under 50 ms.
 3. A session of 10,000 messages: reopening it until every row is laid out (with the longest
    GUI-thread stall meanwhile), then scrolling it top to bottom in 50 steps, each one painted.
+4. The approval inbox with 10,000 approvals: the open window taking them in, a new inbox
+   opening (loaded and painted), then each filter and a sort, each one painted.
+5. Approvals arriving at 50 a second from another Foundry (a process of its own) on the same
+   database, the inbox in view: GUI lateness as in 2, and the time from an approval's creation
+   to its arrival in the list.
 
-Run: python bench/ui.py [--runs 3] [--tokens 1000] [--messages 10000] [--display]
+Run: python bench/ui.py [--runs 3] [--tokens 1000] [--messages 10000] [--approvals 10000]
+                        [--arrivals 10] [--display]
 (Qt runs offscreen unless DISPLAY is set and --display is given.)
 """
 
@@ -35,6 +41,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QListView
 
     from foundry.runtime.engine import Engine
+    from foundry.store import Store
     from foundry.store.store import NewEvent
     from foundry.ui.bridge import EngineBridge
     from foundry.ui.main_window import MainWindow
@@ -348,6 +355,160 @@ def _scroll_through(messages: QListView, steps: int) -> list[float]:
     return durations
 
 
+# -- 4. the approval inbox ---------------------------------------------------------------------
+
+TOOLS = ("fs.write_file", "fs.read_file", "mail.send", "web.fetch", "shell.exec", "time.now")
+AGENTS = ("assistant", "researcher", "builder", "reviewer")
+PENDING_SHARE = 5  # one approval in five is pending
+
+
+def write_approvals(store: Store, count: int) -> int:
+    """`count` approvals of the last day written straight into the store in one transaction,
+    one in five pending; returns how many are pending."""
+    from datetime import timedelta
+
+    from sqlmodel import Session
+
+    from foundry.store import ApprovalRecord
+    from foundry.store.tables import utc_now
+
+    now = utc_now()
+    records = []
+    for number in range(count):
+        created = now - timedelta(seconds=8 * number)
+        pending = number % PENDING_SHARE == 0
+        records.append(
+            ApprovalRecord(
+                agent_id=AGENTS[number % len(AGENTS)],
+                tool=TOOLS[number % len(TOOLS)],
+                params={"path": f"notes/{number}.md", "content": "words " * 60},
+                level="L1" if number % 3 else "L0",
+                status="pending" if pending else ("approved", "denied")[number % 2],
+                created_at=created,
+                expires_at=now + timedelta(hours=1),
+                resolved_at=None if pending else created + timedelta(seconds=40),
+                resolved_by=None if pending else "human:cli:ana",
+            )
+        )
+    with Session(store.engine, expire_on_commit=False) as session:
+        session.add_all(records)
+        session.commit()
+    return sum(1 for record in records if record.status == "pending")
+
+
+async def bench_inbox(studio: Studio, approvals: int) -> None:
+    from PySide6.QtCore import Qt
+
+    from foundry.ui.inbox import InboxController, InboxView
+    from foundry.ui.inbox.model import Column
+
+    following = studio.window.inbox_controller  # the window's own inbox, polling all along
+    before = following.pending_count
+    pending = await asyncio.to_thread(write_approvals, studio.engine.store, approvals)
+    started = time.perf_counter()
+    await _until(lambda: following.pending_count == before + pending)
+    taken_in = time.perf_counter() - started
+    started = time.perf_counter()
+    view = InboxView()
+    controller = InboxController(view, studio.bridge)
+    view.resize(1280, 760)
+    view.show()
+    await _until(lambda: controller.loaded)
+    view.repaint()
+    opened = time.perf_counter() - started
+    changes = (
+        ("filter: tool glob fs.*", lambda: view.tool_filter.setText("fs.*")),
+        ("filter: one agent", lambda: view.agent_filter.setCurrentIndex(1)),
+        ("filter: any status", lambda: view.status_filter.setCurrentIndex(4)),
+        ("filter: older than 1 hour", lambda: view.age_filter.setCurrentIndex(4)),
+        (
+            "sort by tool",
+            lambda: view.pending_table.sortByColumn(Column.TOOL, Qt.SortOrder.AscendingOrder),
+        ),
+        ("clear the filters", lambda: _clear_filters(view)),
+    )
+    print(f"\n4. The approval inbox, {approvals:,} approvals ({pending:,} pending)")
+    row("the open window takes them in", f"{taken_in:.2f} s", "one poll: pending ids, then rows")
+    row("a new inbox opens, loaded, painted", f"{opened:.2f} s", f"{view.model.rowCount():,} rows")
+    for name, change in changes:
+        started = time.perf_counter()
+        change()
+        view.repaint()
+        row(name, ms(time.perf_counter() - started), f"{view.pending.rowCount():,} rows shown")
+    controller.close()
+    view.close()
+
+
+def _clear_filters(view: Any) -> None:
+    view.tool_filter.clear()
+    view.agent_filter.setCurrentIndex(0)
+    view.status_filter.setCurrentIndex(0)
+    view.age_filter.setCurrentIndex(0)
+
+
+async def _until(condition: Any, timeout_s: float = 120.0) -> None:
+    deadline = time.perf_counter() + timeout_s
+    while not condition() and time.perf_counter() < deadline:
+        await asyncio.sleep(0.005)
+
+
+async def bench_arrivals(studio: Studio, database: Path, seconds: float, rate: int = 50) -> None:
+    """Another Foundry (a process of its own) on the same database asks for `rate` approvals
+    a second; the window shows its inbox meanwhile."""
+    from foundry.store import ApprovalRecord
+    from foundry.store.tables import utc_now
+
+    studio.window.show_inbox()
+    seen: list[float] = []
+    following = studio.window.inbox_controller
+
+    def on_arrival(records: list[ApprovalRecord]) -> None:
+        seen.extend((utc_now() - record.created_at).total_seconds() for record in records)
+
+    following.arrived.connect(on_arrival)
+    probe = LatenessProbe()
+    probe.start()
+    command = [sys.executable, __file__, "--asking-child", str(database), str(seconds), str(rate)]
+    asking = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
+    output, _ = await asking.communicate()
+    created = int(output.decode().strip().splitlines()[-1])
+    await _until(lambda: len(seen) >= created, timeout_s=10)
+    lateness = probe.stop()
+    following.arrived.disconnect(on_arrival)
+    print(f"\n5. Approvals arriving at {rate} a second for {seconds:.0f} s (from another Foundry)")
+    _report_lateness("GUI lateness, the inbox in view", lateness)
+    figures = (
+        f"p50 {ms(quantile(seen, 0.5))} / p99 {ms(quantile(seen, 0.99))} / max {ms(max(seen))}"
+    )
+    row("asked -> in the inbox", figures, f"{len(seen)} of {created} arrived")
+
+
+def asking_child(database: str, seconds: float, rate: int) -> None:
+    """In the spawned process: ask for `rate` approvals a second; print how many."""
+    from datetime import timedelta
+
+    from foundry.store import ApprovalRecord, Store
+    from foundry.store.tables import utc_now
+
+    store = Store.open(f"sqlite:///{database}")
+    started = time.perf_counter()
+    count = 0
+    while time.perf_counter() - started < seconds:
+        count += 1
+        store.approvals.create(
+            ApprovalRecord(
+                agent_id=AGENTS[count % len(AGENTS)],
+                tool=TOOLS[count % len(TOOLS)],
+                params={"n": count},
+                level="L0",
+                expires_at=utc_now() + timedelta(minutes=5),
+            )
+        )
+        time.sleep(max(0.0, started + count / rate - time.perf_counter()))
+    store.close()
+    print(count)
+
+
 # -- the run ------------------------------------------------------------------------------------
 
 
@@ -366,6 +527,8 @@ async def bench_window(args: argparse.Namespace, workdir: Path) -> None:
     try:
         await bench_lateness(studio, workdir, args.tokens, args.idle)
         await bench_long_session(studio, workdir, args.messages, args.steps)
+        await bench_inbox(studio, args.approvals)
+        await bench_arrivals(studio, workdir / "b.sqlite3", args.arrivals)
     finally:
         window.close()
         bridge.close()
@@ -409,8 +572,11 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--tokens", type=int, default=1000, help="tokens streamed (part 2)")
     parser.add_argument("--messages", type=int, default=10_000, help="messages (part 3)")
     parser.add_argument("--steps", type=int, default=50, help="scroll steps (part 3)")
+    parser.add_argument("--approvals", type=int, default=10_000, help="approvals (part 4)")
+    parser.add_argument("--arrivals", type=float, default=10.0, help="seconds of arrivals (part 5)")
     parser.add_argument("--display", action="store_true", help="use $DISPLAY, not offscreen")
     parser.add_argument("--startup-child", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--asking-child", nargs=3, help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
@@ -418,6 +584,10 @@ def main() -> None:
     args = parse_arguments()
     if args.startup_child is not None:
         startup_child(args.startup_child)
+        return
+    if args.asking_child is not None:
+        database, seconds, rate = args.asking_child
+        asking_child(database, float(seconds), int(rate))
         return
     platform = choose_platform(args.display)
     print(f"Foundry UI benchmarks (Qt platform {platform}, {os.cpu_count()} CPUs)")

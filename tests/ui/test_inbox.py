@@ -545,6 +545,32 @@ def test_the_detail_shows_the_verdict_recent_calls_and_grants(
     save_screenshot(view, tmp_path, "inbox.png")
 
 
+def test_the_model_keeps_its_order_and_count_as_rows_arrive(qtbot: QtBot) -> None:
+    from foundry.ui.inbox.model import ApprovalTableModel
+
+    now = utc_now()
+
+    def asked(number: int, status: str = "pending") -> ApprovalRecord:
+        created = now - timedelta(seconds=number)
+        return ApprovalRecord(
+            id=f"a{number:03}", agent_id="ana", tool="t", status=status, created_at=created
+        )
+
+    model = ApprovalTableModel()
+    inserted: list[tuple[int, int]] = []
+    model.rowsInserted.connect(lambda _, first, last: inserted.append((first, last)))
+    model.reset([asked(n) for n in range(0, 200, 2)])
+    model.merge([asked(n) for n in range(1, 21, 2)])  # a few: each block where it belongs
+    assert len(inserted) == 10 and model.pending_count() == 110
+    model.merge([asked(n) for n in range(21, 200, 2)])  # many: one insertion, then a re-sort
+    assert inserted[-1] == (110, 199)
+    created = [record.created_at for record in model.rows]
+    assert created == sorted(created)  # the longest waiting first
+    model.merge([asked(5, "approved"), asked(7, "denied")])
+    assert model.pending_count() == 198 and len(model.rows) == 200
+    assert [r.status for r in model.rows if r.id in ("a005", "a007")] == ["denied", "approved"]
+
+
 # -- feed ---------------------------------------------------------------------------------------
 
 

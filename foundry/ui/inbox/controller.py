@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from html import escape
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QTableView
@@ -32,17 +33,24 @@ AGE_FILTER_REFRESH_TICKS = 5
 LATEST_ON_HISTORY = 200
 INFO_SHOWN_MS = 6000
 
+T = TypeVar("T")
 Job = Callable[[], list[Resolution]]
 
 
 class InboxController(QObject):
-    """Polls the store (pending ids only, off the GUI thread) every half second and at once when
-    a local session asks or is answered; resolves through the store, where the first resolver
-    wins, so another Foundry, the API or the CLI may have answered first."""
+    """Polls the store (pending ids only) every half second and at once when a local session
+    asks or is answered; resolves through the store, where the first resolver wins, so another
+    Foundry, the API or the CLI may have answered first.
+
+    Every store call runs on the inbox's own worker thread, one at a time, and hands its result
+    back to the GUI thread through a queued signal. (Not as asyncio tasks: a task stepped by a
+    nested Qt event loop inside another coroutine is abandoned, which would stop the polling.)
+    """
 
     pending_changed = Signal(int)
     arrived = Signal(list)  # approvals that came in since the last look
     open_session_requested = Signal(str)
+    _delivered = Signal(object)  # a callable to run on the GUI thread
 
     def __init__(
         self,
@@ -60,7 +68,9 @@ class InboxController(QObject):
         self.loaded = False
         self.pending_count = 0
         self.confirmation: QMessageBox | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="foundry-inbox")
+        self._last_error: str | None = None
+        self._delivered.connect(self._run_delivered)
         self._polling = False
         self._poll_again = False
         self._closed = False
@@ -120,18 +130,44 @@ class InboxController(QObject):
         for name, action in keys.items():
             view.shortcuts[name].activated.connect(action)
 
-    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if task.cancelled() or task.exception() is None or self._closed:
+    def _off_gui(
+        self,
+        job: Callable[[], T],
+        then: Callable[[T], None],
+        failed: Callable[[], None] | None = None,
+    ) -> None:
+        """Run `job` on the worker thread, then `then(result)` on the GUI thread (or `failed()`
+        after the error is shown)."""
+        if self._closed:
             return
-        error = task.exception()
-        log.error("inbox action failed: %s", error, exc_info=error)
-        self.view.show_banner(f"Something went wrong: {escape(str(error))}", "error")
+        future = self._worker.submit(job)
+        future.add_done_callback(lambda done: self._deliver(lambda: self._hand(done, then, failed)))
+
+    def _deliver(self, callback: Callable[[], None]) -> None:
+        """On the worker thread: queue `callback` for the GUI thread, unless the inbox is gone."""
+        if self._closed:
+            return
+        with contextlib.suppress(RuntimeError):  # the window was destroyed meanwhile
+            self._delivered.emit(callback)
+
+    def _run_delivered(self, callback: Callable[[], None]) -> None:
+        if not self._closed:
+            callback()
+
+    def _hand(
+        self, done: Future[T], then: Callable[[T], None], failed: Callable[[], None] | None
+    ) -> None:
+        error = None if done.cancelled() else done.exception()
+        if error is None and not done.cancelled():
+            self._last_error = None
+            then(done.result())
+            return
+        if error is not None and str(error) != self._last_error:
+            self._last_error = str(error)
+            log.error("the approval inbox could not reach the store: %s", error, exc_info=error)
+            self.view.show_banner(f"Cannot read or write approvals: {escape(str(error))}", "error")
+        if failed is not None:
+            failed()
 
     def close(self) -> None:
         """Stop following the store (the window is closing)."""
@@ -139,34 +175,32 @@ class InboxController(QObject):
         self._poll_timer.stop()
         self._clock.stop()
         self.bridge.event_arrived.disconnect(self._on_event)
-        for task in list(self._tasks):
-            task.cancel()
+        self._worker.shutdown(wait=False, cancel_futures=True)
 
     # -- following the store --------------------------------------------------------------------
 
     def poll(self) -> None:
         """Look for new and resolved approvals (one look at a time; a request made during a
         look starts another right after it)."""
-        if self._closed:
-            return
         if self._polling:
             self._poll_again = True
             return
         self._polling = True
-        self._spawn(self._poll())
+        self._poll_again = False
+        look = self.feed.changes if self.loaded else self.feed.load
+        self._off_gui(look, self._polled, self._poll_failed)
 
-    async def _poll(self) -> None:
-        try:
-            again = True
-            while again and not self._closed:
-                self._poll_again = False
-                if self.loaded:
-                    self._apply(await asyncio.to_thread(self.feed.changes))
-                else:
-                    self._load(await asyncio.to_thread(self.feed.load))
-                again = self._poll_again
-        finally:
-            self._polling = False
+    def _poll_failed(self) -> None:
+        self._polling = False  # the next tick tries again
+
+    def _polled(self, records: list[ApprovalRecord]) -> None:
+        self._polling = False
+        if self.loaded:
+            self._apply(records)
+        else:
+            self._load(records)
+        if self._poll_again:
+            self.poll()
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event.body, ApprovalRequested | ApprovalResolved):
@@ -222,22 +256,23 @@ class InboxController(QObject):
     # -- lists, selection, filters --------------------------------------------------------------
 
     def apply_filters(self) -> None:
-        self.view.pending.set_spec(self.view.filter_spec(history=False))
-        self.view.history.set_spec(self.view.filter_spec(history=True))
-        for table in (self.view.pending_table, self.view.history_table):
-            self._keep_a_current_row(table, 0)
+        """Filter the list in view now, the other one when it comes into view."""
+        history = self.view.lists.currentIndex() == 1
+        self.view.current_filter().set_spec(self.view.filter_spec(history))
+        self._keep_a_current_row(self.view.current_table(), 0)
         self._show_current()
 
     def _list_switched(self, index: int) -> None:
+        spec = self.view.filter_spec(history=index == 1)
+        if self.view.current_filter().spec != spec:
+            self.view.current_filter().set_spec(spec)
+            self._keep_a_current_row(self.view.current_table(), 0)
         self._show_current()
         self._selection_changed()
         if index == 1:
-            self._spawn(self._catch_up_history())
-
-    async def _catch_up_history(self) -> None:
-        """Approvals requested and resolved between two looks never were pending for the feed;
-        the newest ones are read again when the history is opened."""
-        self._apply(await asyncio.to_thread(self.feed.latest, LATEST_ON_HISTORY))
+            # the feed finds those asked and answered between two looks by their count; the
+            # newest are read again anyway, in case someone deleted rows meanwhile
+            self._off_gui(lambda: self.feed.latest(LATEST_ON_HISTORY), self._apply)
 
     def _keep_a_current_row(self, table: QTableView, near_row: int) -> None:
         if self._id_at(table, table.currentIndex().row()) is None:
@@ -273,12 +308,14 @@ class InboxController(QObject):
     def _show_current(self) -> None:
         record = self.current_record()
         shown = self.view.detail.record
+        if record is not None and record is shown:
+            return  # nothing changed in it
         if record is None:
             self.view.detail.show_nothing(self._nothing_to_show())
             return
         self.view.detail.show_approval(record)
         if shown is None or shown.id != record.id:
-            self._spawn(self._load_context(record))
+            self._off_gui(lambda: load_context(self.store, record), self.view.detail.show_context)
 
     def _nothing_to_show(self) -> str:
         if self.view.current_filter().rowCount():
@@ -286,11 +323,6 @@ class InboxController(QObject):
         if self.view.lists.currentIndex() == 0 and self.pending_count == 0:
             return "Nothing is waiting for you. New approvals appear here as agents ask."
         return "No approval matches the filters."
-
-    async def _load_context(self, record: ApprovalRecord) -> None:
-        context = await asyncio.to_thread(load_context, self.store, record)
-        if not self._closed:
-            self.view.detail.show_context(context)
 
     def _selection_changed(self) -> None:
         pending = [r for r in self.selected_records() if r.status == "pending"]
@@ -431,13 +463,10 @@ class InboxController(QObject):
 
     def _settle(self, job: Job) -> None:
         self.view.detail.set_busy(True)
-        self._spawn(self._run(job))
+        self._off_gui(job, self._settled, lambda: self.view.detail.set_busy(False))
 
-    async def _run(self, job: Job) -> None:
-        try:
-            outcomes = await asyncio.to_thread(job)
-        finally:
-            self.view.detail.set_busy(False)
+    def _settled(self, outcomes: list[Resolution]) -> None:
+        self.view.detail.set_busy(False)
         self._apply([outcome.approval for outcome in outcomes])
         self._report(outcomes)
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum
+from functools import cached_property
 from typing import Any
 
 from PySide6.QtCore import (
@@ -40,6 +41,7 @@ STATUS_COLOURS = {
     "denied": "#c62828",
     "timed_out": "#757575",
 }
+BULK_INSERT = 50  # more new rows than this arrive as one insertion and one re-sort
 EARLIEST = datetime.min.replace(tzinfo=UTC)
 LATEST = datetime.max.replace(tzinfo=UTC)
 
@@ -132,6 +134,7 @@ class ApprovalTableModel(QAbstractTableModel):
         self.rows: list[ApprovalRecord] = []
         self.resolved_only = resolved_only
         self._row_of: dict[str, int] = {}
+        self._pending: set[str] = set()
         self._column = Column.WAITED
         self._order = Qt.SortOrder.DescendingOrder
         self._warning = QApplication.style().standardIcon(
@@ -199,6 +202,7 @@ class ApprovalTableModel(QAbstractTableModel):
         self.rows = [record for record in records if self._belongs(record)]
         self.rows.sort(key=self._key())
         self._index_rows()
+        self._pending = {record.id for record in self.rows if record.status == "pending"}
         self.endResetModel()
 
     def merge(self, records: Iterable[ApprovalRecord]) -> list[ApprovalRecord]:
@@ -210,6 +214,7 @@ class ApprovalTableModel(QAbstractTableModel):
         for record in {record.id: record for record in records}.values():
             if not self._belongs(record):
                 continue
+            self._note_status(record)
             row = self._row_of.get(record.id)
             if row is None:
                 added.append(record)
@@ -217,26 +222,47 @@ class ApprovalTableModel(QAbstractTableModel):
             moved = moved or key(self.rows[row]) < key(record) or key(record) < key(self.rows[row])
             self.rows[row] = record
             self.dataChanged.emit(self.index(row, 0), self.index(row, len(Column) - 1))
-        for record in added:
-            position = bisect_right(self.rows, key(record), key=key)
-            self.beginInsertRows(QModelIndex(), position, position)
-            self.rows.insert(position, record)
-            self.endInsertRows()
-        if added:
-            self._index_rows()
+        if len(added) > BULK_INSERT:
+            self._append(added)
+            moved = True
+        elif added:
+            self._insert_in_order(added, key)
         if moved:
             self._relayout()
         return added
 
-    def record(self, approval_id: str) -> ApprovalRecord | None:
-        row = self._row_of.get(approval_id)
-        return None if row is None else self.rows[row]
+    def _insert_in_order(
+        self, records: list[ApprovalRecord], key: Callable[[ApprovalRecord], Any]
+    ) -> None:
+        """Each run of new rows that falls between the same two old rows goes in as one block,
+        the last block first so that the positions found before still hold."""
+        records.sort(key=key)
+        blocks: dict[int, list[ApprovalRecord]] = {}
+        for record in records:
+            blocks.setdefault(bisect_right(self.rows, key(record), key=key), []).append(record)
+        for position in sorted(blocks, reverse=True):
+            block = blocks[position]
+            self.beginInsertRows(QModelIndex(), position, position + len(block) - 1)
+            self.rows[position:position] = block
+            self.endInsertRows()
+        self._index_rows(start=min(blocks))
 
-    def row_of(self, approval_id: str) -> int | None:
-        return self._row_of.get(approval_id)
+    def _append(self, records: list[ApprovalRecord]) -> None:
+        """Many at once: appended in one insertion, then put in order by one re-sort."""
+        start = len(self.rows)
+        self.beginInsertRows(QModelIndex(), start, start + len(records) - 1)
+        self.rows.extend(records)
+        self.endInsertRows()
+        self._index_rows(start)
 
     def pending_count(self) -> int:
-        return sum(1 for record in self.rows if record.status == "pending")
+        return len(self._pending)
+
+    def _note_status(self, record: ApprovalRecord) -> None:
+        if record.status == "pending":
+            self._pending.add(record.id)
+        else:
+            self._pending.discard(record.id)
 
     def _belongs(self, record: ApprovalRecord) -> bool:
         return not self.resolved_only or record.status in RESOLVED
@@ -247,8 +273,12 @@ class ApprovalTableModel(QAbstractTableModel):
             return lambda record: _Descending(key(record))
         return key
 
-    def _index_rows(self) -> None:
-        self._row_of = {record.id: row for row, record in enumerate(self.rows)}
+    def _index_rows(self, start: int = 0) -> None:
+        """Where each approval is, from row `start` on (the rows before it did not move)."""
+        if start == 0:
+            self._row_of = {}
+        for row in range(start, len(self.rows)):
+            self._row_of[self.rows[row].id] = row
 
     def _relayout(self) -> None:
         """Re-sort, keeping the views' selections and current rows on the same approvals."""
@@ -284,13 +314,14 @@ class ApprovalFilterSpec:
             return False
         if self.level is not None and record.level != self.level:
             return False
-        if self.tool_glob and not fnmatch.fnmatchcase(record.tool.lower(), self._pattern()):
+        if self.tool_glob and not fnmatch.fnmatchcase(record.tool.lower(), self._pattern):
             return False
         age = now - record.created_at
         if self.newer_than is not None and age > self.newer_than:
             return False
         return self.older_than is None or age >= self.older_than
 
+    @cached_property
     def _pattern(self) -> str:
         pattern = self.tool_glob.strip().lower()
         return pattern if any(char in pattern for char in "*?[") else f"*{pattern}*"
@@ -304,15 +335,17 @@ class ApprovalFilter(QSortFilterProxyModel):
     """Shows the approvals its spec accepts, in the source model's order; sorting a view sorts
     the source."""
 
-    def __init__(self, spec: ApprovalFilterSpec, parent: QObject | None = None) -> None:
+    def __init__(
+        self, model: ApprovalTableModel, spec: ApprovalFilterSpec, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self.spec = spec
         self._now = utc_now()
+        self._model = model
+        self.setSourceModel(model)
 
     def source(self) -> ApprovalTableModel:
-        model = self.sourceModel()
-        assert isinstance(model, ApprovalTableModel)
-        return model
+        return self._model
 
     def set_spec(self, spec: ApprovalFilterSpec) -> None:
         self.beginFilterChange()
@@ -326,7 +359,7 @@ class ApprovalFilter(QSortFilterProxyModel):
             self.set_spec(self.spec)
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
-        return self.spec.accepts(self.source().rows[source_row], self._now)
+        return self.spec.accepts(self._model.rows[source_row], self._now)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self.source().sort(column, order)

@@ -112,10 +112,10 @@ class InboxView(QWidget):
         super().__init__(parent)
         self.model = ApprovalTableModel(parent=self)
         self.history_model = ApprovalTableModel(resolved_only=True, parent=self)
-        self.pending = ApprovalFilter(ApprovalFilterSpec(), self)
-        self.pending.setSourceModel(self.model)
-        self.history = ApprovalFilter(ApprovalFilterSpec(statuses=RESOLVED), self)
-        self.history.setSourceModel(self.history_model)
+        self.pending = ApprovalFilter(self.model, ApprovalFilterSpec(), self)
+        self.history = ApprovalFilter(
+            self.history_model, ApprovalFilterSpec(statuses=RESOLVED), self
+        )
         self.pending_table = _table(self.pending, PENDING_COLUMNS)
         self.pending_table.sortByColumn(Column.WAITED, Qt.SortOrder.DescendingOrder)
         self.history_table = _table(self.history, HISTORY_COLUMNS)
