@@ -13,9 +13,13 @@
 5. Approvals arriving at 50 a second from another Foundry (a process of its own) on the same
    database, the inbox in view: GUI lateness as in 2, and the time from an approval's creation
    to its arrival in the list.
+6. The metrics dashboards over 100,000 events (about 2,600 generated task runs with their chats):
+   from View > Dashboards to all eight charts painted, with the longest GUI-thread stall, then
+   each step alone (reading and computing on a worker thread, drawing and painting on the GUI
+   thread), and a filter change.
 
 Run: python bench/ui.py [--runs 3] [--tokens 1000] [--messages 10000] [--approvals 10000]
-                        [--arrivals 10] [--display]
+                        [--arrivals 10] [--events 100000] [--display]
 (Qt runs offscreen unless DISPLAY is set and --display is given.)
 """
 
@@ -41,9 +45,11 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QListView
 
     from foundry.runtime.engine import Engine
+    from foundry.session.events import Event
     from foundry.store import Store
     from foundry.store.store import NewEvent
     from foundry.ui.bridge import EngineBridge
+    from foundry.ui.dashboards import DashboardController, DashboardView
     from foundry.ui.main_window import MainWindow
     from foundry.ui.session_view import SessionView
 
@@ -252,7 +258,7 @@ async def bench_lateness(studio: Studio, workdir: Path, tokens: int, idle_s: flo
 
 
 def _turn_finished(bridge: EngineBridge, session_id: str) -> asyncio.Future[None]:
-    from foundry.session.events import Event, TurnFinished
+    from foundry.session.events import TurnFinished
 
     finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
@@ -509,6 +515,107 @@ def asking_child(database: str, seconds: float, rate: int) -> None:
     print(count)
 
 
+# -- 6. the metrics dashboards ------------------------------------------------------------------
+
+
+def write_timed_events(store: Store, events: list[Event], batch: int = 5000) -> None:
+    """Events stored with their own times (the journal would stamp them with the time of
+    writing), in batches of plain inserts."""
+    import sqlalchemy as sa
+    from sqlmodel import Session
+
+    from foundry.session.events import event_payload
+    from foundry.store import EventRecord
+
+    for start in range(0, len(events), batch):
+        rows = [
+            {
+                "session_id": event.session_id,
+                "seq": event.seq,
+                "kind": event.kind,
+                "time": event.time,
+                "payload": event_payload(event.body),
+            }
+            for event in events[start : start + batch]
+        ]
+        with Session(store.engine) as session:
+            session.execute(sa.insert(EventRecord), rows)
+            session.commit()
+
+
+def _next_update(controller: DashboardController) -> asyncio.Future[None]:
+    updated: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def done() -> None:
+        if not updated.done():
+            updated.set_result(None)
+
+    controller.updated.connect(done)
+    updated.add_done_callback(lambda _: controller.updated.disconnect(done))
+    return updated
+
+
+async def bench_dashboards(studio: Studio, wanted: int) -> None:
+    from foundry.metrics import MetricsLog, dashboard_series
+    from tests.metrics.synthetic_log import synthetic_log
+
+    store = studio.engine.store
+    started = time.perf_counter()
+    events = await asyncio.to_thread(synthetic_log, wanted // 38 + 1)  # about 38 events a task
+    await asyncio.to_thread(write_timed_events, store, events)
+    written = time.perf_counter() - started
+    window = studio.window
+    window.resize(1600, 1700)  # every chart on screen, so that every chart is painted
+    probe = LatenessProbe()
+    probe.start()
+    started = time.perf_counter()
+    await window.open_dashboards()  # imports and builds the tab, which reads the events
+    view, controller = window.dashboards, window.dashboards_controller
+    assert view is not None and controller is not None
+    await _next_update(controller)  # (reading takes longer than this step)
+    view.repaint()
+    opened = time.perf_counter() - started
+    stalls = probe.stop()
+    tasks = len(view.iterations.points)
+    read_s, compute_s, draw_s = await _dashboard_steps(store, view, MetricsLog, dashboard_series)
+    filtered = await _filter_change(view, controller)
+    print(f"\n6. The metrics dashboards over {len(events):,} events of {tasks:,} task runs")
+    row("written to the store (setup)", f"{written:.2f} s")
+    row("View > Dashboards -> all 8 painted", f"{opened:.2f} s", "first open: pyqtgraph imported")
+    row("longest GUI-thread stall meanwhile", ms(max(stalls)), "lateness of the 10 ms timer")
+    row("  read the metric events", f"{read_s:.2f} s", "worker thread")
+    row("  compute the series", f"{compute_s:.2f} s", "worker thread")
+    row("  draw and paint the 8 charts", ms(draw_s), "GUI thread: from data to painted")
+    row("choose an agent -> repainted", f"{filtered:.2f} s", "series recomputed, not re-read")
+    window.resize(1280, 800)
+
+
+async def _dashboard_steps(
+    store: Store, view: DashboardView, log_type: Any, compute: Any
+) -> tuple[float, float, float]:
+    """Each step of a load timed on its own: reading, computing, drawing and painting."""
+    log = log_type()
+    started = time.perf_counter()
+    await asyncio.to_thread(log.read_new, store)
+    read_s = time.perf_counter() - started
+    started = time.perf_counter()
+    series = await asyncio.to_thread(compute, log.events)
+    compute_s = time.perf_counter() - started
+    started = time.perf_counter()
+    view.show_series(series, "")
+    view.repaint()
+    return read_s, compute_s, time.perf_counter() - started
+
+
+async def _filter_change(view: DashboardView, controller: DashboardController) -> float:
+    started = time.perf_counter()
+    updated = _next_update(controller)
+    view.agent.setCurrentIndex(view.agent.findData("planner"))
+    await updated
+    view.repaint()
+    return time.perf_counter() - started
+
+
 # -- the run ------------------------------------------------------------------------------------
 
 
@@ -529,6 +636,7 @@ async def bench_window(args: argparse.Namespace, workdir: Path) -> None:
         await bench_long_session(studio, workdir, args.messages, args.steps)
         await bench_inbox(studio, args.approvals)
         await bench_arrivals(studio, workdir / "b.sqlite3", args.arrivals)
+        await bench_dashboards(studio, args.events)
     finally:
         window.close()
         bridge.close()
@@ -574,6 +682,7 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=50, help="scroll steps (part 3)")
     parser.add_argument("--approvals", type=int, default=10_000, help="approvals (part 4)")
     parser.add_argument("--arrivals", type=float, default=10.0, help="seconds of arrivals (part 5)")
+    parser.add_argument("--events", type=int, default=100_000, help="metric events (part 6)")
     parser.add_argument("--display", action="store_true", help="use $DISPLAY, not offscreen")
     parser.add_argument("--startup-child", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--asking-child", nargs=3, help=argparse.SUPPRESS)
