@@ -707,7 +707,7 @@ class TaskRunner:
         await self._emit(
             AgentConsulted(
                 role=role,
-                agent=name,
+                agent=path.name if name in ("supervisor", "helper") else name,
                 session_id=session_id,
                 prompt_chars=len(text),
                 response_chars=len(turn.reply),

@@ -220,10 +220,10 @@ def test_rescue_changes_the_agent(engine: Engine, tmp_path: Path) -> None:
         (b.role, b.agent) for b in events(engine, outcome.task_id) if isinstance(b, AgentConsulted)
     ]
     assert consulted == [
-        ("supervisor", "supervisor"),
+        ("supervisor", "planner"),
         ("operator", "coder"),
         ("operator", "coder"),
-        ("supervisor", "supervisor"),
+        ("supervisor", "planner"),
         ("operator", "senior"),
     ]
 

@@ -40,6 +40,7 @@ class TaskRuns(QObject):
         self.say = say
         self.controllers: dict[str, TaskController] = {}
         self.problems: QMessageBox | None = None
+        self.last_folder: Path | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def _spawn(self, coroutine: Any) -> None:
@@ -50,11 +51,14 @@ class TaskRuns(QObject):
     def choose_file(self) -> None:
         dialog = QFileDialog(self.tabs.window(), "Run a task file")
         dialog.setNameFilters(["Task files (*.yaml *.yml)", "All files (*)"])
+        if self.last_folder is not None:
+            dialog.setDirectory(str(self.last_folder))
         dialog.fileSelected.connect(lambda path: self._spawn(self.run(Path(path))))
         dialog.open()
 
     async def run(self, path: Path, new: bool = False) -> str | None:
         """Start (or resume) the task file at `path` and show it; None if it cannot start."""
+        self.last_folder = path.parent
         try:
             task = await asyncio.to_thread(load_task, path)
             task_id = await self.bridge.call(self.bridge.engine.start_task(path, new=new))
