@@ -88,6 +88,13 @@ HELPER_SCHEMA: dict[str, Any] = {
 NOT_IMPLEMENTED = re.compile(r"\bnot (yet )?implemented\b|\bnot done\b|\bdid not\b", re.I)
 
 
+def step_timeouts(cascade: Sequence[float], planned: float) -> list[float]:
+    """The task's growing timeouts, shortened to the plan's estimate where it is shorter, but
+    never below the first: the task file's limits are the ceiling, the plan cannot raise them."""
+    ceiling = max(planned, cascade[0])
+    return [min(timeout, ceiling) for timeout in cascade]
+
+
 class SessionHost(Protocol):
     """What the runner needs of the engine (which provides exactly this)."""
 
@@ -448,7 +455,7 @@ class TaskRunner:
 
     async def _attempts(self, state: _State, text: str, fallback: str | None = None) -> Reply:
         """Send a step, retrying with growing timeouts, then its fallback once."""
-        timeouts = self.spec.limits.step_timeouts
+        timeouts = step_timeouts(self.spec.limits.step_timeouts, state.plan.timeout_seconds)
         retries = min(state.plan.max_retries, self.spec.limits.max_retries)
         reply = Reply(ok=False, error="not attempted")
         for attempt in range(retries + 1):

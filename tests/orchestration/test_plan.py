@@ -97,3 +97,12 @@ def test_the_task_type_picks_the_guidance() -> None:
     assert prompts.task_type(spec("Add parse", ["x"])) == "implementation"
     documented = prompts.operator_prompt(spec("Update the README", ["x"]), {"workspace": "ws"})
     assert prompts.GUIDANCE["documentation"] in documented and "STATUS: done" in documented
+
+
+def test_a_plan_shortens_the_timeouts_but_never_raises_them() -> None:
+    from foundry.orchestration.runner import step_timeouts
+
+    assert step_timeouts([5, 10, 30], 30) == [5, 10, 30]
+    assert step_timeouts([5, 10, 30], 12) == [5, 10, 12]
+    assert step_timeouts([5, 10, 30], 1) == [5, 5, 5]
+    assert step_timeouts([5, 10, 30], 600) == [5, 10, 30]
