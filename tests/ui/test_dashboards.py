@@ -93,8 +93,8 @@ def test_the_charts_plot_the_values_of_the_event_log(
     allowed, denied = bars(view.resolutions)
     assert heights(allowed) == [1, 1, 0, 1, 0]  # policy, grant, supervisor, human, timeout
     assert heights(denied) == [0, 0, 1, 0, 1]
-    waits = [list(item.getData()[1]) for item in view.human_waits.plot.listDataItems()]
-    assert waits == [[65.0], [90.0]]  # approved, timed out
+    waits = {name: list(dots.getData()[1]) for name, dots in view.human_waits.dots.items()}
+    assert waits == {"approved": [65.0], "timed out": [90.0]}
     assert view.human_waits.summary.text() == "2 approvals · median 77.5 s · longest 90.0 s"
     assert view.resolutions.summary.text() == "5 decisions · 20.0 % needed a human"
     # 69 events in the log, less a token and an approval_requested, which no chart needs

@@ -194,18 +194,9 @@ class HumanWaitChart(Chart):
             chosen = [point for point in self.points if point.status == status]
             if not chosen:
                 continue
-            item = pg.PlotDataItem(
-                [point.time.timestamp() for point in chosen],
-                [point.waited_s for point in chosen],
-                pen=None,
-                symbol="o",
-                symbolSize=8,
-                symbolBrush=color,
-                symbolPen=pg.mkPen("w", width=0.8),
-                antialias=True,
-            )
-            self.plot.addItem(item)
-            self.add_legend(item, status.replace("_", " "))
+            times = [point.time.timestamp() for point in chosen]
+            waits = [point.waited_s for point in chosen]
+            self.add_dots(times, waits, color, status.replace("_", " "))
         median = statistics.median(point.waited_s for point in self.points)
         line = threshold_line(median, f"median {median:.1f} s", 0)
         self.plot.addItem(line)

@@ -67,6 +67,7 @@ class Chart(QFrame):
     def __init__(self) -> None:
         super().__init__()
         self.points: tuple[Any, ...] = ()
+        self.dots: dict[str, pg.ScatterPlotItem] = {}
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setObjectName("chart")
         self.setMinimumHeight(280)
@@ -128,6 +129,7 @@ class Chart(QFrame):
         self.points = tuple(getattr(series, self.series_name))
         self.plot.clear()
         self.legend.clear()
+        self.dots = {}
         if self.points:
             self.draw()
             self.summary.setText(self.summarize())
@@ -159,6 +161,20 @@ class Chart(QFrame):
             axis.setTickSpacing(major=max(1, int(largest) // 5 or 1), minor=1)
         else:
             axis.setTickSpacing()
+
+    def add_dots(self, x: Sequence[float], y: Sequence[float], color: str, name: str) -> None:
+        """A scatter of dots of one colour, named in the legend and kept in `self.dots`."""
+        dots = pg.ScatterPlotItem(
+            x=np.asarray(x, dtype=float),
+            y=np.asarray(y, dtype=float),
+            size=8,
+            brush=pg.mkBrush(color),
+            pen=pg.mkPen("w", width=0.8),
+            antialias=True,
+        )
+        self.plot.addItem(dots)
+        self.add_legend(dots, name)
+        self.dots[name] = dots
 
     def add_legend(self, item: Any, name: str) -> None:
         self.legend.addItem(item, name)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -22,6 +25,20 @@ from foundry.ui.dashboards.view import DashboardView
 log = logging.getLogger(__name__)
 THROTTLE_MS = 500  # live updates at most twice a second
 _KINDS = frozenset(METRIC_KINDS)
+
+
+@contextmanager
+def collections_paused() -> Iterator[None]:
+    """No garbage collection while the metrics load. A full collection walks every object of the
+    process holding the GIL: loading 100,000 events, that stalled the GUI thread for half a
+    second at a time and took two thirds of the load's time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _log_failure(work: asyncio.Task[None]) -> None:
@@ -97,17 +114,22 @@ class DashboardController(QObject):
             reload, self._reload = self._reload, False
             where = self.view.current_filter()
             try:
-                if reload:
-                    self._stale = False
-                    await asyncio.to_thread(self.log.read_new, self.bridge.engine.store)
-                series = await asyncio.to_thread(dashboard_series, self.log.events, where)
+                with collections_paused():
+                    if reload:
+                        self._stale = False
+                        await asyncio.to_thread(self.log.read_new, self.bridge.engine.store)
+                        gc.freeze()  # the events live as long as the dashboards (as in app.py)
+                    series = await asyncio.to_thread(dashboard_series, self.log.events, where)
             except Exception as error:  # shown; the dashboards keep their last figures
                 log.exception("reading the metrics failed")
                 self.view.show_problem(f"Could not read the metrics: {error}")
                 return
-            self.series = series
             status = f"{len(self.log.events):,} events · updated {datetime.now():%H:%M:%S}"
-            self.view.show_series(series, status)
+            self.view.show_overview(series, status)
+            for chart in self.view.charts():
+                chart.show_series(series)
+                await asyncio.sleep(0)  # the GUI breathes between two charts
+            self.series = series  # what the charts show
             self.updated.emit()
             if not self._again:
                 return

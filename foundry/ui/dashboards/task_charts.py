@@ -66,18 +66,8 @@ class ConfidenceTimeChart(Chart):
             chosen = [point for point in self.points if point.level == level]
             if not chosen:
                 continue
-            item = pg.PlotDataItem(
-                [point.time.timestamp() for point in chosen],
-                [point.score for point in chosen],
-                pen=None,
-                symbol="o",
-                symbolSize=8,
-                symbolBrush=color,
-                symbolPen=pg.mkPen("w", width=0.8),
-                antialias=True,
-            )
-            self.plot.addItem(item)
-            self.add_legend(item, level)
+            times = [point.time.timestamp() for point in chosen]
+            self.add_dots(times, [point.score for point in chosen], color, level)
         self.plot.addItem(threshold_line(self.pass_threshold, f"pass {self.pass_threshold:g}", 0))
         self.plot.addItem(
             threshold_line(self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 0)
@@ -86,12 +76,11 @@ class ConfidenceTimeChart(Chart):
         self.plot.enableAutoRange(axis="x")
 
     def level_data(self, level: str) -> tuple[np.ndarray, np.ndarray]:
-        """The plotted (time, score) of one level, for tests and exports."""
-        for item in self.plot.listDataItems():
-            if item.opts["symbolBrush"] == LEVEL_COLORS[level]:
-                x, y = item.getData()
-                return x, y
-        return np.array([]), np.array([])
+        """The plotted (time, score) of one level."""
+        if level not in self.dots:
+            return np.array([]), np.array([])
+        x, y = self.dots[level].getData()
+        return x, y
 
     def summarize(self) -> str:
         scores = [point.score for point in self.points]

@@ -210,10 +210,14 @@ class DashboardView(QWidget):
     # -- data -----------------------------------------------------------------------------------
 
     def show_series(self, series: DashboardSeries, status: str) -> None:
-        self.set_choices(series.agents, series.tasks)
-        self.data_span = _span(series) or self.data_span
+        self.show_overview(series, status)
         for chart in self.charts():
             chart.show_series(series)
+
+    def show_overview(self, series: DashboardSeries, status: str) -> None:
+        """What the filters can choose from, and the status line; not the charts."""
+        self.set_choices(series.agents, series.tasks)
+        self.data_span = _span(series) or self.data_span
         self.status.setText(status)
 
     def show_problem(self, text: str) -> None:
