@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from foundry.session.events import (
@@ -118,15 +118,20 @@ def key(
     qtbot.keyClick(target, name, modifiers)
 
 
+def shot(widget: QWidget, folder: Path, name: str) -> None:
+    """A screenshot in the test's folder only (the best ones also go to docs: save_screenshot)."""
+    assert widget.grab().save(str(folder / name))
+
+
 def remote_approval(store: Store, tool: str = "fs.write_file", **fields: Any) -> ApprovalRecord:
     values: dict[str, Any] = {
         "agent_id": "remote-agent",
         "tool": tool,
         "level": "L0",
         "params": {"path": "notes.md", "content": "hello"},
-        "expires_at": utc_now() + timedelta(minutes=5),
         **fields,
     }
+    values["expires_at"] = values.get("created_at", utc_now()) + timedelta(minutes=5)
     values["injection_risk"] = injection_risk(values["params"])  # as the L2 inbox sets it
     return store.approvals.create(ApprovalRecord(**values))
 
@@ -155,13 +160,13 @@ def test_a_running_sessions_approval_appears_within_a_second_with_its_detail(
     assert rows == {"timezone": "Asia/Tokyo"}
     assert "Times out in" in detail.countdown.text()
     assert detail.action_panel.isVisible() and not detail.injection.isVisible()
-    save_screenshot(view, tmp_path, "inbox-session.png")
+    shot(view, tmp_path, "inbox-session.png")
     key(qtbot, view, Qt.Key.Key_A)
     running.wait_finished(qtbot)
 
 
 def test_approvals_from_another_foundry_appear_within_a_second(
-    qtbot: QtBot, inbox: tuple[InboxView, InboxController], other_foundry: Store
+    qtbot: QtBot, inbox: tuple[InboxView, InboxController], other_foundry: Store, tmp_path: Path
 ) -> None:
     view, controller = inbox
     arrived: list[list[ApprovalRecord]] = []
@@ -180,6 +185,7 @@ def test_approvals_from_another_foundry_appear_within_a_second(
     assert history.index(0, Column.RESOLVED_BY).data() == "human:cli:ana"
     assert history.index(0, Column.STATUS).data() == "denied"
     assert "not today" in view.detail.outcome.text()
+    shot(view, tmp_path, "inbox-history.png")
 
 
 # -- decisions reach the agent ------------------------------------------------------------------
@@ -231,7 +237,7 @@ def test_edited_parameters_are_what_the_tool_runs_with(
     qtbot.keyClick(editor, Qt.Key.Key_Return, CTRL)  # refused: still invalid
     assert controller.pending_count == 1 and view.detail.editing
     qtbot.wait(50)
-    save_screenshot(view, tmp_path, "inbox-edit.png")
+    shot(view, tmp_path, "inbox-edit.png")
     editor.setPlainText('{"timezone": "Europe/Paris"}')
     assert "Valid" in view.detail.editor_problem.text()
     qtbot.keyClick(editor, Qt.Key.Key_Return, CTRL)
@@ -623,8 +629,9 @@ def test_the_window_shows_the_pending_count_and_links_to_the_session(
     qtbot.keyClick(window, Qt.Key.Key_I, CTRL_SHIFT)  # View > Approvals
     assert window.tabs.currentWidget() is window.inbox
     assert window.tabs.tabText(window.tabs.currentIndex()) == "Approvals (1)"
-    qtbot.waitUntil(lambda: window.inbox.detail.record is not None)
-    save_screenshot(window, tmp_path, "inbox-window.png")
+    qtbot.waitUntil(lambda: "loading" not in window.inbox.detail.grants.text())
+    qtbot.wait(50)
+    shot(window, tmp_path, "inbox-window.png")
     key(qtbot, window.inbox, Qt.Key.Key_O)  # open the session it belongs to
     qtbot.waitUntil(lambda: window.tabs.currentWidget() is session)
     assert session.approval.isVisible()  # the same approval, inline in the session

@@ -263,6 +263,13 @@ class InboxController(QObject):
         self._show_current()
 
     def _list_switched(self, index: int) -> None:
+        inbox = index == 0
+        for widget in (
+            self.view.status_filter,
+            self.view.approve_selected,
+            self.view.deny_selected,
+        ):
+            widget.setVisible(inbox)  # the history holds resolved approvals only
         spec = self.view.filter_spec(history=index == 1)
         if self.view.current_filter().spec != spec:
             self.view.current_filter().set_spec(spec)

@@ -100,6 +100,7 @@ class ApprovalDetailView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.record: ApprovalRecord | None = None
+        self._tree_height = 0
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.facts = QLabel()
@@ -309,9 +310,9 @@ class ApprovalDetailView(QWidget):
         nodes = param_tree(self.record.params, self.show_content.isChecked())
         self.params.addTopLevelItems([_tree_item(node) for node in nodes])
         self.params.expandAll()
-        _fit_height(self.params, max_rows=10)
+        self._tree_height = _fit_height(self.params, max_rows=10)
         if not self.editing:
-            self.params_stack.setFixedHeight(self.params.height())
+            self.params_stack.setFixedHeight(self._tree_height)
 
     def _show_verdict(self, record: ApprovalRecord) -> None:
         verdict = record.supervisor_verdict
@@ -336,6 +337,10 @@ class ApprovalDetailView(QWidget):
             item = QTreeWidgetItem([local_time(trace.created_at), trace.tool, trace.decision, by])
             item.setToolTip(3, trace.reasoning or "")
             self.recent.addTopLevelItem(item)
+        if not context.recent_calls:
+            none = QTreeWidgetItem(["", "none yet", "", ""])
+            none.setDisabled(True)
+            self.recent.addTopLevelItem(none)
         for column in range(3):
             self.recent.resizeColumnToContents(column)
         now = utc_now()
@@ -397,7 +402,7 @@ class ApprovalDetailView(QWidget):
 
     def end_edit(self) -> None:
         self.params_stack.setCurrentIndex(0)
-        self.params_stack.setFixedHeight(self.params.height())
+        self.params_stack.setFixedHeight(self._tree_height)
         self.editor_problem.clear()
 
     @property
@@ -426,7 +431,7 @@ def _why_before_context(record: ApprovalRecord) -> str:
     return f"{lead}…"
 
 
-def _fit_height(tree: QTreeWidget, max_rows: int) -> None:
+def _fit_height(tree: QTreeWidget, max_rows: int) -> int:
     """As tall as its rows (up to `max_rows`; it scrolls beyond), so short lists leave room."""
     rows, item = 0, tree.topLevelItem(0)
     while item is not None and rows < max_rows:
@@ -434,7 +439,9 @@ def _fit_height(tree: QTreeWidget, max_rows: int) -> None:
         item = tree.itemBelow(item)
     row_height = tree.fontMetrics().height() + 6
     frame = tree.header().sizeHint().height() + 2 * tree.frameWidth() + 4
-    tree.setFixedHeight(frame + max(rows, 1) * row_height)
+    height = frame + max(rows, 1) * row_height
+    tree.setFixedHeight(height)
+    return height
 
 
 def _tree_item(node: ParamNode) -> QTreeWidgetItem:

@@ -97,7 +97,7 @@ def _table(model: ApprovalFilter, columns: tuple[Column, ...]) -> QTableView:
         Column.STATUS: 65,
         Column.WAITED: 60,
         Column.EXPIRES: 65,
-        Column.RESOLVED_BY: 140,
+        Column.RESOLVED_BY: 120,
         Column.RESOLVED_AT: 90,
     }
     for column, width in widths.items():
@@ -199,7 +199,7 @@ class InboxView(QWidget):
         splitter.addWidget(self.detail)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([540, 740])  # in proportion: the detail gets the larger share
+        splitter.setSizes([560, 720])  # in proportion: the detail gets the larger share
         splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.addLayout(filters)
