@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import getpass
 import logging
 from typing import Any
 
@@ -19,9 +18,8 @@ from foundry.session.events import (
     TurnFinished,
     TurnStarted,
 )
-from foundry.store import AlreadyResolved
-from foundry.supervision.resolution import resolve_approval
 from foundry.ui.bridge import EngineBridge
+from foundry.ui.inbox.actions import decide, local_resolver
 from foundry.ui.session_view import SessionView
 from foundry.ui.timeline import MESSAGE_ROLE
 
@@ -140,13 +138,12 @@ class SessionController(QObject):
 
     async def _resolve(self, approval_id: str, approved: bool, reasoning: str | None) -> None:
         store = self.bridge.engine.store
-        who = f"human:gui:{getpass.getuser()}"
-        status = "approved" if approved else "denied"
-        try:
-            await asyncio.to_thread(resolve_approval, store, approval_id, status, who, reasoning)
-        except AlreadyResolved as conflict:
+        outcome = await asyncio.to_thread(
+            decide, store, approval_id, approved, local_resolver(), reasoning
+        )
+        if outcome.conflict:
             self.view.status.setText(
-                f"Already {conflict.approval.status} by {conflict.approval.resolved_by}"
+                f"Already {outcome.approval.status} by {outcome.approval.resolved_by}"
             )
 
     # -- engine events --------------------------------------------------------------------------

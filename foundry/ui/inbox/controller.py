@@ -23,7 +23,7 @@ from foundry.ui.inbox.actions import (
     local_resolver,
 )
 from foundry.ui.inbox.feed import ApprovalFeed, load_context
-from foundry.ui.inbox.model import RECORD_ROLE, local_time
+from foundry.ui.inbox.model import RECORD_ROLE, Column, local_time
 from foundry.ui.inbox.params import ParamsError, params_text, parse_edited_params
 from foundry.ui.inbox.view import InboxView
 
@@ -246,8 +246,14 @@ class InboxController(QObject):
             self.pending_changed.emit(count)
 
     def _tick(self) -> None:
-        """Ages and countdowns move on: repaint the lists, re-apply age filters now and then."""
-        self.view.current_table().viewport().update()
+        """Ages and countdowns move on: repaint their columns, re-apply age filters now and then."""
+        table = self.view.current_table()
+        for column in (Column.WAITED, Column.EXPIRES):
+            left = table.columnViewportPosition(column)
+            if left >= 0:
+                table.viewport().update(
+                    left, 0, table.columnWidth(column), table.viewport().height()
+                )
         self._ticks += 1
         if self._ticks % AGE_FILTER_REFRESH_TICKS == 0:
             self.view.pending.refresh_ages()

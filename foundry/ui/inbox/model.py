@@ -41,6 +41,15 @@ STATUS_COLOURS = {
     "denied": "#c62828",
     "timed_out": "#757575",
 }
+ROLES = frozenset(
+    {
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.DecorationRole,
+        Qt.ItemDataRole.ToolTipRole,
+        Qt.ItemDataRole.ForegroundRole,
+        RECORD_ROLE,
+    }
+)
 BULK_INSERT = 50  # more new rows than this arrive as one insertion and one re-sort
 EARLIEST = datetime.min.replace(tzinfo=UTC)
 LATEST = datetime.max.replace(tzinfo=UTC)
@@ -157,7 +166,7 @@ class ApprovalTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
+        if role not in ROLES or not index.isValid():  # views ask for many roles; answer fast
             return None
         record = self.rows[index.row()]
         column = Column(index.column())
