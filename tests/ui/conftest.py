@@ -43,6 +43,16 @@ def gui_loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     executor.shutdown(wait=True)
 
 
+@pytest.fixture(autouse=True)
+def gui_loop_running(gui_loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """The qasync loop counts as running during a UI test only, so that asyncio tests run
+    after the UI tests (in one pytest session) can start loops of their own."""
+    asyncio.events._set_running_loop(gui_loop)
+    asyncio.set_event_loop(gui_loop)
+    yield
+    asyncio.events._set_running_loop(None)
+
+
 @pytest.fixture
 def bridge(tmp_path: Path, gui_loop: asyncio.AbstractEventLoop) -> Iterator[EngineBridge]:
     store = Store.open(f"sqlite:///{tmp_path / 'ui.sqlite3'}")
