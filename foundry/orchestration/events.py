@@ -70,6 +70,15 @@ class PhaseFinished(EventBody):
     result: dict[str, Any] = Field(default_factory=dict)
 
 
+class AgentAsked(EventBody):
+    """A message is on its way to an agent of the task (its answer is `agent_consulted`)."""
+
+    kind: Literal["agent_asked"] = "agent_asked"
+    role: Role
+    agent: str
+    session_id: str
+
+
 class AgentConsulted(EventBody):
     """One message to an agent of the task and its answer: sizes, tokens and time."""
 
@@ -139,6 +148,7 @@ register_events(
     TaskResumed,
     PhaseStarted,
     PhaseFinished,
+    AgentAsked,
     AgentConsulted,
     CriterionScored,
     RetryDecided,

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from foundry.orchestration import prompts
 from foundry.orchestration.events import (
+    AgentAsked,
     AgentConsulted,
     CriterionScored,
     Phase,
@@ -703,6 +704,8 @@ class TaskRunner:
             self.supervisor_calls += 1
         self.live_sends += 1
         started = time.monotonic()
+        label = path.name if name in ("supervisor", "helper") else name
+        await self._emit(AgentAsked(role=role, agent=label, session_id=session_id))
         sending = asyncio.ensure_future(self.host.send(session_id, text, schema))
         done, _ = await asyncio.wait([sending], timeout=timeout_s)
         if not done:
@@ -714,7 +717,7 @@ class TaskRunner:
         await self._emit(
             AgentConsulted(
                 role=role,
-                agent=path.name if name in ("supervisor", "helper") else name,
+                agent=label,
                 session_id=session_id,
                 prompt_chars=len(text),
                 response_chars=len(turn.reply),

@@ -326,6 +326,11 @@ class Engine:
     def is_open(self, session_id: str) -> bool:
         return session_id in self._sessions
 
+    def is_answering(self, session_id: str) -> bool:
+        """Whether a turn of the session is running now (a task's agent at work, say)."""
+        live = self._sessions.get(session_id)
+        return live is not None and live.turn is not None and not live.turn.done()
+
     def session(self, session_id: str) -> ChatSession:
         if session_id not in self._sessions:
             raise SessionNotFound(f"session {session_id!r} is not open")

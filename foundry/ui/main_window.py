@@ -329,7 +329,9 @@ class MainWindow(QMainWindow):
             self.progress.hide()
         controller = self._add_tab(session_id, f"{chat.agent.metadata.name} (reopened)")
         controller.load_history(history)
-        if chat.needs_resume:
+        if engine.is_answering(session_id):  # a task's agent at work: follow it, do not resume
+            self.statusBar().showMessage("This session is answering now; its reply streams in.")
+        elif chat.needs_resume:
             self.statusBar().showMessage("The last turn was interrupted; finishing it…")
             controller.resume()
 

@@ -88,8 +88,15 @@ def test_a_running_task_stops_and_its_run_reopens_from_the_store(
     qtbot.waitUntil(starting.done, timeout=10000)
     view = window.tabs.currentWidget()
     assert isinstance(view, TaskView)
-    qtbot.waitUntil(lambda: view.progress.phases.rowCount() == 1, timeout=10000)
+    qtbot.waitUntil(lambda: view.progress.agents.rowCount() == 1, timeout=10000)
     assert view.stop.isEnabled() and not view.run_again.isEnabled()
+    view.agents.doubleClicked.emit(view.progress.agents.index(0, 0))  # follow the operator at work
+    qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), SessionView), timeout=10000)
+    chat = window.tabs.currentWidget()
+    assert isinstance(chat, SessionView)
+    qtbot.waitUntil(lambda: any(row.streaming for row in chat.conversation.rows), timeout=5000)
+    assert "answering now" in window.statusBar().currentMessage()
+    window.tabs.setCurrentWidget(view)
     view.stop.click()
     qtbot.waitUntil(lambda: view.progress.summary.status == "stopped", timeout=10000)
     assert view.run_again.isEnabled() and "resume" in view.progress.summary.reason

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 
 from foundry.orchestration.events import (
+    AgentAsked,
     AgentConsulted,
     CriterionScored,
     PhaseFinished,
@@ -88,6 +89,8 @@ class TaskProgress:
             self._phase_finished(body, event.time)
         elif isinstance(body, CriterionScored):
             self._score(body)
+        elif isinstance(body, AgentAsked):
+            self._agent_row(body.session_id, body.role, body.agent)
         elif isinstance(body, AgentConsulted):
             self._consulted(body)
         elif isinstance(body, RetryDecided):
@@ -147,20 +150,24 @@ class TaskProgress:
             item.setToolTip(evidence)
         self.criteria.item(row, 2).setForeground(QBrush(QColor(LEVEL_COLOURS[body.level])))
 
+    def _agent_row(self, session_id: str, role: str, agent: str) -> int:
+        """The agent's row, added the first time it is asked something."""
+        if session_id not in self._agent_rows:
+            items = [_item(role), _item(agent)] + [_item("") for _ in range(3)]
+            items[0].setData(session_id, SESSION_ROLE)
+            items[0].setToolTip("Double-click to open this agent's conversation")
+            self.agents.appendRow(items)
+            self._agent_rows[session_id] = self.agents.rowCount() - 1
+            self._agent_totals[session_id] = AgentTotals()
+        return self._agent_rows[session_id]
+
     def _consulted(self, body: AgentConsulted) -> None:
         self.summary.messages += 1
         if body.role == "supervisor":
             self.summary.supervisor_calls += 1
-        if body.session_id not in self._agent_rows:
-            items = [_item(body.role), _item(body.agent)] + [_item("") for _ in range(3)]
-            items[0].setData(body.session_id, SESSION_ROLE)
-            items[0].setToolTip("Double-click to open this agent's conversation")
-            self.agents.appendRow(items)
-            self._agent_rows[body.session_id] = self.agents.rowCount() - 1
-            self._agent_totals[body.session_id] = AgentTotals()
+        row = self._agent_row(body.session_id, body.role, body.agent)
         totals = self._agent_totals[body.session_id]
         totals.add(body)
-        row = self._agent_rows[body.session_id]
         self.agents.item(row, 2).setText(str(totals.messages))
         self.agents.item(row, 3).setText(f"{totals.tokens_in:,} / {totals.tokens_out:,}")
         self.agents.item(row, 4).setText(_seconds(totals.seconds))
