@@ -12,13 +12,12 @@ from PySide6.QtWidgets import (
     QMenu,
     QProgressBar,
     QPushButton,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
 from foundry.ui.editor.provider_probe import KINDS
-from foundry.ui.editor.sections import heading, hint
+from foundry.ui.editor.sections import heading, hint, list_and_detail
 
 ADDABLE = ("ollama", "openai", "embedded")
 
@@ -98,24 +97,7 @@ class ProvidersSection(QWidget):
         detail.addWidget(QLabel("Models:"))
         detail.addWidget(self.models, 1)
         detail.addLayout(use_row)
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.providers, 1)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.add)
-        buttons.addWidget(self.remove)
-        left_layout.addLayout(buttons)
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.addWidget(self.detail, 1)
-        right_layout.addWidget(self.empty)
-        split = QSplitter()
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setChildrenCollapsible(False)
-        split.setSizes([220, 800])
+        split = list_and_detail(self.providers, (self.add, self.remove), self.detail, self.empty)
         layout = QVBoxLayout(self)
         layout.addWidget(heading("Model providers"))
         layout.addWidget(split, 1)

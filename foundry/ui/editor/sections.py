@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLayout,
     QLineEdit,
     QListView,
     QPlainTextEdit,
@@ -27,6 +28,34 @@ from PySide6.QtWidgets import (
 
 from foundry.agent.models import IncludeMode, ToolPermission
 from foundry.ui.editor.items_model import ContextItemModel
+
+
+def column(*parts: QWidget | QLayout, stretch: QWidget | None = None) -> QWidget:
+    """A widget of `parts` stacked with no margins; `stretch` takes the spare height."""
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for part in parts:
+        if isinstance(part, QLayout):
+            layout.addLayout(part)
+        else:
+            layout.addWidget(part, 1 if part is stretch else 0)
+    return box
+
+
+def list_and_detail(
+    listing: QWidget, buttons: tuple[QWidget, ...], detail: QWidget, empty: QWidget
+) -> QSplitter:
+    """A list with its buttons on the left, the chosen entry's detail (or a hint) on the right."""
+    row = QHBoxLayout()
+    for button in buttons:
+        row.addWidget(button)
+    split = QSplitter(Qt.Orientation.Horizontal)
+    split.addWidget(column(listing, row, stretch=listing))
+    split.addWidget(column(detail, empty, stretch=detail))
+    split.setChildrenCollapsible(False)
+    split.setSizes([220, 800])
+    return split
 
 
 def heading(text: str) -> QLabel:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from foundry.ui.editor.sections import INCLUDE_LABELS, heading, hint
+from foundry.ui.editor.sections import INCLUDE_LABELS, heading, hint, list_and_detail
 from foundry.ui.editor.tool_form import ToolForm
 from foundry.ui.editor.tools_models import ServerListModel, ToolTableModel
 
@@ -244,24 +244,8 @@ class ToolsSection(QWidget):
         detail_layout.addLayout(controls)
         detail_layout.addWidget(self.error)
         detail_layout.addWidget(self.tabs, 1)
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.servers, 1)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.add_server)
-        buttons.addWidget(self.remove_server)
-        left_layout.addLayout(buttons)
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.addWidget(self.detail, 1)
-        right_layout.addWidget(self.empty)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setChildrenCollapsible(False)
-        split.setSizes([220, 800])
+        buttons = (self.add_server, self.remove_server)
+        split = list_and_detail(self.servers, buttons, self.detail, self.empty)
         layout = QVBoxLayout(self)
         layout.addWidget(heading("Tools (MCP servers)"))
         layout.addWidget(self.engine_note)
