@@ -139,7 +139,8 @@ def check_qt() -> Check:
     if probe.platform in HEADLESS_PLATFORMS:
         detail = f"only offscreen rendering works here (platform: {probe.platform})"
         return Check(name=QT, status="WARN", detail=detail, fix=_display_fix())
-    return Check(name=QT, status="OK", detail=f"a window opened (platform: {probe.platform})")
+    detail = f"a window with a chart opened (platform: {probe.platform})"
+    return Check(name=QT, status="OK", detail=detail)
 
 
 def _display_expected() -> bool:
@@ -189,8 +190,10 @@ def _qt_error(stderr: str, returncode: int) -> str:
 
 
 def _qt_fix(error: str) -> str:
-    if "No module named" in error:
+    if "No module named 'PySide6" in error:
         return "install Qt for Python with `pip install pyside6`"
+    if "No module named" in error:  # numpy or pyqtgraph, which the dashboards draw with
+        return "reinstall Foundry: `pip install --force-reinstall foundry-studio`, or its package"
     if sys.platform.startswith("linux"):
         return f"install Qt's system libraries; on Debian/Ubuntu: `sudo apt install {QT_PACKAGES}`"
     return "reinstall Qt for Python with `pip install --force-reinstall pyside6`"
