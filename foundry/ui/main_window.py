@@ -31,6 +31,7 @@ from foundry.ui.session_controller import SessionController
 from foundry.ui.session_picker import SessionPicker
 from foundry.ui.session_view import SessionView
 from foundry.ui.tasks.runs import TaskRuns
+from foundry.ui.unsaved import UnsavedQuestion, saved, unsaved_editors
 
 if TYPE_CHECKING:
     from foundry.ui.dashboards import DashboardController, DashboardView
@@ -84,6 +85,7 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.statusBar().addPermanentWidget(self.progress)
         self.recent = RecentAgents.load()
+        self._leaving = False  # unsaved edits were saved or discarded: closing may go on
         self.setAcceptDrops(True)  # an agent folder or .yaml file dropped on the window opens
         self._menus()
         self._approval_inbox()
@@ -341,6 +343,22 @@ class MainWindow(QMainWindow):
 
     def close_tab(self, index: int) -> None:
         view = self.tabs.widget(index)
+        if view is not None and unsaved_editors([view]):
+            self._spawn(self._close_tab_when_settled(view))
+            return
+        self._close_tab_now(index)
+
+    async def _close_tab_when_settled(self, view: QWidget) -> None:
+        """An editor with unsaved edits closes after they are saved or discarded."""
+        editors = unsaved_editors([view])
+        answer = await UnsavedQuestion(editors, self).answer()
+        if answer == "cancel" or (answer == "save" and not await saved(editors)):
+            return
+        if self.tabs.indexOf(view) >= 0:
+            self._close_tab_now(self.tabs.indexOf(view))
+
+    def _close_tab_now(self, index: int) -> None:
+        view = self.tabs.widget(index)
         if isinstance(view, AgentEditor):
             view.controller.close()
         self.task_runs.forget(view)
@@ -350,10 +368,22 @@ class MainWindow(QMainWindow):
             self._spawn(self.bridge.call(self.bridge.engine.close_session(controller.session_id)))
         self.tabs.removeTab(index)
 
+    async def _close_when_settled(self, editors: list[AgentEditor]) -> None:
+        answer = await UnsavedQuestion(editors, self).answer()
+        if answer == "cancel" or (answer == "save" and not await saved(editors)):
+            return
+        self._leaving = True
+        self.close()
+
     def current_view(self) -> QWidget | None:
         return self.tabs.currentWidget()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        editors = unsaved_editors([self.tabs.widget(i) for i in range(self.tabs.count())])
+        if editors and not self._leaving:
+            event.ignore()  # asked first; the window closes again once the edits are settled
+            self._spawn(self._close_when_settled(editors))
+            return
         if self.dashboards_controller is not None:
             self.dashboards_controller.close()
         self.inbox_controller.close()

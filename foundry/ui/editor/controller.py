@@ -235,6 +235,12 @@ class EditorController(QObject):
         document = replace(self.document, agent=self.working.model_copy(deep=True))
         self.spawn(self._save(document, self.undo_stack.index()))
 
+    async def save_and_wait(self) -> bool:
+        """Save, and wait until it is done; True when no edit is left unsaved."""
+        self.save()
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        return not self.modified
+
     async def _save(self, document: AgentDocument, index: int) -> None:
         self._saving = True
         self.view.status.setText("Saving…")

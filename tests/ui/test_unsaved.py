@@ -1,0 +1,65 @@
+"""Closing an editor tab, or the window, with unsaved edits asks first and loses nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from foundry.agent.templates import create_agent, new_agent
+from foundry.ui.bridge import EngineBridge
+from foundry.ui.editor import AgentEditor
+from foundry.ui.main_window import MainWindow
+from foundry.ui.unsaved import UnsavedQuestion
+
+
+def window_with_edited_agent(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> tuple[MainWindow, AgentEditor, Path]:
+    path = tmp_path / "demo"
+    create_agent(path, new_agent("Demo", "An agent with unsaved edits"))
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    opening = asyncio.ensure_future(window.edit_agent_at(path))
+    qtbot.waitUntil(lambda: opening.done() and isinstance(window.tabs.currentWidget(), AgentEditor))
+    editor = window.tabs.currentWidget()
+    assert isinstance(editor, AgentEditor)
+    editor.settings.max_chat_turns.setValue(17)
+    qtbot.waitUntil(lambda: editor.modified)
+    return window, editor, path
+
+
+def question(qtbot: QtBot, window: MainWindow) -> UnsavedQuestion:
+    qtbot.waitUntil(lambda: any(q.isVisible() for q in window.findChildren(UnsavedQuestion)))
+    return next(q for q in window.findChildren(UnsavedQuestion) if q.isVisible())
+
+
+def test_closing_an_edited_tab_asks_and_cancel_keeps_it(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    window, editor, path = window_with_edited_agent(qtbot, bridge, tmp_path)
+    window.close_tab(window.tabs.indexOf(editor))
+    asked = question(qtbot, window)
+    assert "Demo has unsaved edits" in asked.text()
+    asked.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.wait(50)
+    assert window.tabs.indexOf(editor) >= 0 and editor.modified
+
+    window.close_tab(window.tabs.indexOf(editor))
+    question(qtbot, window).button(QMessageBox.StandardButton.Discard).click()
+    qtbot.waitUntil(lambda: window.tabs.indexOf(editor) < 0)
+    assert '"maxChatTurns": 17' not in (path / "tsagent.json").read_text()
+
+
+def test_closing_the_window_saves_first_when_asked(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    window, _, path = window_with_edited_agent(qtbot, bridge, tmp_path)
+    window.close()
+    assert window.isVisible()  # not yet: the question comes first
+    question(qtbot, window).button(QMessageBox.StandardButton.Save).click()
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=10000)
+    assert '"maxChatTurns": 17' in (path / "tsagent.json").read_text()
