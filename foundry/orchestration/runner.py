@@ -9,19 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from foundry.orchestration import prompts
+from foundry.orchestration.delegation import Delegation
+from foundry.orchestration.desk import AgentDesk, Reply, SessionHost
 from foundry.orchestration.events import (
-    AgentAsked,
-    AgentConsulted,
-    CriterionScored,
     Phase,
     PhaseFinished,
     PhaseStarted,
@@ -32,7 +27,6 @@ from foundry.orchestration.events import (
     TaskResumed,
     TaskStarted,
     TaskStatus,
-    WorkerFinished,
 )
 from foundry.orchestration.journal import StepJournal
 from foundry.orchestration.plan import (
@@ -48,45 +42,11 @@ from foundry.orchestration.plan import (
     parse_reply,
 )
 from foundry.orchestration.retry import Attempt, RetryChoice, RetryRules, decide
-from foundry.orchestration.taskfile import Criterion, TaskFile, WorkerSpec
-from foundry.orchestration.tools import CombinedTools, TeamTools, workspace_tools
-from foundry.orchestration.validation import (
-    Checker,
-    CriterionScore,
-    Evidence,
-    ValidationCache,
-    score,
-    validate,
-)
+from foundry.orchestration.review import Review
+from foundry.orchestration.taskfile import TaskFile
+from foundry.orchestration.tools import TeamTools
+from foundry.orchestration.validation import CriterionScore
 from foundry.session.events import ApprovalRequested, ApprovalResolved, Event, EventBody
-
-HELPER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "criteria": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "criterion": {"type": "string"},
-                    "verified": {"type": "boolean"},
-                    "evidence": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {"file": {"type": "string"}, "quote": {"type": "string"}},
-                            "required": ["file", "quote"],
-                        },
-                    },
-                    "confidence": {"type": "number"},
-                },
-                "required": ["criterion", "verified", "evidence"],
-            },
-        }
-    },
-    "required": ["criteria"],
-}
-NOT_IMPLEMENTED = re.compile(r"\bnot (yet )?implemented\b|\bnot done\b|\bdid not\b", re.I)
 
 
 def step_timeouts(cascade: Sequence[float], planned: float) -> list[float]:
@@ -94,62 +54,6 @@ def step_timeouts(cascade: Sequence[float], planned: float) -> list[float]:
     never below the first: the task file's limits are the ceiling, the plan cannot raise them."""
     ceiling = max(planned, cascade[0])
     return [min(timeout, ceiling) for timeout in cascade]
-
-
-class SessionHost(Protocol):
-    """What the runner needs of the engine (which provides exactly this)."""
-
-    bus: Any
-
-    async def open_session(
-        self,
-        agent_path: Path,
-        model: str | None = None,
-        settings_overrides: dict[str, Any] | None = None,
-        ask: Any = None,
-        title: str = "",
-        extra_tools: Any = None,
-        project_root: Path | None = None,
-    ) -> str: ...
-
-    async def reopen_session(
-        self,
-        session_id: str,
-        ask: Any = None,
-        history: list[Event] | None = None,
-        extra_tools: Any = None,
-        project_root: Path | None = None,
-    ) -> Any: ...
-
-    def is_open(self, session_id: str) -> bool: ...
-
-    async def send(
-        self, session_id: str, text: str, response_schema: dict[str, Any] | None = None
-    ) -> Any: ...
-
-    async def record(self, session_id: str, body: EventBody) -> Event: ...
-
-    async def close_session(self, session_id: str) -> None: ...
-
-
-class Reply(BaseModel):
-    """An agent's answer to one message of the task."""
-
-    text: str = ""
-    ok: bool = True
-    error: str = ""
-    session_id: str = ""
-
-
-class HelperVerdict(BaseModel):
-    criterion: str
-    verified: bool
-    evidence: list[dict[str, str]] = Field(default_factory=list)
-    confidence: float | None = None
-
-
-class HelperAnswer(BaseModel):
-    criteria: list[HelperVerdict] = Field(default_factory=list)
 
 
 @dataclass
@@ -185,18 +89,14 @@ class TaskRunner:
         ask: Any = None,
     ) -> None:
         self.host = host
-        self.ask = ask  # who approves tool calls that need a person (None: the approval inbox)
         self.task = task
         self.spec = task.spec
         self.task_id = task_id
         self.journal = journal
         self.workspace = task.workspace
-        self.checker = Checker(self.workspace)
-        self.cache = ValidationCache()
-        self.sessions: dict[str, str] = {}  # role:agent -> chat session id
-        self.live_sends = 0
-        self.supervisor_calls = 0
-        self._started = time.monotonic()
+        self.desk = AgentDesk(host, task, self._emit, ask)
+        self.review = Review(self.spec, self.desk, self._emit)
+        self.delegation = Delegation(self.desk, self._emit, journal.workers)
         self._background: set[asyncio.Future[Any]] = set()
         self._unsubscribe: Callable[[], None] | None = None
         self._phase: tuple[Phase, int] = ("planning", 0)
@@ -274,12 +174,11 @@ class TaskRunner:
             if self._all_pass(scores):
                 break
             result = await self._step(
-                "interrogation", state.iteration, self._interrogate, state, scores, round_number
+                "interrogation", state.iteration, self._interrogate, state, round_number
             )
-            scores = [CriterionScore.model_validate(s) for s in result["scores"]]
+            scores = state.scores = [CriterionScore.model_validate(s) for s in result["scores"]]
             if result["gave_up"]:
                 break
-        state.scores = scores
         if self._all_pass(scores):
             return True
         failing = [s for s in scores if s.level != "pass"]
@@ -339,8 +238,8 @@ class TaskRunner:
             status=status,
             output=output,
             iterations=state.iteration,
-            supervisor_calls=self.supervisor_calls,
-            model_calls=self.live_sends,
+            supervisor_calls=self.desk.supervisor_calls,
+            model_calls=self.desk.live_sends,
             replayed_steps=min(self.journal.step, self.journal.completed_steps),
         )
 
@@ -361,7 +260,7 @@ class TaskRunner:
         self._phase = (phase, iteration)
         await self._emit(PhaseStarted(phase=phase, iteration=iteration, step=number))
         result = await work(*args)
-        result["sessions"] = dict(self.sessions)
+        result["sessions"] = dict(self.desk.sessions)
         ok = bool(result.get("ok", True))
         await self._emit(
             PhaseFinished(
@@ -376,10 +275,10 @@ class TaskRunner:
         return result
 
     def _adopt_sessions(self, result: dict[str, Any]) -> None:
-        self.sessions.update(result.get("sessions", {}))
+        self.desk.sessions.update(result.get("sessions", {}))
 
     def _count_supervisor_calls(self, result: dict[str, Any]) -> None:
-        self.supervisor_calls += int(result.get("supervisor_calls", 0))
+        self.desk.supervisor_calls += int(result.get("supervisor_calls", 0))
 
     async def _emit(self, body: EventBody, once: bool = False) -> None:
         if self.journal.replay or (once and self.journal.already_recorded(body)):
@@ -403,7 +302,7 @@ class TaskRunner:
 
     async def _make_plan(self, context: dict[str, Any], fallback: Plan) -> dict[str, Any]:
         text = prompts.planning_prompt(self.spec, context, list(self.spec.operators))
-        reply = await self._consult("supervisor", "supervisor", text, PLAN_SCHEMA)
+        reply = await self.desk.consult("supervisor", "supervisor", text, PLAN_SCHEMA)
         try:
             plan = parse_reply(reply.text, Plan)
             summary = (
@@ -470,7 +369,7 @@ class TaskRunner:
 
     async def _consult_operator(self, state: _State, text: str, timeout: float) -> Reply:
         role: Role = "supervisor" if state.operator == "supervisor" else "operator"
-        reply = await self._consult(role, state.operator, text, timeout_s=timeout)
+        reply = await self.desk.consult(role, state.operator, text, timeout_s=timeout)
         if reply.ok and re.search(r"STATUS:\s*failed", reply.text, re.I):
             return reply.model_copy(
                 update={"ok": False, "error": reply.text.split("STATUS:")[-1].strip()}
@@ -479,7 +378,7 @@ class TaskRunner:
 
     async def _execute_with_team(self, state: _State) -> dict[str, Any]:
         if self._team is None:
-            self._team = self._team_tools(self.spec.team)
+            self._team = self.delegation.team(self.spec.team)
         team = self._team
         failing = [s for s in state.scores if s.level != "pass"]
         plan = state.plan if state.plan.steps else None
@@ -488,163 +387,25 @@ class TaskRunner:
             if failing and state.approach != "first"
             else prompts.team_prompt(self.spec, team.workers, plan)
         )
-        reply = await self._consult("supervisor", "supervisor", text, extra_tools=team)
+        reply = await self.desk.consult("supervisor", "supervisor", text, extra_tools=team)
         summary = f"delegated; {len(team.answers)} worker answer(s)"
         return {**reply.model_dump(), "summary": summary, "supervisor_calls": 1}
 
-    def _team_tools(self, workers: dict[str, WorkerSpec], prefix: str = "") -> TeamTools:
-        async def run_worker(name: str, instructions: str) -> str:
-            return await self._run_worker(f"{prefix}{name}", workers[name], instructions)
-
-        return TeamTools({n: w.description for n, w in workers.items()}, run_worker)
-
-    async def _run_worker(self, name: str, worker: WorkerSpec, instructions: str) -> str:
-        journaled = self.journal.workers.get((name, instructions))
-        if journaled is not None:
-            return journaled
-        started = time.monotonic() - self._started
-        nested = self._team_tools(worker.workers, f"{name}/") if worker.workers else None
-        reply = await self._consult(
-            "worker",
-            name,
-            instructions,
-            extra_tools=nested,
-            agent_path=self.task.agent_path(worker.agent),
-        )
-        output = reply.text if reply.ok else f"{name} failed: {reply.error}"
-        await self._emit(
-            WorkerFinished(
-                worker=name,
-                instructions=instructions,
-                output=output,
-                session_id=reply.session_id,
-                started_s=round(started, 3),
-                finished_s=round(time.monotonic() - self._started, 3),
-                error=None if reply.ok else reply.error,
-            )
-        )
-        return output
-
-    # -- validation, helper, interrogation ------------------------------------------------------
+    # -- review (see review.py) ----------------------------------------------------------------
 
     async def _validate(self, state: _State) -> dict[str, Any]:
-        scores = await validate(
-            self.spec.criteria, self.checker, state.reply, self.spec.thresholds, self.cache
-        )
-        await self._emit_scores(scores, state.iteration, "checks")
-        passed = sum(s.level == "pass" for s in scores)
-        return {
-            "scores": [s.model_dump(mode="json") for s in scores],
-            "ok": passed == len(scores),
-            "summary": f"{passed}/{len(scores)} pass, {sum(s.cached for s in scores)} cached",
-        }
+        return await self.review.validate(state.reply, state.iteration)
 
     async def _verify(self, state: _State) -> dict[str, Any]:
-        doubtful = [s for s in state.scores if s.level == "uncertain"]
-        text = prompts.helper_prompt(self.spec, state.reply, doubtful, self.checker.files)
-        reply = await self._consult("helper", "helper", text, HELPER_SCHEMA)
-        try:
-            verdicts = {v.criterion: v for v in parse_reply(reply.text, HelperAnswer).criteria}
-        except ReplyNotUnderstood:
-            verdicts = {}
-        rescored = []
-        for current in state.scores:
-            verdict = verdicts.get(current.criterion)
-            cited = self._cited(verdict) if current.level == "uncertain" and verdict else []
-            rescored.append(self._rescore(current, cited, state.reply) if cited else current)
-        changed = [s for s in rescored if s not in state.scores]
-        await self._emit_scores(changed, state.iteration, "helper")
-        return {
-            "scores": [s.model_dump(mode="json") for s in rescored],
-            "summary": f"{len(changed)} criteria confirmed with evidence",
-        }
+        return await self.review.verify(state.scores, state.reply, state.iteration)
 
-    def _cited(self, verdict: HelperVerdict) -> list[Evidence]:
-        """The helper's evidence that holds: quotes really found in the files it names."""
-        found = []
-        for item in verdict.evidence if verdict.verified else []:
-            relative, quote = item.get("file", ""), item.get("quote", "").strip()
-            if (
-                quote
-                and relative in self.checker.files
-                and quote in (self.workspace / relative).read_text(errors="replace")
-            ):
-                found.append(
-                    Evidence(
-                        factor="code",
-                        value=1.0,
-                        detail=f"helper: quoted {relative}",
-                        files=(relative,),
-                    )
-                )
-        return found
+    async def _interrogate(self, state: _State, round_number: int) -> dict[str, Any]:
+        async def ask_operator(text: str) -> Reply:
+            return await self._consult_operator(state, text, self.spec.limits.step_timeouts[-1])
 
-    def _rescore(
-        self, current: CriterionScore, extra: Sequence[Evidence], reply: str
-    ) -> CriterionScore:
-        kept = tuple(e for e in current.evidence if e.factor != "claim")
-        return score(
-            current.criterion,
-            (*kept, *extra),
-            current.factors.get("claim", 0) > 0,
-            self.spec.thresholds,
+        return await self.review.interrogate(
+            state.scores, state.reply, state.iteration, round_number, ask_operator
         )
-
-    async def _interrogate(
-        self, state: _State, scores: list[CriterionScore], round_number: int
-    ) -> dict[str, Any]:
-        """Ask the operator where the failing criteria are met, then check the files it names."""
-        failing = [s for s in scores if s.level != "pass"]
-        self.checker.refresh()
-        criteria = {c.text: c for c in self.spec.criteria}
-        candidates = {s.criterion: self.checker.candidates(criteria[s.criterion]) for s in failing}
-        rounds = self.spec.limits.interrogation_rounds
-        text = prompts.interrogation_prompt(failing, candidates, round_number, rounds)
-        reply = await self._consult_operator(state, text, self.spec.limits.step_timeouts[-1])
-        named = [f for f in self.checker.files if f in reply.text]
-        rescored = [
-            await self._recheck(criteria[s.criterion], s, named, state.reply)
-            if s.level != "pass" and named
-            else s
-            for s in scores
-        ]
-        changed = [s for s in rescored if s not in scores]
-        await self._emit_scores(changed, state.iteration, "interrogation")
-        return {
-            "scores": [s.model_dump(mode="json") for s in rescored],
-            "gave_up": bool(NOT_IMPLEMENTED.search(reply.text)) or not reply.ok,
-            "summary": f"round {round_number}: the operator named {', '.join(named) or 'no file'}",
-        }
-
-    async def _recheck(
-        self, criterion: Criterion, current: CriterionScore, named: list[str], reply: str
-    ) -> CriterionScore:
-        """Run the criterion's checks again on the named files; keep the better evidence."""
-        checks = criterion.effective_checks()
-        fresh = [await self.checker.run(check, reply, named) for check in checks]
-        before = [e for e in current.evidence if e.factor != "claim"]
-        best = [
-            max(old, new, key=lambda e: e.value) for old, new in zip(before, fresh, strict=True)
-        ]
-        return score(
-            current.criterion, best, current.factors.get("claim", 0) > 0, self.spec.thresholds
-        )
-
-    async def _emit_scores(self, scores: Sequence[CriterionScore], iteration: int, by: str) -> None:
-        for s in scores:
-            await self._emit(
-                CriterionScored(
-                    criterion=s.criterion,
-                    iteration=iteration,
-                    score=s.score,
-                    level=s.level,
-                    factors=s.factors,
-                    evidence=tuple(e.detail for e in s.evidence),
-                    cached=s.cached,
-                    by=by,
-                ),
-                once=True,
-            )
 
     # -- rescue ---------------------------------------------------------------------------------
 
@@ -659,7 +420,7 @@ class TaskRunner:
             )
             return {**decision.model_dump(mode="json"), "summary": decision.analysis}
         text = prompts.rescue_prompt(self.spec, state.plan, failures, list(self.spec.operators))
-        reply = await self._consult("supervisor", "supervisor", text, RESCUE_SCHEMA)
+        reply = await self.desk.consult("supervisor", "supervisor", text, RESCUE_SCHEMA)
         try:
             decision = parse_reply(reply.text, RescueDecision)
         except ReplyNotUnderstood as error:
@@ -673,83 +434,6 @@ class TaskRunner:
             "supervisor_calls": 1,
         }
 
-    # -- talking to agents ----------------------------------------------------------------------
-
-    def _agent_path(self, name: str) -> Path:
-        if name in ("supervisor", "helper"):
-            relative = self.spec.supervisor if name == "supervisor" else self.spec.helper
-            assert relative is not None
-            return self.task.agent_path(relative)
-        return self.task.agent_path(self.spec.operators[name])
-
-    async def _consult(
-        self,
-        role: Role,
-        name: str,
-        text: str,
-        schema: dict[str, Any] | None = None,
-        timeout_s: float | None = None,
-        extra_tools: Any = None,
-        agent_path: Path | None = None,
-    ) -> Reply:
-        """Send one message to one of the task's agents, in its own session for this task."""
-        path = agent_path or self._agent_path(name)
-        tools = (
-            workspace_tools(self.workspace)
-            if extra_tools is None
-            else CombinedTools(workspace_tools(self.workspace), extra_tools)
-        )
-        session_id = await self._session(f"{role}:{name}", path, tools)
-        if role == "supervisor":
-            self.supervisor_calls += 1
-        self.live_sends += 1
-        started = time.monotonic()
-        label = path.name if name in ("supervisor", "helper") else name
-        await self._emit(AgentAsked(role=role, agent=label, session_id=session_id))
-        sending = asyncio.ensure_future(self.host.send(session_id, text, schema))
-        done, _ = await asyncio.wait([sending], timeout=timeout_s)
-        if not done:
-            sending.cancel()  # the session keeps what was generated and ends the turn
-        turn = (await asyncio.gather(sending, return_exceptions=True))[0]
-        if isinstance(turn, BaseException):
-            raise turn
-        ended_by = turn.ended_by if done else "timeout"
-        await self._emit(
-            AgentConsulted(
-                role=role,
-                agent=label,
-                session_id=session_id,
-                prompt_chars=len(text),
-                response_chars=len(turn.reply),
-                model_calls=turn.model_calls,
-                input_tokens=turn.input_tokens,
-                output_tokens=turn.output_tokens,
-                seconds=round(time.monotonic() - started, 3),
-                ended_by=ended_by,
-            )
-        )
-        if ended_by == "reply":
-            return Reply(text=turn.reply, session_id=session_id)
-        error = f"no answer within {timeout_s:g} s" if not done else turn.error
-        error = error or f"the turn ended by {ended_by}"
-        return Reply(text=turn.reply, ok=False, error=error, session_id=session_id)
-
-    async def _session(self, key: str, path: Path, tools: Any) -> str:
-        known = self.sessions.get(key)
-        if known and self.host.is_open(known):
-            return known
-        if known:
-            await self.host.reopen_session(
-                known, ask=self.ask, extra_tools=tools, project_root=self.workspace
-            )
-            return known
-        title = f"{self.spec.name} · {key.split(':')[0]} {key.split(':')[-1]}"
-        session_id = await self.host.open_session(
-            path, ask=self.ask, title=title, extra_tools=tools, project_root=self.workspace
-        )
-        self.sessions[key] = session_id
-        return session_id
-
     # -- waiting for people ---------------------------------------------------------------------
 
     def _watch_approvals(self) -> None:
@@ -759,7 +443,7 @@ class TaskRunner:
         loop = asyncio.get_running_loop()
 
         def on_event(event: Event) -> None:
-            if event.session_id not in self.sessions.values():
+            if event.session_id not in self.desk.sessions.values():
                 return
             iteration = self._phase[1]
             if isinstance(event.body, ApprovalRequested):

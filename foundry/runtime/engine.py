@@ -400,7 +400,7 @@ class Engine:
         try:
             outcome = await runner.run(resuming=resuming)
         finally:
-            for session_id in runner.sessions.values():
+            for session_id in runner.desk.sessions.values():
                 await self.close_session(session_id)
         finished = {"status": outcome.status, "output": outcome.output}
         await self._in_writer(lambda: self.store.tasks.update(runner.task_id, **finished))
