@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.exporters import ImageExporter
-from PySide6.QtCore import QPointF, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QToolTip, QVBoxLayout
 
@@ -95,7 +95,14 @@ class Chart(QFrame):
         layout.setContentsMargins(1, 1, 1, 1)
         layout.setSpacing(0)
         layout.addLayout(header)
+        # Until its first data the chart shows a label: painting eight empty plots at once (their
+        # axes' text above all) held the GUI thread for a quarter of a second on opening.
+        self.placeholder = QLabel("Loading…")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setStyleSheet(f"color: {MUTED};")
+        layout.addWidget(self.placeholder, 1)
         layout.addWidget(self.graphics, 1)
+        self.graphics.hide()
         self._style_plot()
         self.graphics.scene().sigMouseMoved.connect(self._hover)
 
@@ -126,6 +133,8 @@ class Chart(QFrame):
     # -- data -----------------------------------------------------------------------------------
 
     def show_series(self, series: DashboardSeries) -> None:
+        self.placeholder.hide()
+        self.graphics.show()
         self.points = tuple(getattr(series, self.series_name))
         self.plot.clear()
         self.legend.clear()
