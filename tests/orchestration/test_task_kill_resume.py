@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,37 +12,14 @@ from foundry.orchestration.events import PhaseFinished, PhaseStarted, TaskFinish
 from foundry.runtime.engine import Engine
 from foundry.session.events import event_body
 from foundry.store import Store
+from tests.killing import count, database_of, run_and_kill
 from tests.orchestration.conftest import GREET_CODE, agent, task_file, write
 
 DONE = {"text": "Done. STATUS: done", "delay_s": 0.05}
 
 
 def finished_steps(database: Path) -> int:
-    if not database.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5) as connection:
-            rows = connection.execute("SELECT count(*) FROM events WHERE kind = 'phase_finished'")
-            return int(rows.fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-
-
-def run_and_kill(path: Path, home: Path, after_steps: int) -> int:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "foundry.cli", "task", "run", str(path)],
-        env=dict(os.environ, FOUNDRY_HOME=str(home)),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    database = home / "data" / "foundry.sqlite3"
-    deadline = time.monotonic() + 60
-    while process.poll() is None and time.monotonic() < deadline:
-        if finished_steps(database) >= after_steps:
-            process.send_signal(signal.SIGKILL)
-            break
-        time.sleep(0.005)
-    return process.wait(30)
+    return count(database, "SELECT count(*) FROM events WHERE kind = 'phase_finished'")
 
 
 @pytest.mark.parametrize("after_steps", [1, 2, 3])
@@ -69,9 +41,11 @@ def test_a_killed_task_resumes_from_its_last_completed_phase(
     )
     path = task_file(tmp_path, limits={"interrogationRounds": 0, "stepTimeouts": [30]})
     home = tmp_path / "home"
-    assert run_and_kill(path, home, after_steps) == -signal.SIGKILL, "the run ended before the kill"
+    argv = ["task", "run", str(path)]
+    killed = run_and_kill(argv, home, lambda database: finished_steps(database) >= after_steps)
+    assert killed == -signal.SIGKILL, "the run ended before the kill"
 
-    store = Store.open(f"sqlite:///{home / 'data' / 'foundry.sqlite3'}")
+    store = Store.open(f"sqlite:///{database_of(home)}")
     [task] = store.tasks.list()
     before = [(e.seq, e.kind, e.payload) for e in store.events.list(task.id)]
     with Engine(store) as engine:

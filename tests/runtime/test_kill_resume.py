@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +11,7 @@ from foundry.runtime.engine import Engine
 from foundry.session.events import MessageAdded, TurnFinished, UnknownEvent, event_body
 from foundry.store import Store
 
+from ..killing import count, database_of, run_and_kill
 from .conftest import write_agent
 
 KILL_POINTS = list(range(2, 66, 3))  # 22 points spread over the whole turn (about 70 events)
@@ -39,42 +35,18 @@ TURNS = {
 
 
 def last_seq(database: Path) -> int:
-    if not database.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5) as connection:
-            row = connection.execute("SELECT max(seq) FROM events").fetchone()
-    except sqlite3.OperationalError:  # the schema is still being created
-        return 0
-    return int(row[0] or 0)
-
-
-def run_and_kill(agent: Path, home: Path, kill_at: int) -> int:
-    """Run `foundry run` and SIGKILL it once `kill_at` events are stored; its return code."""
-    environment = dict(os.environ, FOUNDRY_HOME=str(home))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "foundry.cli", "run", str(agent), "-m", "Time in Tokyo?"],
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    database = home / "data" / "foundry.sqlite3"
-    deadline = time.monotonic() + 60
-    while process.poll() is None and time.monotonic() < deadline:
-        if last_seq(database) >= kill_at:
-            process.send_signal(signal.SIGKILL)
-            break
-        time.sleep(0.002)
-    return process.wait(30)
+    return count(database, "SELECT max(seq) FROM events")
 
 
 @pytest.mark.parametrize("kill_at", KILL_POINTS)
 def test_kill_at_any_point_loses_nothing_and_resumes(tmp_path: Path, kill_at: int) -> None:
     agent = write_agent(tmp_path / "agent", TURNS)
     home = tmp_path / "home"
-    assert run_and_kill(agent, home, kill_at) == -signal.SIGKILL, "the run ended before the kill"
+    argv = ["run", str(agent), "-m", "Time in Tokyo?"]
+    killed = run_and_kill(argv, home, lambda database: last_seq(database) >= kill_at)
+    assert killed == -signal.SIGKILL, "the run ended before the kill"
 
-    store = Store.open(f"sqlite:///{home / 'data' / 'foundry.sqlite3'}")
+    store = Store.open(f"sqlite:///{database_of(home)}")
     [session] = store.sessions.list()
     persisted = store.events.list(session.id)
     assert [e.seq for e in persisted] == list(range(1, len(persisted) + 1))
