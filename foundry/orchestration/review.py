@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -101,14 +102,18 @@ class Review:
         rescored = []
         for current in scores:
             verdict = verdicts.get(current.criterion)
-            cited = self._cited(verdict) if current.level == "uncertain" and verdict else []
+            doubted = current.level == "uncertain" and verdict
+            cited = await asyncio.to_thread(self._cited, verdict) if doubted else []
             rescored.append(self._rescore(current, cited) if cited else current)
         changed = [s for s in rescored if s not in scores]
         await self._emit_scores(changed, iteration, "helper")
         return scores_result(rescored, summary=f"{len(changed)} criteria confirmed with evidence")
 
-    def _cited(self, verdict: HelperVerdict) -> list[Evidence]:
-        """The helper's evidence that holds: quotes really found in the files it names."""
+    def _cited(self, verdict: HelperVerdict | None) -> list[Evidence]:
+        """The helper's evidence that holds: quotes really found in the files it names
+        (blocking: it reads them)."""
+        if verdict is None:
+            return []
         found = []
         for item in verdict.evidence if verdict.verified else []:
             relative, quote = item.get("file", ""), item.get("quote", "").strip()
@@ -135,9 +140,10 @@ class Review:
     ) -> dict[str, Any]:
         """Ask the operator where the failing criteria are met, then check the files it names."""
         failing = [s for s in scores if s.level != "pass"]
-        self.checker.refresh()
         criteria = {c.text: c for c in self.spec.criteria}
-        candidates = {s.criterion: self.checker.candidates(criteria[s.criterion]) for s in failing}
+        candidates = await asyncio.to_thread(
+            self._candidates, [criteria[s.criterion] for s in failing]
+        )
         rounds = self.spec.limits.interrogation_rounds
         answer = await ask_operator(
             prompts.interrogation_prompt(failing, candidates, round_number, rounds)
@@ -157,6 +163,11 @@ class Review:
             summary=f"round {round_number}: the operator named {', '.join(named) or 'no file'}",
         )
 
+    def _candidates(self, criteria: Sequence[Criterion]) -> dict[str, list[str]]:
+        """The files likely to hold each criterion, from the workspace as it is now (blocking)."""
+        self.checker.refresh()
+        return {criterion.text: self.checker.candidates(criterion) for criterion in criteria}
+
     async def _recheck(
         self, criterion: Criterion, current: CriterionScore, named: list[str], reply: str
     ) -> CriterionScore:
@@ -164,10 +175,12 @@ class Review:
         checks = criterion.effective_checks()
         fresh = [await self.checker.run(check, reply, named) for check in checks]
         before = [e for e in current.evidence if e.factor != "claim"]
-        pairs = zip(before, fresh, strict=True)
+        # one piece of evidence per check comes first; a helper's quotes may follow, and stay
+        pairs = zip(before[: len(checks)], fresh, strict=True)
         best = [max(old, new, key=lambda e: e.value) for old, new in pairs]
         claimed = current.factors.get("claim", 0) > 0
-        return score(current.criterion, best, claimed, self.spec.thresholds)
+        extra = before[len(checks) :]
+        return score(current.criterion, [*best, *extra], claimed, self.spec.thresholds)
 
     async def _emit_scores(self, scores: Sequence[CriterionScore], iteration: int, by: str) -> None:
         for s in scores:

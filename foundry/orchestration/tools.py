@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from foundry.agent.models import IncludeMode
+from foundry.supervision.policy import path_within
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.host import ToolResult
 
@@ -102,10 +103,19 @@ class OutsideWorkspace(ValueError):
 
 
 def inside(root: Path, relative: str) -> Path:
-    path = (root / relative).resolve()
-    if path != root and root not in path.parents:
+    """The workspace's path for `relative`; `..`, absolute paths and symlinks cannot escape it."""
+    if not path_within(relative, ".", root):
         raise OutsideWorkspace(f"{relative} is outside the workspace")
-    return path
+    return (root / relative).resolve()
+
+
+def in_thread(handler: Callable[[dict[str, Any]], ToolResult]) -> Handler:
+    """A blocking handler (file work) run on a worker thread, off the engine's loop."""
+
+    async def run(arguments: dict[str, Any]) -> ToolResult:
+        return await asyncio.to_thread(handler, arguments)
+
+    return run
 
 
 def workspace_tools(root: Path) -> LocalTools:
@@ -114,19 +124,19 @@ def workspace_tools(root: Path) -> LocalTools:
     root = root.resolve()
     path_property = {"path": {"type": "string", "description": "a path relative to the workspace"}}
 
-    async def list_files(arguments: dict[str, Any]) -> ToolResult:
+    def list_files(arguments: dict[str, Any]) -> ToolResult:
         from foundry.orchestration.validation import workspace_files
 
         files = workspace_files(root)
         return ToolResult(text="\n".join(files) or "(the workspace is empty)", is_error=False)
 
-    async def read_file(arguments: dict[str, Any]) -> ToolResult:
+    def read_file(arguments: dict[str, Any]) -> ToolResult:
         path = inside(root, str(arguments["path"]))
         if not path.is_file():
             return ToolResult(text=f"There is no file {arguments['path']}.", is_error=True)
         return ToolResult(text=path.read_text(errors="replace")[:MAX_READ_CHARS], is_error=False)
 
-    async def write_file(arguments: dict[str, Any]) -> ToolResult:
+    def write_file(arguments: dict[str, Any]) -> ToolResult:
         path = inside(root, str(arguments["path"]))
         path.parent.mkdir(parents=True, exist_ok=True)
         content = str(arguments.get("content", ""))
@@ -137,16 +147,22 @@ def workspace_tools(root: Path) -> LocalTools:
 
     return LocalTools(
         [
-            local_tool("workspace", "list_files", "List the workspace's files.", {}, list_files),
             local_tool(
-                "workspace", "read_file", "Read a file of the workspace.", path_property, read_file
+                "workspace", "list_files", "List the workspace's files.", {}, in_thread(list_files)
+            ),
+            local_tool(
+                "workspace",
+                "read_file",
+                "Read a file of the workspace.",
+                path_property,
+                in_thread(read_file),
             ),
             local_tool(
                 "workspace",
                 "write_file",
                 "Create or replace a file of the workspace with the given content.",
                 {**path_property, "content": {"type": "string"}},
-                write_file,
+                in_thread(write_file),
                 permission_required=True,
             ),
         ]

@@ -14,6 +14,7 @@ import asyncio
 import fnmatch
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -108,14 +109,15 @@ def score(
 
 
 def workspace_files(root: Path) -> list[str]:
-    """The workspace's files as sorted relative POSIX paths, caches and VCS folders left out."""
+    """The workspace's files as sorted relative POSIX paths, caches and VCS folders left out
+    (and not walked into)."""
     if not root.is_dir():
         return []
     found = []
-    for path in root.rglob("*"):
-        relative = path.relative_to(root)
-        if path.is_file() and not IGNORED_PARTS.intersection(relative.parts):
-            found.append(relative.as_posix())
+    for folder, folders, files in os.walk(root):
+        folders[:] = [name for name in folders if name not in IGNORED_PARTS]
+        base = Path(folder).relative_to(root)
+        found += [(base / name).as_posix() for name in files]
     return sorted(found)
 
 
@@ -132,8 +134,12 @@ def read(root: Path, relative: str) -> str:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
-def file_hashes(root: Path, files: Iterable[str]) -> list[tuple[str, str]]:
-    return [(f, hashlib.sha256((root / f).read_bytes()).hexdigest()) for f in sorted(set(files))]
+def file_hash(path: Path) -> str:
+    """The content's sha256; for a file too big to check, its size and time of change."""
+    status = path.stat()
+    if status.st_size > MAX_FILE_BYTES:
+        return f"{status.st_size}:{status.st_mtime_ns}"
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # -- checks ---------------------------------------------------------------------------------------
@@ -145,9 +151,12 @@ class Checker:
 
     root: Path
     files: list[str] = field(default_factory=list)
+    hashes: dict[str, str] = field(default_factory=dict)
 
     def refresh(self) -> None:
+        """Read the workspace again: its files and their hashes (blocking: run it in a thread)."""
         self.files = workspace_files(self.root)
+        self.hashes = {relative: file_hash(self.root / relative) for relative in self.files}
 
     def involved_files(self, check: Check, named: Sequence[str] | None = None) -> list[str]:
         """The files a check reads: its glob's, or the `named` ones when an agent said where."""
@@ -159,17 +168,25 @@ class Checker:
             return matching(self.files, check.ast.file)
         if check.command:
             return list(self.files)  # a test run may read anything
+        if check.files or check.dirs:  # what exists of them: a file appearing changes the key
+            present = [f for pattern in check.files or [] for f in matching(self.files, pattern)]
+            return present + [f"{d}/" for d in check.dirs or [] if (self.root / d).is_dir()]
         return []
 
     async def run(self, check: Check, reply: str, named: Sequence[str] | None = None) -> Evidence:
+        """The check's evidence; files are read on a worker thread, commands run as processes."""
+        if check.command:
+            return await self.command(check.command, check.timeout)
+        return await asyncio.to_thread(self.run_now, check, reply, named)
+
+    def run_now(self, check: Check, reply: str, named: Sequence[str] | None = None) -> Evidence:
+        """The evidence of a check that reads files or the answer (blocking)."""
         if check.keywords:
             return self.keywords(check.keywords, self.involved_files(check, named))
         if check.files or check.dirs:
             return self.structure(check.files or [], check.dirs or [])
         if check.ast:
             return self.ast_pattern(check, self.involved_files(check, named))
-        if check.command:
-            return await self.command(check.command, check.timeout)
         return self.in_reply(check.reply or [], reply)
 
     def keywords(self, words: Sequence[str], files: Sequence[str]) -> Evidence:
@@ -356,10 +373,10 @@ class ValidationCache:
 
 def cache_key(criterion: Criterion, checker: Checker, reply: str) -> str:
     checks = criterion.effective_checks()
-    involved = [f for check in checks for f in checker.involved_files(check)]
+    involved = sorted({f for check in checks for f in checker.involved_files(check)})
     material = {
         "criterion": criterion.model_dump(mode="json", by_alias=True),
-        "files": file_hashes(checker.root, involved),
+        "files": [(f, checker.hashes.get(f, "folder")) for f in involved],
         "reply": hashlib.sha256(reply.encode()).hexdigest() if any(c.reply for c in checks) else "",
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
@@ -373,7 +390,7 @@ async def validate(
     cache: ValidationCache,
 ) -> list[CriterionScore]:
     """Score every criterion against the workspace as it is now."""
-    checker.refresh()
+    await asyncio.to_thread(checker.refresh)
     claimed = claims_done(reply)
     scores = []
     for criterion in criteria:

@@ -145,3 +145,16 @@ def test_timeouts_grow_from_one_attempt_to_the_next(engine: Engine, tmp_path: Pa
     assert outcome.status == "succeeded"
     consulted = [b for b in events(engine, outcome.task_id) if isinstance(b, AgentConsulted)]
     assert [b.ended_by for b in consulted] == ["timeout", "reply"]
+
+
+async def test_workspace_tools_stay_inside_the_workspace(tmp_path: Path) -> None:
+    from foundry.orchestration.tools import workspace_tools
+
+    tools = workspace_tools(tmp_path)
+    written = await tools.call("workspace.write_file", {"path": "a/b.txt", "content": "hi"})
+    assert not written.is_error and (tmp_path / "a" / "b.txt").read_text() == "hi"
+    escaped = await tools.call("workspace.write_file", {"path": "../evil.txt", "content": "x"})
+    assert escaped.is_error and "outside the workspace" in escaped.text
+    assert not (tmp_path.parent / "evil.txt").exists()
+    listed = await tools.call("workspace.list_files", {})
+    assert listed.text == "a/b.txt"

@@ -117,3 +117,26 @@ async def test_a_file_that_does_not_parse_is_named(workspace: Path) -> None:
         Check.model_validate({"ast": {"file": "pkg/broken.py", "function": "f"}}), ""
     )
     assert result.value == 0.0 and "pkg/broken.py does not parse" in result.detail
+
+
+async def test_a_file_that_appears_is_seen_although_the_check_was_cached(workspace: Path) -> None:
+    cache = ValidationCache()
+    checker = Checker(workspace)
+    criteria = [criterion("there is a README", {"files": ["README.md"]}, {"dirs": ["docs"]})]
+    before = await validate(criteria, checker, "done", THRESHOLDS, cache)
+    (workspace / "README.md").write_text("# shapes\n")
+    (workspace / "docs").mkdir()
+    after = await validate(criteria, checker, "done", THRESHOLDS, cache)
+    assert (before[0].level, after[0].level, after[0].cached) == ("fail", "pass", False)
+    again = await validate(criteria, checker, "done", THRESHOLDS, cache)
+    assert again[0].cached and again[0].level == "pass"
+
+
+def test_caches_and_virtual_environments_are_not_walked(workspace: Path) -> None:
+    from foundry.orchestration.validation import workspace_files
+
+    (workspace / ".venv" / "lib").mkdir(parents=True)
+    (workspace / ".venv" / "lib" / "big.py").write_text("x = 1\n")
+    (workspace / "pkg" / "__pycache__").mkdir()
+    (workspace / "pkg" / "__pycache__" / "shapes.pyc").write_bytes(b"\0")
+    assert workspace_files(workspace) == ["pkg/shapes.py", "test_shapes.py"]
