@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
+from foundry.orchestration.events import TaskFinished, TaskResumed
+from foundry.session.events import Event
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.main_window import MainWindow
 from foundry.ui.session_view import SessionView
 from foundry.ui.tasks import TaskView
+from foundry.ui.tasks.controller import TaskController
+from foundry.ui.tasks.progress import TaskProgress
 
 from ..orchestration.conftest import GREET_CODE, agent, task_file, write
 from .conftest import save_screenshot
@@ -139,3 +144,45 @@ def test_a_task_file_with_problems_is_explained_and_nothing_runs(
     assert box is not None and box.isVisible()
     assert f"{path}:3: criteria:" in box.text() and "no agent at nowhere" in box.text()
     assert not bridge.engine.submit(bridge.engine.task_runs()).result()
+
+
+def _event(seq: int, body) -> Event:  # type: ignore[no-untyped-def]
+    return Event(session_id="t1", seq=seq, time=datetime.now(UTC), body=body)
+
+
+def test_the_answer_renders_once_and_the_phases_keep_the_users_scroll(qtbot: QtBot) -> None:
+    progress = TaskProgress()
+    view = TaskView(progress, "a goal")
+    qtbot.addWidget(view)
+    view.resize(900, 300)
+    view.show()
+    for step in range(40):
+        progress.apply(_event(step + 1, TaskResumed(from_step=step)))
+    renders: list[str] = []
+    view.output.setMarkdown = renders.append  # type: ignore[method-assign]
+    progress.apply(_event(50, TaskFinished(status="succeeded", output="**done**", iterations=1)))
+    for _ in range(4):
+        view.refresh()
+    assert renders == ["**done**"]
+
+    bar = view.phases.verticalScrollBar()
+    assert bar.maximum() > 0 and bar.value() == bar.maximum()  # followed the new rows
+    bar.setValue(0)  # the user reads the first phases
+    view.refresh()
+    assert bar.value() == 0
+    progress.apply(_event(51, TaskResumed(from_step=41)))
+    assert bar.value() == bar.maximum()
+
+
+def test_a_finished_tasks_timer_stops_and_a_resumed_one_restarts_it(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    view = TaskView(TaskProgress(), "a goal")
+    qtbot.addWidget(view)
+    controller = TaskController(view, bridge, "t1", tmp_path / "task.yaml")
+    controller._loaded = True  # no stored events: they come by hand
+    controller._on_event(_event(1, TaskFinished(status="failed", output="", iterations=1)))
+    qtbot.waitUntil(lambda: not controller._timer.isActive(), timeout=2000)
+    controller._on_event(_event(2, TaskResumed(from_step=1)))
+    assert controller._timer.isActive()
+    controller.close()

@@ -41,8 +41,16 @@ class TaskController(QObject):
         view.open_session_requested.connect(self.open_session_requested)
         self._timer = QTimer(self)  # the elapsed time and the tables, a few times a second
         self._timer.setInterval(REFRESH_MS)
-        self._timer.timeout.connect(view.refresh)
+        self._timer.timeout.connect(self._tick)
         self._timer.start()
+
+    def _running(self) -> bool:
+        return self.view.progress.summary.status in ("running", "starting")
+
+    def _tick(self) -> None:
+        self.view.refresh()
+        if not self._running():  # a finished task's elapsed time and tables no longer change
+            self._timer.stop()
 
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.ensure_future(coroutine)
@@ -72,6 +80,8 @@ class TaskController(QObject):
         self.view.progress.apply(event)
         if event.kind == "task_finished":
             self.view.refresh()
+        elif self._running() and not self._timer.isActive():  # resumed
+            self._timer.start()
 
     async def stop(self) -> None:
         await self.bridge.call(self.bridge.engine.cancel_task(self.task_id))

@@ -72,6 +72,8 @@ class TaskView(QWidget):
         self.phases.setAlternatingRowColors(True)
         self.phases.setUniformRowHeights(True)
         self.phases.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        # follow new phases, but leave the user's scroll alone between them
+        progress.phases.rowsInserted.connect(lambda *_: self.phases.scrollToBottom())
         criteria_box, criteria_layout, self.criteria = _table("Acceptance criteria")
         self.criteria.setModel(progress.criteria)
         self.criteria.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -87,6 +89,7 @@ class TaskView(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.agents.doubleClicked.connect(self._open_session)
         self.output = QTextBrowser()
+        self._shown_output = ""  # the markdown as given: toPlainText() never equals it
         self.output.setPlaceholderText("The task's answer appears here when it ends.")
         self._layout(criteria_box, agents_box)
         self.refresh()
@@ -136,11 +139,11 @@ class TaskView(QWidget):
         self.stop.setEnabled(running)
         self.run_again.setEnabled(not running)
         self.workspace.setEnabled(bool(summary.workspace))
-        if summary.output and self.output.toPlainText() != summary.output:
+        if summary.output != self._shown_output:
             self.output.setMarkdown(summary.output)
+            self._shown_output = summary.output
         if summary.reason:
             self.output.setToolTip(summary.reason)
-        self.phases.scrollToBottom()
 
     def _show_evidence(self, index: QModelIndex) -> None:
         item = self.progress.criteria.item(index.row(), 0)
