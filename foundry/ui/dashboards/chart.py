@@ -26,6 +26,7 @@ class CategoryAxis(pg.AxisItem):
 
     def __init__(self) -> None:
         super().__init__("bottom")
+        self.enableAutoSIPrefix(False)  # names, not numbers: no "(x0.001)" beside the label
         self.names: list[str] = []
 
     def set_names(self, names: Sequence[str]) -> None:
