@@ -63,3 +63,16 @@ def test_closing_the_window_saves_first_when_asked(
     question(qtbot, window).button(QMessageBox.StandardButton.Save).click()
     qtbot.waitUntil(lambda: not window.isVisible(), timeout=10000)
     assert '"maxChatTurns": 17' in (path / "tsagent.json").read_text()
+
+
+def test_saving_before_closing_waits_for_the_save_only(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    _, editor, path = window_with_edited_agent(qtbot, bridge, tmp_path)
+    never = asyncio.Event()
+    trying_a_tool = editor.controller.spawn(never.wait())  # e.g. a tool being tried, or a server
+    saving = asyncio.ensure_future(editor.controller.save_and_wait())
+    qtbot.waitUntil(saving.done, timeout=5000)
+    assert saving.result() is True and '"maxChatTurns": 17' in (path / "tsagent.json").read_text()
+    assert not trying_a_tool.done()
+    trying_a_tool.cancel()

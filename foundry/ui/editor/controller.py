@@ -50,6 +50,7 @@ class EditorController(QObject):
         self._save_problems: list[AgentProblem] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._saving = False
+        self._save_task: asyncio.Task[None] | None = None
         self._check_timer = QTimer(self)
         self._check_timer.setSingleShot(True)
         self._check_timer.setInterval(CHECK_DELAY_MS)
@@ -228,17 +229,22 @@ class EditorController(QObject):
 
     # -- saving and reloading -------------------------------------------------------------------
 
-    def save(self) -> None:
-        if self.document is None or self.working is None or self._saving:
-            return
-        self.supervisors.check()
-        document = replace(self.document, agent=self.working.model_copy(deep=True))
-        self.spawn(self._save(document, self.undo_stack.index()))
+    def save(self) -> asyncio.Task[None] | None:
+        """Start saving; the save under way (this one or one already started), None if none."""
+        if self.document is None or self.working is None:
+            return None
+        if self._save_task is None or self._save_task.done():
+            self.supervisors.check()
+            document = replace(self.document, agent=self.working.model_copy(deep=True))
+            self._save_task = self.spawn(self._save(document, self.undo_stack.index()))
+        return self._save_task
 
     async def save_and_wait(self) -> bool:
-        """Save, and wait until it is done; True when no edit is left unsaved."""
-        self.save()
-        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        """Save, and wait until that save is done (not the editor's other work, such as a tool
+        being tried); True when no edit is left unsaved."""
+        saving = self.save()
+        if saving is not None:
+            await asyncio.gather(saving, return_exceptions=True)
         return not self.modified
 
     async def _save(self, document: AgentDocument, index: int) -> None:
