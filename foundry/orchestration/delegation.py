@@ -14,10 +14,13 @@ class Delegation:
     """Builds the team tools of a coordinator (and of workers that lead teams of their own) and
     runs the workers; a worker's journaled answer is returned without running it again."""
 
-    def __init__(self, desk: AgentDesk, emit: Emit, journaled: dict[tuple[str, str], str]) -> None:
+    def __init__(
+        self, desk: AgentDesk, emit: Emit, journaled: dict[tuple[int, str, str], str]
+    ) -> None:
         self.desk = desk
         self.emit = emit
-        self.journaled = journaled  # (worker, instructions) -> answer, from the task's journal
+        self.journaled = journaled  # (step, worker, instructions) -> answer, from the journal
+        self.step = 0  # the step delegating now: a later iteration's delegation runs again
         self._started = time.monotonic()
 
     def team(self, workers: dict[str, WorkerSpec], prefix: str = "") -> TeamTools:
@@ -27,7 +30,7 @@ class Delegation:
         return TeamTools({n: w.description for n, w in workers.items()}, run_worker)
 
     async def run_worker(self, name: str, worker: WorkerSpec, instructions: str) -> str:
-        journaled = self.journaled.get((name, instructions))
+        journaled = self.journaled.get((self.step, name, instructions))
         if journaled is not None:
             return journaled
         started = self._clock()
@@ -39,6 +42,7 @@ class Delegation:
         output = reply.text if reply.ok else f"{name} failed: {reply.error}"
         await self.emit(
             WorkerFinished(
+                step=self.step,
                 worker=name,
                 instructions=instructions,
                 output=output,

@@ -75,6 +75,7 @@ class AgentDesk:
         self.sessions: dict[str, str] = {}  # role:agent -> chat session id
         self.live_sends = 0
         self.supervisor_calls = 0
+        self._locks: dict[str, asyncio.Lock] = {}
 
     def agent_path(self, name: str) -> Path:
         spec = self.task.spec
@@ -93,12 +94,31 @@ class AgentDesk:
         timeout_s: float | None = None,
         extra_tools: Any = None,
         agent_path: Path | None = None,
+        key: str = "",
     ) -> Reply:
-        """Send one message to one of the task's agents and wait (at most `timeout_s`)."""
+        """Send one message to one of the task's agents and wait (at most `timeout_s`). Each
+        `key` (by default role:name) is one session; its messages go one at a time."""
+        key = key or f"{role}:{name}"
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            return await self._consult(
+                role, name, text, schema, timeout_s, extra_tools, agent_path, key
+            )
+
+    async def _consult(
+        self,
+        role: Role,
+        name: str,
+        text: str,
+        schema: dict[str, Any] | None,
+        timeout_s: float | None,
+        extra_tools: Any,
+        agent_path: Path | None,
+        key: str,
+    ) -> Reply:
         path = agent_path or self.agent_path(name)
         workspace = workspace_tools(self.task.workspace)
         tools = workspace if extra_tools is None else CombinedTools(workspace, extra_tools)
-        session_id = await self._session(f"{role}:{name}", path, tools)
+        session_id = await self._session(key, path, tools)
         if role == "supervisor":
             self.supervisor_calls += 1
         self.live_sends += 1
@@ -106,9 +126,11 @@ class AgentDesk:
         label = path.name if name in ("supervisor", "helper") else name
         await self.emit(AgentAsked(role=role, agent=label, session_id=session_id))
         sending = asyncio.ensure_future(self.host.send(session_id, text, schema))
-        done, _ = await asyncio.wait([sending], timeout=timeout_s)
-        if not done:
-            sending.cancel()  # the session keeps what was generated and ends the turn
+        try:
+            done, _ = await asyncio.wait([sending], timeout=timeout_s)
+        finally:
+            if not sending.done():  # timed out, or the task was stopped: end the agent's turn
+                sending.cancel()
         turn = (await asyncio.gather(sending, return_exceptions=True))[0]
         if isinstance(turn, BaseException):
             raise turn
@@ -143,7 +165,7 @@ class AgentDesk:
                 known, ask=self.ask, extra_tools=tools, project_root=workspace
             )
             return known
-        title = f"{self.task.spec.name} · {key.split(':')[0]} {key.split(':')[-1]}"
+        title = f"{self.task.spec.name} · {key.replace(':', ' ')}"
         session_id = await self.host.open_session(
             path, ask=self.ask, title=title, extra_tools=tools, project_root=workspace
         )

@@ -117,6 +117,7 @@ class RetryDecided(EventBody):
 
 class RescueDecided(EventBody):
     kind: Literal["rescue_decided"] = "rescue_decided"
+    iteration: int = 0
     action: Literal["ADJUST_PLAN", "CHANGE_AGENT", "TAKEOVER"]
     analysis: str
     operator: str = ""
@@ -126,6 +127,7 @@ class WorkerFinished(EventBody):
     """A delegated worker's answer: journaled so that a replay never runs the worker again."""
 
     kind: Literal["worker_finished"] = "worker_finished"
+    step: int = 0  # the journaled step that delegated it
     worker: str
     instructions: str
     output: str

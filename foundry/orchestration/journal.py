@@ -27,8 +27,8 @@ class StepJournal:
             for event in history
             if isinstance(event.body, PhaseFinished) and event.body.step is not None
         }
-        self.workers: dict[tuple[str, str], str] = {
-            (e.body.worker, e.body.instructions): e.body.output
+        self.workers: dict[tuple[int, str, str], str] = {
+            (e.body.step, e.body.worker, e.body.instructions): e.body.output
             for e in history
             if isinstance(e.body, WorkerFinished) and e.body.error is None
         }
@@ -52,7 +52,8 @@ class StepJournal:
         if finished.phase != phase:
             raise JournalError(
                 f"step {self.step} of the journal is {finished.phase}, but this run reached "
-                f"{phase}: the task file changed since the run was journaled"
+                f"{phase}: the task file changed since the run was journaled; start a new run "
+                "(`foundry task run FILE --new`, or Run Again in the app)"
             )
         return self.step, finished.result
 

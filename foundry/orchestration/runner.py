@@ -22,7 +22,6 @@ from foundry.orchestration.events import (
     PhaseStarted,
     RescueDecided,
     RetryDecided,
-    Role,
     TaskFinished,
     TaskResumed,
     TaskStarted,
@@ -209,6 +208,7 @@ class TaskRunner:
         )
         await self._emit(
             RescueDecided(
+                iteration=state.iteration,
                 action=decision.action,
                 analysis=decision.analysis,
                 operator=decision.new_operator or "",
@@ -258,6 +258,7 @@ class TaskRunner:
             self._count_supervisor_calls(journaled)
             return journaled
         self._phase = (phase, iteration)
+        self.delegation.step = number
         await self._emit(PhaseStarted(phase=phase, iteration=iteration, step=number))
         result = await work(*args)
         result["sessions"] = dict(self.desk.sessions)
@@ -302,7 +303,7 @@ class TaskRunner:
 
     async def _make_plan(self, context: dict[str, Any], fallback: Plan) -> dict[str, Any]:
         text = prompts.planning_prompt(self.spec, context, list(self.spec.operators))
-        reply = await self.desk.consult("supervisor", "supervisor", text, PLAN_SCHEMA)
+        reply = await self._ask_supervisor(text, PLAN_SCHEMA)
         try:
             plan = parse_reply(reply.text, Plan)
             summary = (
@@ -368,8 +369,10 @@ class TaskRunner:
         return reply
 
     async def _consult_operator(self, state: _State, text: str, timeout: float) -> Reply:
-        role: Role = "supervisor" if state.operator == "supervisor" else "operator"
-        reply = await self.desk.consult(role, state.operator, text, timeout_s=timeout)
+        if state.operator == "supervisor":  # it took over
+            reply = await self._ask_supervisor(text, timeout_s=timeout)
+        else:
+            reply = await self.desk.consult("operator", state.operator, text, timeout_s=timeout)
         if reply.ok and re.search(r"STATUS:\s*failed", reply.text, re.I):
             return reply.model_copy(
                 update={"ok": False, "error": reply.text.split("STATUS:")[-1].strip()}
@@ -377,9 +380,8 @@ class TaskRunner:
         return reply
 
     async def _execute_with_team(self, state: _State) -> dict[str, Any]:
-        if self._team is None:
-            self._team = self.delegation.team(self.spec.team)
-        team = self._team
+        team = self._supervisor_tools()
+        assert team is not None
         failing = [s for s in state.scores if s.level != "pass"]
         plan = state.plan if state.plan.steps else None
         text = (
@@ -387,9 +389,24 @@ class TaskRunner:
             if failing and state.approach != "first"
             else prompts.team_prompt(self.spec, team.workers, plan)
         )
-        reply = await self.desk.consult("supervisor", "supervisor", text, extra_tools=team)
+        reply = await self._ask_supervisor(text)
         summary = f"delegated; {len(team.answers)} worker answer(s)"
         return {**reply.model_dump(), "summary": summary, "supervisor_calls": 1}
+
+    def _supervisor_tools(self) -> TeamTools | None:
+        """The team, when the task has one; built once, as the supervisor's session is opened
+        with its tools (whether it plans, coordinates, rescues or takes over)."""
+        if self.spec.team and self._team is None:
+            self._team = self.delegation.team(self.spec.team)
+        return self._team
+
+    async def _ask_supervisor(
+        self, text: str, schema: dict[str, Any] | None = None, timeout_s: float | None = None
+    ) -> Reply:
+        tools = self._supervisor_tools()
+        return await self.desk.consult(
+            "supervisor", "supervisor", text, schema, timeout_s, extra_tools=tools
+        )
 
     # -- review (see review.py) ----------------------------------------------------------------
 
@@ -420,7 +437,7 @@ class TaskRunner:
             )
             return {**decision.model_dump(mode="json"), "summary": decision.analysis}
         text = prompts.rescue_prompt(self.spec, state.plan, failures, list(self.spec.operators))
-        reply = await self.desk.consult("supervisor", "supervisor", text, RESCUE_SCHEMA)
+        reply = await self._ask_supervisor(text, RESCUE_SCHEMA)
         try:
             decision = parse_reply(reply.text, RescueDecision)
         except ReplyNotUnderstood as error:

@@ -25,6 +25,7 @@ MAX_READ_CHARS = 20_000
 class LocalTool:
     info: ToolInfo
     handler: Handler
+    unlimited: bool = False  # no time limit: a delegated worker takes as long as its turn
 
 
 def local_tool(
@@ -34,6 +35,7 @@ def local_tool(
     properties: dict[str, Any],
     handler: Handler,
     permission_required: bool = False,
+    unlimited: bool = False,
 ) -> LocalTool:
     info = ToolInfo(
         name=f"{server}.{tool}",
@@ -44,7 +46,7 @@ def local_tool(
         include=IncludeMode.ALWAYS,
         permission_required=permission_required,
     )
-    return LocalTool(info, handler)
+    return LocalTool(info, handler, unlimited)
 
 
 class LocalTools:
@@ -62,13 +64,14 @@ class LocalTools:
         tool = self._tools.get(name)
         if tool is None:
             return ToolResult(text=f"There is no tool named {name}.", is_error=True)
+        limit = None if tool.unlimited else timeout_s
         try:
-            return await asyncio.wait_for(tool.handler(arguments), timeout_s)
+            return await asyncio.wait_for(tool.handler(arguments), limit)
         except TimeoutError:
             return ToolResult(
                 text=f"{name} ran over {timeout_s:g} s and was stopped.", is_error=True
             )
-        except (KeyError, TypeError, ValueError, OSError) as error:
+        except Exception as error:  # a tool never raises into the session: the model reads it
             return ToolResult(text=f"{name} failed: {error}", is_error=True)
 
     async def aclose(self) -> None:
@@ -205,6 +208,7 @@ class TeamTools(LocalTools):
                     "Give a worker instructions; returns the worker's final answer.",
                     {"worker": names, "instructions": {"type": "string"}},
                     self._delegate,
+                    unlimited=True,
                 ),
                 local_tool(
                     "team",

@@ -377,6 +377,11 @@ class Engine:
         without calling any model."""
         task = await self._in_writer(load_task, Path(path))
         latest = await self._in_writer(self.store.tasks.latest, str(task.path))
+        if latest is not None and self.is_running(latest.id):
+            if replay:
+                raise TaskNotFound(f"{task.path} is running now; replay it once it has finished")
+            if not new:
+                return latest.id  # already under way here: follow it rather than run it twice
         if replay:
             if latest is None:
                 raise TaskNotFound(f"{task.path} has not run yet, so there is nothing to replay")
@@ -397,8 +402,14 @@ class Engine:
         return task_id
 
     async def _run_task(self, runner: TaskRunner, resuming: bool) -> TaskOutcome:
+        """Run to the end and store how it ended. A run that is stopped stays `running`, so
+        that it resumes; one that fails with an error is `failed`, so that it does not."""
         try:
             outcome = await runner.run(resuming=resuming)
+        except Exception as error:
+            failed = {"status": "failed", "output": f"the run stopped with an error: {error}"}
+            await self._in_writer(lambda: self.store.tasks.update(runner.task_id, **failed))
+            raise
         finally:
             for session_id in runner.desk.sessions.values():
                 await self.close_session(session_id)

@@ -158,3 +158,66 @@ async def test_workspace_tools_stay_inside_the_workspace(tmp_path: Path) -> None
     assert not (tmp_path.parent / "evil.txt").exists()
     listed = await tools.call("workspace.list_files", {})
     assert listed.text == "a/b.txt"
+
+
+def test_a_planned_team_task_still_offers_the_team_to_its_supervisor(
+    engine: Engine, tmp_path: Path
+) -> None:
+    plan = {
+        "understanding": "ask the atlas twice",
+        "complexity": 3,
+        "confidence": 0.9,
+        "operator_prompt": "Ask the atlas.",
+    }
+    agent(tmp_path / "agents" / "atlas", [{"text": "Paris."}, {"text": "The Seine."}])
+    agent(
+        tmp_path / "agents" / "lead",
+        [
+            {"json": plan},
+            {  # two delegations to one worker in one reply: they take turns in its session
+                "tool_calls": [
+                    delegate("atlas", "The capital of France?"),
+                    delegate("atlas", "Its river?"),
+                ]
+            },
+            {"text": "Paris, on the Seine. STATUS: done"},
+        ],
+    )
+    criteria = [
+        {"text": "names Paris", "checks": [{"reply": ["Paris"]}]},
+        {"text": "names the Seine", "checks": [{"reply": ["Seine"]}]},
+    ]
+    team = {"atlas": {"agent": "agents/atlas"}}
+    path = task_file(tmp_path, criteria=criteria, supervisor="agents/lead", operators={}, team=team)
+    outcome = run(engine, path)
+
+    assert (outcome.status, outcome.output) == ("succeeded", "Paris, on the Seine. STATUS: done")
+    answers = [b.output for b in events(engine, outcome.task_id) if isinstance(b, WorkerFinished)]
+    assert sorted(answers) == ["Paris.", "The Seine."]
+
+
+def test_starting_a_task_that_is_running_follows_the_run(engine: Engine, tmp_path: Path) -> None:
+    agent(
+        tmp_path / "agents" / "coder", [{"text": "word " * 200 + "STATUS: done", "delay_s": 0.02}]
+    )
+    path = task_file(tmp_path, criteria=[{"text": "words", "checks": [{"reply": ["word"]}]}])
+    first = engine.submit(engine.start_task(path)).result(10)
+    second = engine.submit(engine.start_task(path)).result(10)
+    assert second == first  # the same run, not a second one on the same journal
+    outcome = engine.submit(engine.task_outcome(first)).result(60)
+    assert outcome.status == "succeeded" and len(engine.store.tasks.list()) == 1
+
+
+def test_a_run_that_fails_with_an_error_is_marked_failed(engine: Engine, tmp_path: Path) -> None:
+    import pytest
+
+    agent(tmp_path / "agents" / "coder", [{"text": "Done. STATUS: done"}])
+    path = task_file(tmp_path, criteria=[{"text": "done", "checks": [{"reply": ["Done"]}]}])
+    run(engine, path)
+    two = [{"text": "done", "checks": [{"reply": ["Done"]}]}, {"text": "and more"}]
+    task_file(tmp_path, criteria=two, supervisor="agents/coder")  # now it starts with a plan
+    (tmp_path / "agents" / "coder" / "turns.json").write_text('{"turns": []}')
+    engine.store.tasks.update(engine.store.tasks.list()[0].id, status="running")  # as if killed
+    with pytest.raises(Exception, match="journal"):
+        run(engine, path)
+    assert engine.store.tasks.list()[0].status == "failed"
