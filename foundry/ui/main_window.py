@@ -359,14 +359,20 @@ class MainWindow(QMainWindow):
 
     def _close_tab_now(self, index: int) -> None:
         view = self.tabs.widget(index)
+        chat = self._release(view)
+        if chat is not None:
+            self._spawn(self.bridge.call(self.bridge.engine.close_session(chat.session_id)))
+        self.tabs.removeTab(index)
+
+    def _release(self, view: QWidget | None) -> SessionController | None:
+        """Stop what a tab runs (an editor's tool servers, a task's updates); its chat, if any."""
         if isinstance(view, AgentEditor):
             view.controller.close()
         self.task_runs.forget(view)
-        controller = next((c for c in self.controllers if c.view is view), None)
-        if controller is not None:
-            self.controllers.remove(controller)
-            self._spawn(self.bridge.call(self.bridge.engine.close_session(controller.session_id)))
-        self.tabs.removeTab(index)
+        chat = next((c for c in self.controllers if c.view is view), None)
+        if chat is not None:
+            self.controllers.remove(chat)
+        return chat
 
     async def _close_when_settled(self, editors: list[AgentEditor]) -> None:
         answer = await UnsavedQuestion(editors, self).answer()
@@ -384,6 +390,8 @@ class MainWindow(QMainWindow):
             event.ignore()  # asked first; the window closes again once the edits are settled
             self._spawn(self._close_when_settled(editors))
             return
+        for index in range(self.tabs.count()):
+            self._release(self.tabs.widget(index))
         if self.dashboards_controller is not None:
             self.dashboards_controller.close()
         self.inbox_controller.close()

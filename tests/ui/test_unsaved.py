@@ -76,3 +76,20 @@ def test_saving_before_closing_waits_for_the_save_only(
     assert saving.result() is True and '"maxChatTurns": 17' in (path / "tsagent.json").read_text()
     assert not trying_a_tool.done()
     trying_a_tool.cancel()
+
+
+def test_closing_the_window_stops_what_its_tabs_run(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    window, editor, _ = window_with_edited_agent(qtbot, bridge, tmp_path)
+    starting_a_server = editor.controller.spawn(asyncio.Event().wait())
+    showing = asyncio.ensure_future(
+        window.task_runs.show("no-such-task", tmp_path / "task.yaml", "Task", "a goal")
+    )
+    qtbot.waitUntil(showing.done, timeout=5000)
+    task = showing.result()
+    window.close()
+    question(qtbot, window).button(QMessageBox.StandardButton.Discard).click()
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=10000)
+    qtbot.waitUntil(starting_a_server.cancelled, timeout=2000)
+    assert not window.task_runs.controllers and not task._timer.isActive()
