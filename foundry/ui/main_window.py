@@ -363,6 +363,8 @@ class MainWindow(QMainWindow):
         if chat is not None:
             self._spawn(self.bridge.call(self.bridge.engine.close_session(chat.session_id)))
         self.tabs.removeTab(index)
+        if view is not None and view not in (self.inbox, self.dashboards):  # those two come back
+            view.deleteLater()
 
     def _release(self, view: QWidget | None) -> SessionController | None:
         """Stop what a tab runs (an editor's tool servers, a task's updates); its chat, if any."""
@@ -372,6 +374,7 @@ class MainWindow(QMainWindow):
         chat = next((c for c in self.controllers if c.view is view), None)
         if chat is not None:
             self.controllers.remove(chat)
+            chat.close()
         return chat
 
     async def _close_when_settled(self, editors: list[AgentEditor]) -> None:

@@ -157,6 +157,10 @@ class SessionController(QObject):
         self._set_busy(False)
         self.view.messages.scrollToBottom()
 
+    def close(self) -> None:
+        """Stop following the engine's events (the chat's tab is closing)."""
+        self.bridge.event_arrived.disconnect(self.on_event)
+
     def on_event(self, event: Event) -> None:
         if event.session_id != self.session_id:
             return

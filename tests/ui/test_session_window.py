@@ -6,7 +6,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+import shiboken6
+from PySide6.QtCore import SIGNAL, Qt
 from pytestqt.qtbot import QtBot
 
 from foundry.ui.bridge import EngineBridge
@@ -182,3 +183,15 @@ def test_the_reopen_dialog_lists_stored_sessions(
     picker = window.findChildren(SessionPicker)[0]
     assert picker.sessions.count() == 1 and "listed" in picker.sessions.item(0).text()
     picker.reject()
+
+
+def test_a_closed_chat_tab_is_deleted_and_follows_no_more_events(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "demo", {"turns": [{"text": "hi"}]}, servers={})
+    window, view = open_window(qtbot, bridge, agent)
+    followers = bridge.receivers(SIGNAL("event_arrived(PyObject)"))
+    window.close_tab(window.tabs.indexOf(view))
+    assert not window.controllers and window.tabs.count() == 0
+    assert bridge.receivers(SIGNAL("event_arrived(PyObject)")) == followers - 1
+    qtbot.waitUntil(lambda: not shiboken6.isValid(view), timeout=2000)

@@ -50,7 +50,10 @@ def test_closing_an_edited_tab_asks_and_cancel_keeps_it(
 
     window.close_tab(window.tabs.indexOf(editor))
     question(qtbot, window).button(QMessageBox.StandardButton.Discard).click()
-    qtbot.waitUntil(lambda: window.tabs.indexOf(editor) < 0)
+    # (the closed editor is deleted: compared by identity, not handed to Qt)
+    qtbot.waitUntil(
+        lambda: all(window.tabs.widget(i) is not editor for i in range(window.tabs.count()))
+    )
     assert '"maxChatTurns": 17' not in (path / "tsagent.json").read_text()
 
 
