@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import getpass
 import json
 import os
 import signal
@@ -23,7 +22,7 @@ from foundry.runtime.engine import Engine
 from foundry.store import AlreadyResolved, ApprovalRecord, Store, TraceRecord
 from foundry.store.tables import utc_now
 from foundry.supervision.redaction import injection_risk, redact_params
-from foundry.supervision.resolution import resolve_approval
+from foundry.supervision.resolution import human_resolver, resolve_approval
 
 DEFAULT_PORT = 8787
 STATUSES = ("pending", "approved", "denied", "timed_out", "all")
@@ -212,11 +211,7 @@ def _resolve(
 
 def cli_user() -> str:
     """Who resolves from this terminal: human:cli:<login name>."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # no login name in this environment
-        user = "unknown"
-    return f"human:cli:{user}"
+    return human_resolver("cli")
 
 
 def json_object(text: str) -> dict[str, Any]:

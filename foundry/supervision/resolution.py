@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import getpass
 from typing import Any
 
 from foundry.store import ApprovalRecord, Store, TraceRecord
 from foundry.store.tables import utc_now
 from foundry.supervision.redaction import redact_params
+
+
+def human_resolver(channel: str) -> str:
+    """Who resolves from this machine through `channel` ("gui", "cli"): human:<channel>:<login>."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no login name in this environment
+        user = "unknown"
+    return f"human:{channel}:{user}"
 
 
 def resolve_approval(

@@ -18,8 +18,9 @@ from foundry.session.events import (
     TurnFinished,
     TurnStarted,
 )
+from foundry.supervision.resolution import human_resolver
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.inbox.actions import decide, local_resolver
+from foundry.ui.inbox.actions import decide
 from foundry.ui.session_view import SessionView
 from foundry.ui.timeline import MESSAGE_ROLE
 
@@ -139,7 +140,7 @@ class SessionController(QObject):
     async def _resolve(self, approval_id: str, approved: bool, reasoning: str | None) -> None:
         store = self.bridge.engine.store
         outcome = await asyncio.to_thread(
-            decide, store, approval_id, approved, local_resolver(), reasoning
+            decide, store, approval_id, approved, human_resolver("gui"), reasoning
         )
         if outcome.conflict:
             self.view.status.setText(

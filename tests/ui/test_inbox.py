@@ -681,3 +681,17 @@ def test_a_notification_is_shown_for_a_new_approval_while_the_window_is_in_the_b
         assert window.windowTitle() == "(1) Another title"
     finally:
         controller.close()
+
+
+def test_the_inbox_starts_when_the_login_name_cannot_be_read(
+    qtbot: QtBot, bridge: EngineBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_login() -> str:
+        raise KeyError("getpwuid(): uid not found")
+
+    monkeypatch.setattr("getpass.getuser", no_login)
+    view = InboxView()
+    qtbot.addWidget(view)
+    controller = InboxController(view, bridge)
+    assert controller.resolver == "human:gui:unknown"
+    controller.close()

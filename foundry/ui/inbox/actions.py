@@ -3,7 +3,6 @@ approve edited parameters, approve with a grant, and all of these for a selectio
 
 from __future__ import annotations
 
-import getpass
 import glob
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -12,11 +11,6 @@ from typing import Any
 from foundry.store import AlreadyResolved, ApprovalRecord, GrantRecord, Store
 from foundry.store.tables import utc_now
 from foundry.supervision.resolution import resolve_approval
-
-
-def local_resolver() -> str:
-    """Who resolves approvals from this desktop: the person logged in."""
-    return f"human:gui:{getpass.getuser()}"
 
 
 @dataclass(frozen=True)

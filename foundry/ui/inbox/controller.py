@@ -14,13 +14,13 @@ from PySide6.QtWidgets import QMessageBox, QTableView
 
 from foundry.session.events import ApprovalRequested, ApprovalResolved, Event
 from foundry.store import ApprovalRecord
+from foundry.supervision.resolution import human_resolver
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.inbox.actions import (
     Resolution,
     approve_with_grant,
     decide,
     decide_many,
-    local_resolver,
 )
 from foundry.ui.inbox.feed import ApprovalFeed, load_context
 from foundry.ui.inbox.model import RECORD_ROLE, Column, local_time
@@ -63,7 +63,7 @@ class InboxController(QObject):
         self.view = view
         self.bridge = bridge
         self.store = bridge.engine.store
-        self.resolver = resolver or local_resolver()
+        self.resolver = resolver or human_resolver("gui")
         self.feed = ApprovalFeed(self.store)
         self.loaded = False
         self.pending_count = 0
