@@ -238,3 +238,17 @@ def test_view_dashboards_opens_a_live_tab_in_the_main_window(
     qtbot.waitUntil(lambda: window.tabs.currentWidget() is view)
     assert [window.tabs.tabText(i) for i in range(window.tabs.count())].count("Dashboards") == 1
     window.close()
+
+
+def test_the_loaded_events_are_frozen_once_not_on_every_reload(
+    qtbot: QtBot, bridge: EngineBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    freezes: list[int] = []
+    monkeypatch.setattr("gc.freeze", lambda: freezes.append(1))
+    view = DashboardView()
+    qtbot.addWidget(view)
+    controller = DashboardController(view, bridge)
+    for _ in range(3):
+        wait_for(qtbot, asyncio.ensure_future(controller.refresh()))
+    assert freezes == [1]
+    controller.close()

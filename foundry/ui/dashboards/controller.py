@@ -68,6 +68,7 @@ class DashboardController(QObject):
         self._reload = False
         self._again = False
         self._stale = True
+        self._frozen = False
         self._work: asyncio.Task[None] | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -118,7 +119,7 @@ class DashboardController(QObject):
                     if reload:
                         self._stale = False
                         await asyncio.to_thread(self.log.read_new, self.bridge.engine.store)
-                        gc.freeze()  # the events live as long as the dashboards (as in app.py)
+                        self._freeze_once()
                     series = await asyncio.to_thread(dashboard_series, self.log.events, where)
             except Exception as error:  # shown; the dashboards keep their last figures
                 log.exception("reading the metrics failed")
@@ -133,6 +134,13 @@ class DashboardController(QObject):
             self.updated.emit()
             if not self._again:
                 return
+
+    def _freeze_once(self) -> None:
+        """After the first full load its events live as long as the dashboards (as in app.py):
+        collections need not walk them. Once, as freezing walks the whole heap itself."""
+        if not self._frozen:
+            gc.freeze()
+            self._frozen = True
 
     def close(self) -> None:
         self._timer.stop()
