@@ -252,3 +252,26 @@ def test_the_loaded_events_are_frozen_once_not_on_every_reload(
         wait_for(qtbot, asyncio.ensure_future(controller.refresh()))
     assert freezes == [1]
     controller.close()
+
+
+def test_a_failed_read_is_tried_again_when_the_dashboards_are_shown_again(
+    qtbot: QtBot, bridge: EngineBridge
+) -> None:
+    view = DashboardView()
+    qtbot.addWidget(view)
+    controller = DashboardController(view, bridge)
+    reads: list[int] = []
+
+    def unreadable(store: object) -> None:
+        reads.append(1)
+        raise OSError("database is locked")
+
+    controller.log.read_new = unreadable  # type: ignore[method-assign]
+    view.show()
+    qtbot.waitUntil(
+        lambda: reads == [1] and controller._work is not None and controller._work.done()
+    )
+    view.hide()
+    view.show()
+    qtbot.waitUntil(lambda: len(reads) == 2, timeout=2000)
+    controller.close()

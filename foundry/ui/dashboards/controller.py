@@ -122,6 +122,7 @@ class DashboardController(QObject):
                         self._freeze_once()
                     series = await asyncio.to_thread(dashboard_series, self.log.events, where)
             except Exception as error:  # shown; the dashboards keep their last figures
+                self._stale = self._stale or reload  # the next show reads again
                 log.exception("reading the metrics failed")
                 self.view.show_problem(f"Could not read the metrics: {error}")
                 return
