@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import csv
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Coroutine, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -20,6 +22,8 @@ from foundry.metrics import dashboard_series
 from foundry.orchestration.events import CriterionScored
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.dashboards import DashboardController, DashboardView
+from foundry.ui.dashboards import chart as chart_module
+from foundry.ui.dashboards import controller as controller_module
 from foundry.ui.main_window import MainWindow
 
 from ..metrics.fixture_log import DOCS_TASK, TASK, at, full_log
@@ -28,6 +32,7 @@ from ..metrics.test_loader import write
 from .conftest import save_screenshot
 
 Dashboards = tuple[DashboardView, DashboardController]
+T = TypeVar("T")
 CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
 
 
@@ -148,24 +153,50 @@ def test_filters_change_the_plotted_data(qtbot: QtBot, dashboards: Dashboards) -
     assert bars(view.iterations) == [] and view.iterations.summary.text() == ""  # none started
 
 
-def test_exports_write_a_picture_and_the_rows(dashboards: Dashboards, tmp_path: Path) -> None:
+def finished(qtbot: QtBot, export: Coroutine[Any, Any, T]) -> T:
+    task = asyncio.ensure_future(export)
+    qtbot.waitUntil(task.done, timeout=20000)
+    return task.result()
+
+
+def test_exports_write_a_picture_and_the_rows(
+    qtbot: QtBot, dashboards: Dashboards, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     view, controller = dashboards
-    picture = controller.save_chart(view.phase_shares, "png", tmp_path / "phases.png")
+    writers: list[bool] = []  # whether each CSV was written on the GUI thread
+    for module, writer in ((controller_module, "export_csv"), (chart_module, "write_points_csv")):
+        monkeypatch.setattr(module, writer, on_which_thread(getattr(module, writer), writers))
+    picture = finished(
+        qtbot, controller.save_chart(view.phase_shares, "png", tmp_path / "phases.png")
+    )
     image = QImage(str(picture))
     assert image.width() == 1600 and image.height() > 300
     rows = list(
-        csv.reader(controller.save_chart(view.iterations, "csv", tmp_path / "i.csv").open())
+        csv.reader(
+            finished(
+                qtbot, controller.save_chart(view.iterations, "csv", tmp_path / "i.csv")
+            ).open()
+        )
     )
     assert rows == [
         ["time", "task_id", "task", "iterations", "status"],
         ["2025-03-01T09:00:00Z", TASK, "add-endpoint", "2", "failed"],
         ["2025-03-01T09:16:40Z", DOCS_TASK, "write-docs", "1", "succeeded"],
     ]
-    written = controller.export_all(tmp_path / "all")
+    written = finished(qtbot, controller.export_all(tmp_path / "all"))
     assert sorted(path.suffix for path in written) == [".csv"] * 6 + [".png"] * 8
     assert all(path.stat().st_size > 0 for path in written)
     with (tmp_path / "all" / "human_waits.csv").open() as file:
         assert [row["waited_s"] for row in csv.DictReader(file)] == ["65.0", "90.0"]
+    assert writers == [False, False]  # the CSVs were written off the GUI thread
+
+
+def on_which_thread(write: Callable[..., T], gui: list[bool]) -> Callable[..., T]:
+    def recorded(*args: Any) -> T:
+        gui.append(threading.current_thread() is threading.main_thread())
+        return write(*args)
+
+    return recorded
 
 
 def test_new_events_show_up_live(

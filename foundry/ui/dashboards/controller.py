@@ -6,7 +6,7 @@ import asyncio
 import gc
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
@@ -69,6 +69,7 @@ class DashboardController(QObject):
         self._again = False
         self._stale = True
         self._frozen = False
+        self._exports: set[asyncio.Task[Any]] = set()
         self._work: asyncio.Task[None] | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -157,23 +158,35 @@ class DashboardController(QObject):
         dialog.setDefaultSuffix(kind)
         dialog.setNameFilter(f"{kind.upper()} files (*.{kind})")
         dialog.selectFile(f"{chart_file_name(chart)}.{kind}")
-        dialog.fileSelected.connect(lambda path: self.save_chart(chart, kind, Path(path)))
+        dialog.fileSelected.connect(
+            lambda path: self._spawn(self.save_chart(chart, kind, Path(path)))
+        )
         dialog.open()
 
-    def save_chart(self, chart: Chart, kind: str, path: Path) -> Path:
-        saved = chart.export_png(path) if kind == "png" else chart.export_csv(path)
+    def _spawn(self, export: Coroutine[Any, Any, Any]) -> None:
+        work = asyncio.ensure_future(export)
+        self._exports.add(work)
+        work.add_done_callback(self._exports.discard)
+        work.add_done_callback(_log_failure)
+
+    async def save_chart(self, chart: Chart, kind: str, path: Path) -> Path:
+        """A PNG is drawn on the GUI thread (Qt paints there); a CSV is written off it."""
+        if kind == "png":
+            saved = chart.export_png(path)
+        else:
+            saved = await asyncio.to_thread(chart.export_csv, path)
         self.exported.emit([saved])
         return saved
 
     def choose_export_folder(self) -> None:
         dialog = QFileDialog(self.view, "Export every chart and series into a folder")
         dialog.setFileMode(QFileDialog.FileMode.Directory)
-        dialog.fileSelected.connect(lambda path: self.export_all(Path(path)))
+        dialog.fileSelected.connect(lambda path: self._spawn(self.export_all(Path(path))))
         dialog.open()
 
-    def export_all(self, folder: Path) -> list[Path]:
+    async def export_all(self, folder: Path) -> list[Path]:
         """A PNG per chart and a CSV per series (as `foundry metrics export` writes them)."""
-        written: list[Any] = export_csv(folder, self.series)
+        written: list[Any] = await asyncio.to_thread(export_csv, folder, self.series)
         for chart in self.view.charts():
             written.append(chart.export_png(folder / f"{chart_file_name(chart)}.png"))
         self.view.status.setText(f"Exported {len(written)} files to {folder}")
