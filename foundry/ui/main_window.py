@@ -186,8 +186,13 @@ class MainWindow(QMainWindow):
         if self.dashboards is None:
             # pyqtgraph takes about a second to import: not at start-up, not on the GUI thread
             self._busy("Loading the dashboards…")
-            module = await asyncio.to_thread(importlib.import_module, "foundry.ui.dashboards")
-            self.progress.hide()
+            try:
+                module = await asyncio.to_thread(importlib.import_module, "foundry.ui.dashboards")
+            except Exception as error:  # e.g. pyqtgraph missing: said, the window goes on
+                self.statusBar().showMessage(f"Could not load the dashboards: {error}")
+                return
+            finally:
+                self.progress.hide()
             self.statusBar().clearMessage()
         if self.dashboards is None:  # (not made meanwhile by a second request)
             self.dashboards = module.DashboardView()

@@ -306,3 +306,21 @@ def test_a_failed_read_is_tried_again_when_the_dashboards_are_shown_again(
     view.show()
     qtbot.waitUntil(lambda: len(reads) == 2, timeout=2000)
     controller.close()
+
+
+def test_dashboards_that_cannot_load_say_why_and_stop_the_progress_bar(
+    qtbot: QtBot, bridge: EngineBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+
+    def missing(name: str) -> None:
+        raise ImportError("No module named 'pyqtgraph'")
+
+    monkeypatch.setattr("importlib.import_module", missing)
+    opening = asyncio.ensure_future(window.open_dashboards())
+    qtbot.waitUntil(opening.done, timeout=5000)
+    opening.result()
+    assert not window.progress.isVisible() and window.dashboards is None
+    assert "pyqtgraph" in window.statusBar().currentMessage()
