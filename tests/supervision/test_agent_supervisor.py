@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -257,10 +256,8 @@ async def test_the_sample_context_curator_reviews_with_the_embedded_model(
     assert isinstance(curator, AgentSupervisorEntry)
     supervisor = AgentSupervisor(curator, assistant.base_dir)
     await supervisor.start()
-    started_at = time.perf_counter()
     message = ChatMessage(role="user", content=REQUEST)
     result = await supervisor.review(session, "request", message)
     await supervisor.aclose()
-    assert time.perf_counter() - started_at < 120
     assert result.action in ACTIONS and result.reasons and result.confidence is None
     assert result.action != "modify"  # the curator is not allowed to rewrite messages

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QToolTip
 from pytestqt.qtbot import QtBot
 
 from foundry.metrics import dashboard_series
@@ -122,6 +122,16 @@ def test_hovering_a_bar_or_a_point_tells_its_values(dashboards: Dashboards) -> N
         == "add-endpoint · waiting for a human\n20.3 % · 65.0 s"
     )
     assert view.resolutions.describe(3.0, 0.5) == "human (L2): 1 allowed · 0 denied"
+
+
+def test_moving_the_mouse_over_a_chart_shows_its_tooltip(
+    dashboards: Dashboards, qtbot: QtBot
+) -> None:
+    view, _ = dashboards
+    iterations = view.iterations
+    over_first_bar = iterations.plot.vb.mapViewToScene(QPointF(0.1, 1.0))
+    iterations.graphics.scene().sigMouseMoved.emit(over_first_bar)  # as a real mouse move does
+    qtbot.waitUntil(lambda: QToolTip.text().startswith("add-endpoint: 2 iterations"))
     assert view.confidence_histogram.describe(85.0, 1.0) == "80 to 90 %: 2 scores"
 
 

@@ -196,8 +196,10 @@ class Chart(QFrame):
         if text is None:
             QToolTip.hideText()
             return
-        where = self.graphics.mapToGlobal(self.graphics.mapFromScene(scene_position).toPoint())
-        QToolTip.showText(where, text, self.graphics)
+        local = self.graphics.mapFromScene(scene_position)
+        if isinstance(local, QPointF):  # older PySide6 maps a QPointF to a QPointF
+            local = local.toPoint()
+        QToolTip.showText(self.graphics.mapToGlobal(local), text, self.graphics)
 
     def hover_text(self, scene_position: QPointF) -> str | None:
         if not self.points or not self.plot.vb.sceneBoundingRect().contains(scene_position):
