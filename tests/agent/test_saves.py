@@ -35,7 +35,7 @@ def test_a_save_that_fails_midway_leaves_every_original(
         return staged[-1]
 
     monkeypatch.setattr(atomic, "_stage", stage_then_fail)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(AgentError, match="No space left on device"):
         save_agent(document)
     assert snapshot(assistant) == before
     assert not any(path.exists() for path in staged)
@@ -51,7 +51,7 @@ def test_a_crash_while_writing_one_file_leaves_it_whole(
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(os, "fsync", fail_fsync)
-    with pytest.raises(OSError):
+    with pytest.raises(AgentError, match=r"file\.txt: could not be written"):
         atomic.write_file_atomically(target, "new content")
     assert target.read_text() == "old content"
     assert [p.name for p in tmp_path.iterdir()] == ["file.txt"]
