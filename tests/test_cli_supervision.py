@@ -388,10 +388,10 @@ async def test_an_external_supervisor_resolves_a_waiting_gate_through_foundry_se
         decision = await asyncio.wait_for(review, 30)
         [trace] = store.traces.list("mailer")
 
-    assert (decision.allowed, decision.by) == (True, "agent:supervisor")
+    assert (decision.allowed, decision.by) == (True, "api:agent:supervisor")  # a token holder
     assert decision.reason == "mail to ana@example.com is expected"
     assert resolved == [trace.approval_id]
-    assert (trace.resolved_level, trace.confidence) == ("supervisor", 0.9)
+    assert (trace.resolved_level, trace.confidence) == ("human", 0.9)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err

@@ -2,6 +2,6 @@
 
 from foundry.api.app import create_app
 from foundry.api.server import ApiServer, ApiServerError
-from foundry.api.token import load_or_create_token
+from foundry.api.token import TokenError, load_or_create_token
 
-__all__ = ["ApiServer", "ApiServerError", "create_app", "load_or_create_token"]
+__all__ = ["ApiServer", "ApiServerError", "TokenError", "create_app", "load_or_create_token"]

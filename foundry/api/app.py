@@ -10,9 +10,13 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, FastAPI, Query, Request, Security
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from foundry.api.auth import TokenGuard, bearer_scheme
+from foundry.api.body_limit import MAX_BODY_BYTES, BodyLimit
+from foundry.api.strict_json import StrictJsonRoute
+from foundry.api.token import check_token
 from foundry.api.views import (
     ApprovalDetail,
     ApprovalView,
@@ -31,12 +35,16 @@ from foundry.api.views import (
 )
 from foundry.store import AlreadyResolved, NotFound, Store
 from foundry.store.tables import utc_now
-from foundry.supervision.resolution import resolve_approval
+from foundry.supervision.resolution import api_resolver, resolve_approval
 
 RECENT_TRACES = 10
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorView}}
+TOO_LARGE: dict[int | str, dict[str, Any]] = {
+    413: {"model": ErrorView, "description": f"the body is over {MAX_BODY_BYTES} bytes"}
+}
 CONFLICT: dict[int | str, dict[str, Any]] = {
-    404: {"model": ErrorView},
+    **NOT_FOUND,
+    **TOO_LARGE,
     409: {"model": ConflictView, "description": "already resolved: by whom and how"},
 }
 
@@ -59,6 +67,7 @@ open_routes = APIRouter()
 routes = APIRouter(
     dependencies=[Security(bearer_scheme)],
     responses={401: {"model": ErrorView, "description": "missing or wrong token"}},
+    route_class=StrictJsonRoute,
 )
 
 
@@ -97,14 +106,14 @@ def get_approval(approval_id: str, context: Context) -> ApprovalDetail:
 def approve(
     approval_id: str, context: Context, request: Request, body: OptionalResolution = None
 ) -> ApprovalView:
-    return _resolve(context, approval_id, "approved", body or Resolution(), _caller(request))
+    return _resolve(context, approval_id, "approved", body or Resolution(), request)
 
 
 @routes.post("/approvals/{approval_id}/deny", responses=CONFLICT)
 def deny(
     approval_id: str, context: Context, request: Request, body: OptionalResolution = None
 ) -> ApprovalView:
-    return _resolve(context, approval_id, "denied", body or Resolution(), _caller(request))
+    return _resolve(context, approval_id, "denied", body or Resolution(), request)
 
 
 @routes.get("/grants")
@@ -113,13 +122,13 @@ def list_grants(context: Context) -> list[GrantView]:
     return [grant_view(grant, now) for grant in context.store.grants.active(now)]
 
 
-@routes.post("/grants", status_code=201)
+@routes.post("/grants", status_code=201, responses=TOO_LARGE)
 def create_grant(context: Context, request: Request, body: NewGrant) -> GrantView:
     now = utc_now()
     grant = context.store.grants.add(
         tool_glob=body.tools,
         expires_at=body.expiry(now),
-        granted_by=body.granted_by or _caller(request),
+        granted_by=api_resolver(body.granted_by, _caller(request)),
         agent_glob=body.agent,
         param_scope=[c.model_dump(mode="json") for c in body.params] if body.params else None,
     )
@@ -141,21 +150,23 @@ def list_traces(
 
 
 def _caller(request: Request) -> str:
+    """agent-mesh's default resolver name: http:<the client's address>."""
     return f"http:{request.client.host if request.client else 'unknown'}"
 
 
 def _resolve(
-    context: ApiContext, approval_id: str, status: str, resolution: Resolution, caller: str
+    context: ApiContext, approval_id: str, status: str, resolution: Resolution, request: Request
 ) -> ApprovalView:
-    """Resolve in the store (one resolver wins), then trace the decision."""
+    """Resolve in the store (one resolver wins), then trace the decision: a human's, whatever
+    name the body claims, since all the API knows is that the caller holds the token."""
     record = resolve_approval(
         context.store,
         approval_id,
         status,
-        resolution.resolved_by or caller,
+        api_resolver(resolution.resolved_by, _caller(request)),
         resolution.reasoning,
         resolution.confidence,
-        expose_content=context.expose_content,
+        level="human",
     )
     return approval_view(record, context.expose_content, utc_now())
 
@@ -169,8 +180,25 @@ async def _already_resolved(request: Request, error: Exception) -> JSONResponse:
     return JSONResponse(conflict_view(error.approval).model_dump(mode="json"), status_code=409)
 
 
+async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
+    """422 with each problem's type, place and message; never the input echoed back, which can
+    be large and which, being the client's mistake, may not even be sendable as JSON."""
+    assert isinstance(error, RequestValidationError)
+    return JSONResponse({"detail": [_problem(item) for item in error.errors()]}, status_code=422)
+
+
+def _problem(error: dict[str, Any]) -> dict[str, Any]:
+    message = str(error.get("msg", "invalid"))
+    reason = (error.get("ctx") or {}).get("error")
+    if error.get("type") == "json_invalid" and reason:
+        message = f"{message}: {reason}"
+    return {"type": str(error.get("type")), "loc": list(error.get("loc", ())), "msg": message}
+
+
 def create_app(store: Store, token: str, expose_content: bool = False) -> FastAPI:
-    """The approvals API over `store`; every route but GET /health needs `token`."""
+    """The approvals API over `store`; every route but GET /health needs `token`, which must be
+    at least 16 characters (TokenError otherwise). Bodies are strict JSON of at most 1 MiB."""
+    check_token(token)
     app = FastAPI(
         title="Foundry approvals API",
         version="1",
@@ -184,5 +212,7 @@ def create_app(store: Store, token: str, expose_content: bool = False) -> FastAP
     app.include_router(routes)
     app.add_exception_handler(NotFound, _not_found)
     app.add_exception_handler(AlreadyResolved, _already_resolved)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.add_middleware(TokenGuard, token=token)
     return app

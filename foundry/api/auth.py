@@ -13,6 +13,8 @@ from fastapi.security import HTTPBearer
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from foundry.api.token import check_token
+
 OPEN_PATHS = frozenset({"/health"})
 PREFIX = "/t/"
 
@@ -32,10 +34,8 @@ class TokenGuard:
     """ASGI middleware that lets a request through only with the token, in its header or path."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
-        if not token:
-            raise ValueError("the approvals API needs a non-empty token")
         self.app = app
-        self.token = token
+        self.token = check_token(token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

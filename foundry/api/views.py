@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from foundry.agent.models import PolicyCondition
 from foundry.store import ApprovalRecord, GrantRecord, TraceRecord
@@ -15,10 +16,34 @@ from foundry.store.tables import utc_now
 from foundry.supervision.redaction import injection_risk, redact_params
 
 MAX_GRANT = timedelta(days=3650)
+SURROGATES = re.compile("[\ud800-\udfff]")
+GO_DURATION = r"^(?:[0-9]+(?:\.[0-9]+)?[dhms])+$"
+GO_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)([dhms])")
+UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
 class View(BaseModel):
+    """A response body. Text that cannot be sent as JSON (lone surrogates, which a model's tool
+    call or a command-line argument can carry into the store) is shown with U+FFFD in its place,
+    so one odd record never fails a whole list."""
+
     model_config = ConfigDict(frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sendable_text(cls, data: Any) -> Any:
+        return sendable(data)
+
+
+def sendable(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (keys included) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return SURROGATES.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {sendable(key): sendable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [sendable(item) for item in value]
+    return value
 
 
 class HealthView(View):
@@ -33,25 +58,30 @@ class ConflictView(ErrorView):
     """The approval was resolved already: how, by whom and when."""
 
     status: str
-    resolved_by: str | None
+    resolved_by: str
     resolved_at: datetime | None
 
 
 class ApprovalView(View):
-    """An approval as a supervisor sees it; `params` are redacted unless content is exposed."""
+    """An approval as a supervisor sees it; `params` are redacted unless content is exposed.
+
+    Every text field is a string, never null (agent-mesh clients such as agent7's supervisor
+    read them as strings, and one null stops their whole poll): empty means "none"."""
 
     id: str
     agent_id: str
     tool: str
     params: dict[str, Any]
-    policy_rule: str | None
+    policy_rule: str = Field(description="the policy rule that asked for approval; empty if none")
     status: str = Field(description="pending, approved, denied or timed_out")
     created_at: datetime
-    remaining: str | None = Field(description="time left to decide, Go style (4m30s)")
+    remaining: str = Field(
+        description="time left to decide, Go style (4m30s); empty once resolved or without expiry"
+    )
     injection_risk: bool
-    resolved_by: str | None = None
+    resolved_by: str = Field(default="", description="who resolved it; empty while pending")
     resolved_at: datetime | None = None
-    reasoning: str | None = None
+    reasoning: str = ""
     confidence: float | None = None
 
 
@@ -82,23 +112,31 @@ class ApprovalDetail(ApprovalView):
 
 
 class TraceView(View):
-    """How one tool call was decided; the supervisor_* names are the agent-mesh spellings."""
+    """How one tool call was decided; `policy`, `supervisor_*` and `approved_by` are the
+    agent-mesh spellings. Text fields are strings, never null: empty means "none"."""
 
     trace_id: str
     agent_id: str
     tool: str
-    decision: str
-    resolved_level: str
+    decision: str = Field(description="allow or deny")
+    policy: str = Field(description="the decision, as agent-mesh names it: allow or deny")
+    resolved_level: str = Field(description="policy, grant, supervisor, human or timeout")
     resolved_by: str
-    policy_rule: str | None
-    approval_id: str | None
-    reasoning: str | None
-    supervisor_reasoning: str | None
+    policy_rule: str
+    approval_id: str
+    reasoning: str
+    supervisor_reasoning: str
     confidence: float | None
     supervisor_confidence: float | None
-    approved_by: str | None = Field(description="who resolved the approval, when there was one")
+    approved_by: str = Field(description="who resolved the approval; empty without one")
     decided_ms: float | None
     timestamp: datetime
+
+
+CLAIMED_NAME = (
+    "who you are, as a label: recorded as api:<name> (printable characters, at most 200); a "
+    "decision made through the API always counts as a human's"
+)
 
 
 class Resolution(BaseModel):
@@ -106,13 +144,15 @@ class Resolution(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    resolved_by: str | None = Field(default=None, min_length=1, max_length=200)
+    resolved_by: str | None = Field(
+        default=None, min_length=1, max_length=200, description=CLAIMED_NAME
+    )
     reasoning: str | None = Field(default=None, max_length=10_000)
     confidence: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
 
 
 class NewGrant(BaseModel):
-    """A grant to create: which tools, for which agents, until when (one of the two forms)."""
+    """A grant to create: which tools, for which agents, until when (one of three forms)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -121,16 +161,32 @@ class NewGrant(BaseModel):
     duration_seconds: float | None = Field(
         default=None, gt=0, le=MAX_GRANT.total_seconds(), allow_inf_nan=False
     )
+    duration: str | None = Field(
+        default=None,
+        max_length=64,
+        json_schema_extra={"pattern": GO_DURATION},
+        description="agent-mesh's form, a Go-style duration: 45s, 30m, 1h30m, 2h, 7d",
+    )
     expires_at: AwareDatetime | None = None
-    granted_by: str | None = Field(default=None, min_length=1, max_length=200)
+    granted_by: str | None = Field(
+        default=None, min_length=1, max_length=200, description=CLAIMED_NAME
+    )
     params: list[PolicyCondition] | None = Field(
         default=None, description="conditions on the call's parameters, all of which must hold"
     )
 
+    @field_validator("duration")
+    @classmethod
+    def _go_duration(cls, duration: str | None) -> str | None:
+        if duration is not None:
+            go_duration_seconds(duration)
+        return duration
+
     @model_validator(mode="after")
     def _one_expiry(self) -> NewGrant:
-        if (self.duration_seconds is None) == (self.expires_at is None):
-            raise ValueError("give exactly one of duration_seconds and expires_at")
+        given = [self.duration_seconds, self.duration, self.expires_at]
+        if sum(value is not None for value in given) != 1:
+            raise ValueError("give exactly one of duration_seconds, duration and expires_at")
         if self.expires_at is not None and not utc_now() < self.expires_at <= utc_now() + MAX_GRANT:
             raise ValueError("expires_at must be in the future and at most 10 years away")
         return self
@@ -138,7 +194,21 @@ class NewGrant(BaseModel):
     def expiry(self, now: datetime) -> datetime:
         if self.expires_at is not None:
             return self.expires_at
+        if self.duration is not None:
+            return now + timedelta(seconds=go_duration_seconds(self.duration))
         return now + timedelta(seconds=self.duration_seconds or 0)
+
+
+def go_duration_seconds(text: str) -> float:
+    """The seconds of a Go-style duration (45s, 30m, 1h30m, 1.5h, 7d), more than zero and at
+    most ten years; ValueError otherwise."""
+    parts = GO_DURATION_PART.findall(text)
+    if not parts or "".join(number + unit for number, unit in parts) != text:
+        raise ValueError(f"duration {text!r} is not like 45s, 30m, 1h30m, 2h or 7d")
+    seconds = sum(float(number) * UNIT_SECONDS[unit] for number, unit in parts)
+    if not 0 < seconds <= MAX_GRANT.total_seconds():
+        raise ValueError(f"duration {text!r} must be more than 0s and at most 3650d (10 years)")
+    return seconds
 
 
 def go_duration(left: timedelta) -> str:
@@ -159,21 +229,21 @@ def _approval_fields(record: ApprovalRecord, expose_content: bool, now: datetime
         "agent_id": record.agent_id,
         "tool": record.tool,
         "params": redact_params(record.params, expose_content),
-        "policy_rule": record.policy_rule,
+        "policy_rule": record.policy_rule or "",
         "status": record.status,
         "created_at": record.created_at,
         "remaining": _remaining(record, now),
         "injection_risk": record.injection_risk or injection_risk(record.params),
-        "resolved_by": record.resolved_by,
+        "resolved_by": record.resolved_by or "",
         "resolved_at": record.resolved_at,
-        "reasoning": record.reasoning,
+        "reasoning": record.reasoning or "",
         "confidence": record.confidence,
     }
 
 
-def _remaining(record: ApprovalRecord, now: datetime) -> str | None:
+def _remaining(record: ApprovalRecord, now: datetime) -> str:
     if record.status != "pending" or record.expires_at is None:
-        return None
+        return ""
     return go_duration(record.expires_at - now)
 
 
@@ -224,15 +294,16 @@ def trace_view(trace: TraceRecord) -> TraceView:
         agent_id=trace.agent_id,
         tool=trace.tool,
         decision=trace.decision,
+        policy=trace.decision,
         resolved_level=trace.resolved_level,
         resolved_by=trace.resolved_by,
-        policy_rule=trace.policy_rule,
-        approval_id=trace.approval_id,
-        reasoning=trace.reasoning,
-        supervisor_reasoning=trace.reasoning,
+        policy_rule=trace.policy_rule or "",
+        approval_id=trace.approval_id or "",
+        reasoning=trace.reasoning or "",
+        supervisor_reasoning=trace.reasoning or "",
         confidence=trace.confidence,
         supervisor_confidence=trace.confidence,
-        approved_by=trace.resolved_by if trace.approval_id else None,
+        approved_by=trace.resolved_by if trace.approval_id else "",
         decided_ms=trace.decided_ms,
         timestamp=trace.created_at,
     )
@@ -242,6 +313,6 @@ def conflict_view(record: ApprovalRecord) -> ConflictView:
     return ConflictView(
         detail=f"approval {record.id} was already {record.status} by {record.resolved_by}",
         status=record.status,
-        resolved_by=record.resolved_by,
+        resolved_by=record.resolved_by or "",
         resolved_at=record.resolved_at,
     )

@@ -11,9 +11,10 @@ from typing import Any, Literal
 from foundry.llm.base import ToolCall
 from foundry.session.events import ApprovalRequested, ApprovalResolved, EventBody
 from foundry.session.gate import AskUser, GateDecision
-from foundry.store import AlreadyResolved, ApprovalRecord, Store, TraceRecord
+from foundry.store import AlreadyResolved, ApprovalRecord, Store
 from foundry.store.tables import utc_now
 from foundry.supervision.redaction import injection_risk
+from foundry.supervision.resolution import resolve_approval
 
 Notify = Callable[[EventBody], Awaitable[object]]
 POLL_S = 0.25
@@ -107,7 +108,7 @@ class HumanInbox:
         status = "approved" if answer.allowed else "denied"
         try:
             return await asyncio.to_thread(
-                self._store.approvals.resolve, approval.id, status, answer.by, answer.reason or None
+                resolve_approval, self._store, approval.id, status, answer.by, answer.reason or None
             )
         except AlreadyResolved as conflict:
             return conflict.approval
@@ -124,30 +125,23 @@ class HumanInbox:
             await asyncio.sleep(self._poll_s)
 
     async def _time_out(self, approval: ApprovalRecord) -> ApprovalRecord:
+        """Resolve as timed_out with the configured outcome, traced at the timeout level like
+        every resolution (parameters redacted); someone resolving first wins instead."""
         outcome = self._on_timeout
         reasoning = f"no one decided in time; the policy says {outcome} on timeout"
         try:
-            resolved = await asyncio.to_thread(
-                self._store.approvals.resolve, approval.id, "timed_out", "timeout", reasoning
+            return await asyncio.to_thread(
+                resolve_approval,
+                self._store,
+                approval.id,
+                "timed_out",
+                "timeout",
+                reasoning,
+                level="timeout",
+                allowed=outcome == "allow",
             )
         except AlreadyResolved as conflict:
             return conflict.approval
-        await asyncio.to_thread(
-            self._store.traces.add,
-            TraceRecord(
-                session_id=self._session,
-                agent_id=self._agent,
-                tool=approval.tool,
-                params=approval.params,
-                decision="allow" if outcome == "allow" else "deny",
-                resolved_level="timeout",
-                resolved_by="timeout",
-                policy_rule=approval.policy_rule,
-                approval_id=approval.id,
-                reasoning=reasoning,
-            ),
-        )
-        return resolved
 
     def _decision(self, call: ToolCall, approval: ApprovalRecord) -> GateDecision:
         by = approval.resolved_by or "unknown"

@@ -1,4 +1,11 @@
-"""Resolving an approval from outside the gate (API, CLI): the one winner, then its trace."""
+"""Resolving an approval from outside the gate (API, CLI, GUI, a timeout): the winner, traced.
+
+Who resolved decides the level a decision is counted at, and only Foundry names resolvers:
+`human:<channel>:<login>` for the GUI and the CLI, `timeout` for the inbox's own timeout, and
+`api:<claimed name>` for whoever holds the API token, which counts as a human decision whatever
+name the client claims (metrics count levels by the resolver's prefix, see
+foundry.metrics.series.resolution_level).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,10 @@ from typing import Any
 
 from foundry.store import ApprovalRecord, Store, TraceRecord
 from foundry.store.tables import utc_now
-from foundry.supervision.redaction import redact_params
+from foundry.supervision.tracing import ResolvedLevel, decision_trace
+
+API_PREFIX = "api:"
+MAX_CLAIMED_NAME = 200
 
 
 def human_resolver(channel: str) -> str:
@@ -19,6 +29,17 @@ def human_resolver(channel: str) -> str:
     return f"human:{channel}:{user}"
 
 
+def api_resolver(claimed: str | None, caller: str) -> str:
+    """Who acts through the approvals API: `api:<claimed name>`, else `api:<caller>`.
+
+    The token proves only that a client may use the API, not who it is, so the name it claims
+    (agent-mesh's `resolved_by`, `granted_by`) is kept as a label: printable characters only, at
+    most 200, always under `api:`. A client cannot pass for the supervisor, a timeout or the GUI.
+    """
+    name = "".join(char for char in claimed or "" if char.isprintable()).strip()
+    return API_PREFIX + (name[:MAX_CLAIMED_NAME].strip() or caller)
+
+
 def resolve_approval(
     store: Store,
     approval_id: str,
@@ -27,30 +48,37 @@ def resolve_approval(
     reasoning: str | None = None,
     confidence: float | None = None,
     params: dict[str, Any] | None = None,
-    expose_content: bool = False,
+    *,
+    level: ResolvedLevel = "human",
+    allowed: bool | None = None,
 ) -> ApprovalRecord:
-    """Resolve a pending approval and trace the decision; raises NotFound, or AlreadyResolved
-    naming who won when someone resolved it first (then nothing is traced)."""
+    """Resolve a pending approval and trace the decision at `level` (the caller knows who
+    resolved; the name never decides it). `allowed` is the call's outcome when the status does
+    not say (a timeout); raises NotFound, or AlreadyResolved naming who won when someone resolved
+    it first (then nothing is traced)."""
     record = store.approvals.resolve(
         approval_id, status, resolved_by, reasoning, confidence, params=params
     )
-    store.traces.add(resolution_trace(record, expose_content))
+    store.traces.add(resolution_trace(record, level, allowed))
     return record
 
 
-def resolution_trace(record: ApprovalRecord, expose_content: bool = False) -> TraceRecord:
-    """The trace of a resolved approval: `agent:` resolvers are the supervisor level, the rest
-    are human; `decided_ms` is the time from the request to the resolution."""
-    resolved_by = record.resolved_by or "unknown"
+def resolution_trace(
+    record: ApprovalRecord, level: ResolvedLevel = "human", allowed: bool | None = None
+) -> TraceRecord:
+    """The trace of a resolved approval; `decided_ms` is the time from the request to the
+    resolution, and the parameters are the ones decided on (edited ones when approved edited)."""
     resolved_at = record.resolved_at or utc_now()
-    return TraceRecord(
+    if allowed is None:
+        allowed = record.status == "approved"
+    return decision_trace(
         session_id=record.session_id,
         agent_id=record.agent_id,
         tool=record.tool,
-        params=redact_params(record.params, expose_content),
-        decision="allow" if record.status == "approved" else "deny",
-        resolved_level="supervisor" if resolved_by.startswith("agent:") else "human",
-        resolved_by=resolved_by,
+        params=record.params,
+        decision="allow" if allowed else "deny",
+        level=level,
+        resolved_by=record.resolved_by or "unknown",
         policy_rule=record.policy_rule,
         approval_id=record.id,
         reasoning=record.reasoning,

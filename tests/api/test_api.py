@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,71 +13,10 @@ import httpx
 import pytest
 
 from foundry.api import ApiServer, create_app, load_or_create_token
-from foundry.store import ApprovalRecord, Store, TraceRecord
+from foundry.store import Store
 from foundry.store.tables import utc_now
-
-TOKEN = "test-token-0123456789"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
-Serve = Callable[..., Awaitable[str]]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(f"sqlite:///{tmp_path / 's.db'}") as store:
-        yield store
-
-
-@pytest.fixture
-async def serve(store: Store) -> AsyncIterator[Serve]:
-    """Starts the API over `store` on loopback; stops every server it started."""
-    servers: list[ApiServer] = []
-
-    async def start(expose_content: bool = False) -> str:
-        server = ApiServer(create_app(store, TOKEN, expose_content=expose_content))
-        servers.append(server)
-        return await server.start()
-
-    yield start
-    for server in servers:
-        await server.stop()
-
-
-@pytest.fixture
-async def base_url(serve: Serve) -> str:
-    return await serve()
-
-
-@pytest.fixture
-async def client(base_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=base_url, headers=AUTH, timeout=10) as client:
-        yield client
-
-
-def pending(
-    store: Store,
-    tool: str = "filesystem.write_file",
-    agent: str = "claude",
-    params: dict[str, Any] | None = None,
-    expires_in: timedelta | None = timedelta(minutes=5),
-) -> ApprovalRecord:
-    return store.approvals.create(
-        ApprovalRecord(
-            agent_id=agent,
-            tool=tool,
-            params=params if params is not None else {"path": "/home/user/project/main.go"},
-            policy_rule=f"{agent}:rule-2",
-            expires_at=utc_now() + expires_in if expires_in else None,
-        )
-    )
-
-
-def trace(store: Store, agent: str = "claude", tool: str = "filesystem.read_file") -> TraceRecord:
-    return store.traces.add(
-        TraceRecord(
-            agent_id=agent, tool=tool, decision="allow", resolved_level="policy", resolved_by="p"
-        )
-    )
-
+from tests.api.conftest import Serve
+from tests.api.records import AUTH, TOKEN, pending, trace
 
 # -- approvals ------------------------------------------------------------------------------------
 
@@ -108,12 +46,12 @@ async def test_lists_approvals_filtered_by_status_and_tool_glob(
     assert view["injection_risk"] is False
 
 
-async def test_remaining_is_null_without_expiry(store: Store, client: httpx.AsyncClient) -> None:
+async def test_remaining_is_empty_without_expiry(store: Store, client: httpx.AsyncClient) -> None:
     approval = pending(store, expires_in=None)
 
     view = (await client.get(f"/approvals/{approval.id}")).json()
 
-    assert view["remaining"] is None
+    assert view["remaining"] == ""
 
 
 async def test_detail_shows_recent_traces_and_active_grants(
@@ -151,9 +89,9 @@ async def test_approve_resolves_and_traces_the_decision(
 
     assert response.status_code == 200
     assert response.json()["status"] == "approved"
-    assert response.json()["remaining"] is None
+    assert response.json()["remaining"] == ""
     stored = store.approvals.get(approval.id)
-    assert (stored.status, stored.resolved_by) == ("approved", "http:127.0.0.1")
+    assert (stored.status, stored.resolved_by) == ("approved", "api:http:127.0.0.1")
     [recorded] = store.traces.list("claude")
     assert recorded.decision == "allow"
     assert recorded.resolved_level == "human"
@@ -171,7 +109,7 @@ async def test_deny_records_the_reasoning(store: Store, client: httpx.AsyncClien
     assert response.json()["status"] == "denied"
     stored = store.approvals.get(approval.id)
     assert (stored.resolved_by, stored.reasoning, stored.confidence) == (
-        "alice",
+        "api:alice",
         "outside the project",
         0.7,
     )
@@ -203,8 +141,8 @@ async def test_second_resolution_conflicts_naming_who_won(
 
     assert response.status_code == 409
     conflict = response.json()
-    assert (conflict["status"], conflict["resolved_by"]) == ("approved", "alice")
-    assert "approved by alice" in conflict["detail"]
+    assert (conflict["status"], conflict["resolved_by"]) == ("approved", "api:alice")
+    assert "approved by api:alice" in conflict["detail"]
     assert store.approvals.get(approval.id).status == "approved"
     assert len(store.traces.list("claude")) == 1
 
@@ -380,7 +318,7 @@ async def test_grants_can_be_created_listed_and_revoked(client: httpx.AsyncClien
         "filesystem.read_*",
         "10m0s",
     )
-    assert (second["agent"], second["granted_by"]) == ("*", "http:127.0.0.1")
+    assert (second["agent"], second["granted_by"]) == ("*", "api:http:127.0.0.1")
     listed = (await client.get("/grants")).json()
     assert {g["id"] for g in listed} == {first["id"], second["id"]}
 
@@ -427,9 +365,9 @@ async def test_traces_list_with_agent_filter_and_limit(
     [resolved] = claude
     assert resolved["agent_id"] == "claude"
     assert resolved["tool"] == "filesystem.write_file"
-    assert resolved["decision"] == "allow"
-    assert resolved["resolved_level"] == "supervisor"
-    assert resolved["resolved_by"] == resolved["approved_by"] == "agent:supervisor"
+    assert resolved["decision"] == resolved["policy"] == "allow"
+    assert resolved["resolved_level"] == "human"  # whoever holds the token, whatever it claims
+    assert resolved["resolved_by"] == resolved["approved_by"] == "api:agent:supervisor"
     assert resolved["reasoning"] == resolved["supervisor_reasoning"] == "inside project"
     assert resolved["confidence"] == resolved["supervisor_confidence"] == 0.9
     assert resolved["timestamp"].endswith("Z")
@@ -497,8 +435,8 @@ async def test_external_supervisor_resolves_pending_approvals(store: Store, base
     assert decisions[inside.id].decision == "allow"
     assert decisions[outside.id].decision == "deny"
     for recorded in decisions.values():
-        assert recorded.resolved_level == "supervisor"
-        assert recorded.resolved_by == "agent:supervisor"
+        assert recorded.resolved_level == "human"
+        assert recorded.resolved_by == "api:agent:supervisor"
         assert recorded.reasoning and recorded.confidence and recorded.confidence >= 0.8
 
 
@@ -536,9 +474,9 @@ def test_token_file_is_created_private_and_reused(
 
 
 def test_token_from_the_environment_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FOUNDRY_API_TOKEN", "from-env")
+    monkeypatch.setenv("FOUNDRY_API_TOKEN", "from-the-environment")
 
-    assert load_or_create_token(tmp_path) == "from-env"
+    assert load_or_create_token(tmp_path) == "from-the-environment"
     assert not (tmp_path / "api-token").exists()
 
 
