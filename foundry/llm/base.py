@@ -39,7 +39,9 @@ class ToolSpec(Value):
 
 
 class ChatRequest(Value):
-    """One model call. `response_schema`, when given, constrains the reply to that JSON schema."""
+    """One model call. `response_schema`, when given, constrains the reply to that JSON schema;
+    `timeout_s` bounds the whole call, from the request to the last chunk (waiting for a busy
+    model included): past it, the provider stops and raises `no_answer_in_time`."""
 
     model: str
     messages: tuple[ChatMessage, ...]
@@ -84,6 +86,15 @@ class ProviderError(Exception):
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+
+
+def no_answer_in_time(source: str, request: ChatRequest) -> ProviderError:
+    """The error of a call that ran over its request's `timeout_s`; every provider raises it."""
+    return ProviderError(
+        f"{source} gave no answer within {request.timeout_s:g} s (model {request.model}): "
+        "try again or raise the timeout",
+        retryable=True,
+    )
 
 
 @runtime_checkable

@@ -7,11 +7,11 @@ import importlib.util
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from foundry.llm.base import ChatRequest, Chunk, ProviderError
+from foundry.llm.base import ChatRequest, Chunk, ProviderError, no_answer_in_time
 from foundry.llm.wire import ChunkReader, chat_completion_body, tool_names
 
 DEFAULT_MODEL = "smollm2"
@@ -73,10 +73,12 @@ class EmbeddedRuntime:
         server = self._load()
         return server.handle_chat_completions(body, on_chunk)
 
-    async def run(self, body: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]) -> Any:
-        """Run one streamed completion on the worker; `on_chunk` returns True to stop early."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, self._complete, body, on_chunk)
+    def submit(
+        self, body: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]
+    ) -> Future[Any]:
+        """Queue one streamed completion on the worker; `on_chunk` returns True to stop it (the
+        worker then ends at the next chunk). Cancelling the future drops a request not started."""
+        return self._worker.submit(self._complete, body, on_chunk)
 
     def close(self) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)
@@ -114,47 +116,70 @@ class EmbeddedProvider:
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
         runtime = self._runtime_for(request.model)
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[dict[str, Any] | BaseException | None] = asyncio.Queue()
-        stop = threading.Event()
-
-        def on_chunk(chunk: dict[str, Any]) -> bool:
-            loop.call_soon_threadsafe(queue.put_nowait, chunk)
-            return stop.is_set()
-
         started = time.perf_counter()
-        job = asyncio.ensure_future(
-            runtime.run(chat_completion_body(request, with_model=False), on_chunk)
-        )
-        job.add_done_callback(lambda done: _finish(done, queue, loop))
+        handover = _Handover(asyncio.get_running_loop(), request.timeout_s)
+        job = runtime.submit(chat_completion_body(request, with_model=False), handover.on_chunk)
+        job.add_done_callback(handover.finish)
         reader = ChunkReader(started, tool_names(request))
         try:
-            while (item := await queue.get()) is not None:
-                if isinstance(item, BaseException):
-                    raise item
+            while (item := await handover.next()) is not None:
                 for chunk in reader.read(item):
                     yield chunk
             for chunk in reader.finish():
                 yield chunk
+        except TimeoutError:
+            raise no_answer_in_time(f"the embedded model {runtime.path.name}", request) from None
         finally:
-            stop.set()
-            if not job.done():
-                await asyncio.shield(job)
+            # Never wait for the worker here: it stops at its next chunk, and the next request
+            # queues behind it (a request still queued is dropped).
+            handover.stop.set()
+            job.cancel()
 
 
-def _finish(
-    job: asyncio.Future[Any],
-    queue: asyncio.Queue[dict[str, Any] | BaseException | None],
-    loop: asyncio.AbstractEventLoop,
-) -> None:
-    """Close the stream when the worker returns: with its error, if it returned one."""
-    if job.cancelled():
-        queue.put_nowait(None)
-        return
-    error = job.exception()
-    result = None if error else job.result()
-    if error is not None:
-        queue.put_nowait(ProviderError(f"the embedded model failed: {error}"))
-    elif isinstance(result, dict) and "error" in result:
-        queue.put_nowait(ProviderError(f"the embedded model refused the request: {result}"))
-    queue.put_nowait(None)
+class _Handover:
+    """Chunks from the worker thread to the stream's loop, until done, stopped or past due."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, timeout_s: float) -> None:
+        self._loop = loop
+        self._queue: asyncio.Queue[dict[str, Any] | Exception | None] = asyncio.Queue()
+        self._deadline = loop.time() + timeout_s
+        self._due = time.monotonic() + timeout_s  # the same moment, as the worker reads it
+        self._expired = False
+        self.stop = threading.Event()
+
+    def on_chunk(self, chunk: dict[str, Any]) -> bool:
+        """On the worker: hand a chunk over; True tells llama.cpp to stop generating."""
+        if time.monotonic() > self._due:
+            self._expired = True  # the worker may notice before the loop does
+        if self.stop.is_set() or self._expired:
+            return True
+        self._post(chunk)
+        return False
+
+    def finish(self, job: Future[Any]) -> None:
+        """When the worker returns (or the job is dropped): end the stream, with its error."""
+        error = None if job.cancelled() else job.exception()
+        result = None if job.cancelled() or error else job.result()
+        if self._expired:
+            self._post(TimeoutError())
+        elif error is not None:
+            self._post(ProviderError(f"the embedded model failed: {error}"))
+        elif isinstance(result, dict) and "error" in result:
+            self._post(ProviderError(f"the embedded model refused the request: {result}"))
+        self._post(None)
+
+    async def next(self) -> dict[str, Any] | None:
+        """The next chunk, None at the end; raises TimeoutError past the deadline."""
+        async with asyncio.timeout_at(self._deadline):
+            item = await self._queue.get()
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    def _post(self, item: dict[str, Any] | Exception | None) -> None:
+        if self.stop.is_set():
+            return  # nobody reads any more, and the loop may be closed
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+        except RuntimeError:  # the loop closed after the stream was left
+            self.stop.set()

@@ -20,6 +20,7 @@ from foundry.llm.base import (
     ToolCall,
     ToolCallChunk,
     Usage,
+    no_answer_in_time,
 )
 from foundry.llm.wire import openai_tools
 
@@ -34,8 +35,13 @@ class OllamaProvider:
     name = "ollama"
 
     def __init__(self, host: str | None = None, timeout_s: float = 120.0) -> None:
+        """`timeout_s` bounds connecting and listing models; a chat is bounded by its request's
+        own `timeout_s` (so reads have no client-side limit of their own)."""
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
-        self._client = ollama.AsyncClient(host=self.host, timeout=timeout_s)
+        self._timeout_s = timeout_s
+        self._client = ollama.AsyncClient(
+            host=self.host, timeout=httpx.Timeout(timeout_s, read=None)
+        )
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
         """Yield text deltas and tool calls, then one Usage; raise ProviderError on failure."""
@@ -63,7 +69,13 @@ class OllamaProvider:
     async def list_models(self) -> list[str]:
         """Names of the models installed in Ollama, as `ollama list` shows them."""
         try:
-            listing = await self._client.list()
+            async with asyncio.timeout(self._timeout_s):
+                listing = await self._client.list()
+        except TimeoutError as error:
+            raise ProviderError(
+                f"Ollama at {self.host} did not list its models within {self._timeout_s:g} s",
+                retryable=True,
+            ) from error
         except (ConnectionError, httpx.TransportError) as error:
             raise self._unreachable() from error
         except ollama.ResponseError as error:
@@ -100,11 +112,7 @@ class OllamaProvider:
         except StopAsyncIteration:
             return None
         except TimeoutError as error:
-            raise ProviderError(
-                f"Ollama did not finish the reply of {request.model} within "
-                f"{request.timeout_s:g} s: try again or raise the timeout",
-                retryable=True,
-            ) from error
+            raise no_answer_in_time(f"Ollama at {self.host}", request) from error
         except (ConnectionError, httpx.ConnectError, httpx.TimeoutException) as error:
             raise self._unreachable() from error
         except httpx.TransportError as error:

@@ -5,16 +5,17 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, TypeVar
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from foundry.llm.base import ChatRequest, Chunk, ProviderError
+from foundry.llm.base import ChatRequest, Chunk, ProviderError, no_answer_in_time
 from foundry.llm.wire import ChunkReader, chat_completion_body, tool_names
 
 _RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+_T = TypeVar("_T")
 
 
 class _ModelEntry(BaseModel):
@@ -48,14 +49,15 @@ class OpenAICompatibleProvider:
         reader = ChunkReader(time.perf_counter(), tool_names(request))
         deadline = asyncio.get_running_loop().time() + request.timeout_s
         try:
-            async with self._client.stream(
-                "POST", "chat/completions", json=chat_completion_body(request)
-            ) as response:
-                await self._check(response)
+            response = await self._within(deadline, request, self._open(request))
+            try:
+                await self._within(deadline, request, self._check(response))
                 lines = response.aiter_lines()
                 while (data := await self._next_event(lines, request, deadline)) is not None:
                     for chunk in reader.read(data):
                         yield chunk
+            finally:
+                await response.aclose()
         except httpx.TransportError as error:
             raise self._transport_error(error) from error
         for chunk in reader.finish():
@@ -77,22 +79,33 @@ class OpenAICompatibleProvider:
     async def aclose(self) -> None:
         await self._client.aclose()
 
+    async def _open(self, request: ChatRequest) -> httpx.Response:
+        """Send the request and wait for the response's head; the body streams after."""
+        sent = self._client.build_request(
+            "POST",
+            "chat/completions",
+            json=chat_completion_body(request),
+            timeout=httpx.Timeout(request.timeout_s),
+        )
+        return await self._client.send(sent, stream=True)
+
+    async def _within(self, deadline: float, request: ChatRequest, step: Awaitable[_T]) -> _T:
+        """One step of a call, bounded by what is left of the request's timeout."""
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await step
+        except TimeoutError as error:
+            raise no_answer_in_time(self.base_url, request) from error
+
     async def _next_event(
         self, lines: AsyncIterator[str], request: ChatRequest, deadline: float
     ) -> dict[str, Any] | None:
         """The next `data:` event of the stream, or None at `[DONE]` or the end of the body."""
         while True:
             try:
-                async with asyncio.timeout_at(deadline):
-                    line = await anext(lines)
+                line = await self._within(deadline, request, anext(lines))
             except StopAsyncIteration:
                 return None
-            except TimeoutError as error:
-                raise ProviderError(
-                    f"{self.base_url} did not finish the reply of {request.model} within "
-                    f"{request.timeout_s:g} s: try again or raise the timeout",
-                    retryable=True,
-                ) from error
             if not line.startswith("data:"):
                 continue  # blank separators, comments and event names
             payload = line.removeprefix("data:").strip()

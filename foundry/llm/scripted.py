@@ -38,6 +38,7 @@ from foundry.llm.base import (
     ToolCall,
     ToolCallChunk,
     Usage,
+    no_answer_in_time,
 )
 
 
@@ -95,25 +96,21 @@ class ScriptedProvider:
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
         started = time.perf_counter()
-        index = sum(1 for message in request.messages if message.role == "assistant")
-        if index >= len(self.script.turns):
-            raise ProviderError(
-                f"the scripted model {self.path.name} has {len(self.script.turns)} turn(s) "
-                f"and was asked for turn {index + 1}"
-            )
-        turn = self.script.turns[index]
+        turn = self._turn(request)
+        deadline = asyncio.get_running_loop().time() + request.timeout_s
         delay = self.script.delay_s if turn.delay_s is None else turn.delay_s
         if turn.error:
-            await asyncio.sleep(delay)
+            await self._wait(delay, deadline, request)
             raise ProviderError(f"scripted failure: {turn.error}", retryable=True)
         text = turn.text if turn.json_reply is None else json.dumps(turn.json_reply)
         first_token: float | None = None
         for piece in re.findall(r"\S+\s*|\s+", text):
-            await asyncio.sleep(delay)
+            await self._wait(delay, deadline, request)
             first_token = first_token or time.perf_counter() - started
             yield TextDelta(text=piece)
+        index = sum(1 for message in request.messages if message.role == "assistant")
         for number, call in enumerate(turn.tool_calls):
-            await asyncio.sleep(delay)
+            await self._wait(delay, deadline, request)
             first_token = first_token or time.perf_counter() - started
             call_id = call.id or f"call_{index}_{number}"
             yield ToolCallChunk(call=ToolCall(id=call_id, name=call.name, arguments=call.arguments))
@@ -124,3 +121,20 @@ class ScriptedProvider:
             total_s=time.perf_counter() - started,
             stop_reason="tool_calls" if turn.tool_calls else "stop",
         )
+
+    def _turn(self, request: ChatRequest) -> ScriptedTurn:
+        index = sum(1 for message in request.messages if message.role == "assistant")
+        if index >= len(self.script.turns):
+            raise ProviderError(
+                f"the scripted model {self.path.name} has {len(self.script.turns)} turn(s) "
+                f"and was asked for turn {index + 1}"
+            )
+        return self.script.turns[index]
+
+    async def _wait(self, delay: float, deadline: float, request: ChatRequest) -> None:
+        """The turn's delay before a chunk, bounded by the request's timeout like a real model."""
+        try:
+            async with asyncio.timeout_at(deadline):
+                await asyncio.sleep(delay)
+        except TimeoutError:
+            raise no_answer_in_time(f"the scripted model {self.path.name}", request) from None

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from foundry.agent.models import IncludeMode
-from foundry.supervision.policy import path_within
+from foundry.orchestration.confined import ConfinedFolder, WorkspaceError
+from foundry.orchestration.validation import IGNORED_PARTS
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.host import ToolResult
 
@@ -101,49 +102,43 @@ class CombinedTools:
 # -- the workspace --------------------------------------------------------------------------------
 
 
-class OutsideWorkspace(ValueError):
-    pass
-
-
-def inside(root: Path, relative: str) -> Path:
-    """The workspace's path for `relative`; `..`, absolute paths and symlinks cannot escape it."""
-    if not path_within(relative, ".", root):
-        raise OutsideWorkspace(f"{relative} is outside the workspace")
-    return (root / relative).resolve()
-
-
 def in_thread(handler: Callable[[dict[str, Any]], ToolResult]) -> Handler:
-    """A blocking handler (file work) run on a worker thread, off the engine's loop."""
+    """A blocking handler (file work) run on a worker thread, off the engine's loop; a path the
+    workspace refuses is a tool result that says why."""
+
+    def guarded(arguments: dict[str, Any]) -> ToolResult:
+        try:
+            return handler(arguments)
+        except WorkspaceError as error:
+            return ToolResult(text=str(error), is_error=True)
 
     async def run(arguments: dict[str, Any]) -> ToolResult:
-        return await asyncio.to_thread(handler, arguments)
+        return await asyncio.to_thread(guarded, arguments)
 
     return run
 
 
 def workspace_tools(root: Path) -> LocalTools:
     """List, read and write files inside `root`; writing asks for approval where the agent's
-    permission setting says so."""
-    root = root.resolve()
+    permission setting says so. Paths are checked again as they are opened (ConfinedFolder):
+    whatever was decided before, nothing outside `root` is read, written or listed."""
+    folder = ConfinedFolder(root)
     path_property = {"path": {"type": "string", "description": "a path relative to the workspace"}}
 
     def list_files(arguments: dict[str, Any]) -> ToolResult:
-        from foundry.orchestration.validation import workspace_files
-
-        files = workspace_files(root)
+        files = folder.files(IGNORED_PARTS)
         return ToolResult(text="\n".join(files) or "(the workspace is empty)", is_error=False)
 
     def read_file(arguments: dict[str, Any]) -> ToolResult:
-        path = inside(root, str(arguments["path"]))
-        if not path.is_file():
+        try:
+            text = folder.read_text(str(arguments["path"]), MAX_READ_CHARS)
+        except FileNotFoundError:
             return ToolResult(text=f"There is no file {arguments['path']}.", is_error=True)
-        return ToolResult(text=path.read_text(errors="replace")[:MAX_READ_CHARS], is_error=False)
+        return ToolResult(text=text, is_error=False)
 
     def write_file(arguments: dict[str, Any]) -> ToolResult:
-        path = inside(root, str(arguments["path"]))
-        path.parent.mkdir(parents=True, exist_ok=True)
         content = str(arguments.get("content", ""))
-        path.write_text(content, encoding="utf-8")
+        folder.write_text(str(arguments["path"]), content)
         return ToolResult(
             text=f"Wrote {len(content)} characters to {arguments['path']}.", is_error=False
         )

@@ -94,3 +94,23 @@ async def test_cancelling_stops_generation_early() -> None:
 def test_a_missing_model_file_is_a_clear_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ProviderError, match="no GGUF model file"):
         model_path(str(tmp_path / "missing.gguf"))
+
+
+async def test_a_request_past_its_timeout_fails_and_frees_the_model() -> None:
+    provider = EmbeddedProvider()
+    long = request("Write a long story about a lighthouse.", max_tokens=600, timeout_s=0.5)
+    with pytest.raises(ProviderError, match=r"no answer within 0\.5 s") as raised:
+        await asyncio.wait_for(collect(provider, long), 30)  # a hang guard, not a timing
+    assert raised.value.retryable
+    text, usage = await asyncio.wait_for(collect(provider, request("Say yes.")), 60)
+    assert text.strip() and usage.output_tokens > 0
+
+
+async def test_a_request_queued_behind_another_times_out_in_the_queue() -> None:
+    provider = EmbeddedProvider()
+    first = asyncio.create_task(collect(provider, request("Write a long poem.", max_tokens=64)))
+    queued = request("Say hello.", timeout_s=0.05)
+    with pytest.raises(ProviderError, match="no answer within"):
+        await asyncio.wait_for(collect(provider, queued), 30)
+    text, _ = await asyncio.wait_for(first, 60)  # the first one is not disturbed
+    assert text.strip()

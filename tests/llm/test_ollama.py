@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import threading
 import time
@@ -11,11 +10,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import Any, cast
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from foundry.llm.base import (
     ChatMessage,
@@ -30,15 +24,8 @@ from foundry.llm.base import (
     Usage,
 )
 from foundry.llm.ollama import OllamaProvider
+from tests.llm.fakes import DONE, FakeOllama, called, said
 
-DONE = {
-    "message": {"role": "assistant", "content": ""},
-    "done": True,
-    "done_reason": "stop",
-    "total_duration": 900_000_000,
-    "prompt_eval_count": 12,
-    "eval_count": 3,
-}
 TIME_TOOL = ToolSpec(
     name="get_time",
     description="The current time in a zone",
@@ -48,88 +35,19 @@ TIME_TOOL = ToolSpec(
         "required": ["zone"],
     },
 )
-
-
-def _said(content: str) -> dict[str, Any]:
-    return {"message": {"role": "assistant", "content": content}, "done": False}
-
-
-def _called(*calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
-    tool_calls = [{"function": {"name": name, "arguments": args}} for name, args in calls]
-    message = {"role": "assistant", "content": "", "tool_calls": tool_calls}
-    return {"message": message, "done": False}
-
-
-class FakeOllama:
-    """Ollama's HTTP API on loopback in a thread; the request's model name picks the reply."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self.disconnected = threading.Event()
-        app = Starlette(
-            routes=[
-                Route("/api/chat", self._chat, methods=["POST"]),
-                Route("/api/tags", self._tags, methods=["GET"]),
-            ]
-        )
-        self._socket = socket.socket()
-        self._socket.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        config = uvicorn.Config(app, log_level="warning", lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
-
-    def start(self) -> None:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            assert time.monotonic() < deadline, "the fake Ollama server did not start"
-            time.sleep(0.01)
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
-        self._socket.close()
-
-    async def _chat(self, request: Request) -> Response:
-        body = await request.json()
-        self.bodies.append(body)
-        model = body["model"]
-        if model == "missing":
-            return JSONResponse({"error": f"model '{model}' not found"}, status_code=404)
-        if model == "endless":
-            return StreamingResponse(self._endless(), media_type="application/x-ndjson")
-        lines = "".join(json.dumps(line) + "\n" for line in SCRIPTS[model])
-        return Response(lines, media_type="application/x-ndjson")
-
-    async def _endless(self) -> AsyncIterator[str]:
-        try:
-            while True:
-                yield json.dumps(_said("tick ")) + "\n"
-                await asyncio.sleep(0.02)
-        finally:
-            self.disconnected.set()
-
-    async def _tags(self, request: Request) -> Response:
-        models = [{"model": "llama3.2:1b", "name": "llama3.2:1b"}, {"model": "qwen3:0.6b"}]
-        return JSONResponse({"models": models})
-
-
 SCRIPTS: dict[str, list[dict[str, Any]]] = {
-    "talker": [_said("Hel"), _said("lo"), _said(" there"), DONE],
+    "talker": [said("Hel"), said("lo"), said(" there"), DONE],
     "caller": [
-        _called(("get_time", {"zone": "UTC"}), ("add", {"a": 1, "b": 2})),
+        called(("get_time", {"zone": "UTC"}), ("add", {"a": 1, "b": 2})),
         DONE | {"eval_count": 20},
     ],
-    "broken": [_said("partial"), {"error": "the model runner crashed"}],
+    "broken": [said("partial"), {"error": "the model runner crashed"}],
 }
 
 
 @pytest.fixture(scope="module")
 def fake_ollama_server() -> Iterator[FakeOllama]:
-    server = FakeOllama()
+    server = FakeOllama(SCRIPTS)
     server.start()
     yield server
     server.stop()
@@ -355,3 +273,23 @@ async def test_reply_slower_than_the_request_timeout_fails_and_disconnects(
     assert time.perf_counter() - started < 3
     assert raised.value.retryable
     assert await _wait_for(fake_ollama.disconnected)
+
+
+async def test_a_server_that_never_answers_fails_at_the_request_timeout(
+    provider: OllamaProvider,
+) -> None:
+    with pytest.raises(ProviderError, match=r"no answer within 0\.3 s") as raised:
+        await asyncio.wait_for(_collect(provider.stream(_ask("silent", timeout_s=0.3))), 10)
+    assert raised.value.retryable
+
+
+async def test_a_request_may_wait_longer_than_the_clients_own_timeout(
+    fake_ollama: FakeOllama,
+) -> None:
+    provider = OllamaProvider(host=fake_ollama.url, timeout_s=0.2)
+    try:
+        stream = provider.stream(_ask("silent", timeout_s=0.8))
+        with pytest.raises(ProviderError, match=r"no answer within 0\.8 s"):  # not "unreachable"
+            await asyncio.wait_for(_collect(stream), 8)
+    finally:
+        await provider.aclose()

@@ -7,7 +7,6 @@ import importlib.util
 import json
 import socket
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from foundry.llm.base import (
     Usage,
 )
 from foundry.llm.openai_compat import OpenAICompatibleProvider
+from tests.llm.fakes import FakeOpenAI, serve_openai, sse_event
 
 API_KEY = "test-key"
 PERSON = {
@@ -168,82 +168,42 @@ async def test_unreachable_server_is_a_retryable_error() -> None:
 # A scripted server, for what SmolLM2 cannot do: tool calls and errors in the middle of a stream.
 
 
-def _event(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-
-
 def _fragment(index: int, arguments: str, **fields: Any) -> dict[str, Any]:
     function = {"arguments": arguments} | ({"name": fields.pop("name")} if "name" in fields else {})
-    return _event({"tool_calls": [{"index": index, "function": function, **fields}]})
+    return sse_event({"tool_calls": [{"index": index, "function": function, **fields}]})
 
 
 SSE_SCRIPTS: dict[str, list[dict[str, Any]]] = {
     "tools": [
-        _event({"role": "assistant", "content": "Let me check."}),
+        sse_event({"role": "assistant", "content": "Let me check."}),
         _fragment(0, "", id="call_abc", type="function", name="get_time"),
         _fragment(0, '{"zo'),
         _fragment(1, '{"a": 1,', name="add"),
         _fragment(0, 'ne": "UTC"}'),
         _fragment(1, ' "b": 2}'),
-        _event({}, finish="tool_calls"),
+        sse_event({}, finish="tool_calls"),
         {"choices": [], "usage": {"prompt_tokens": 40, "completion_tokens": 17}},
     ],
     "bad-arguments": [
         _fragment(0, '{"zone": ', id="call_1", name="get_time"),
-        _event({}, finish="tool_calls"),
+        sse_event({}, finish="tool_calls"),
     ],
     "error-event": [
-        _event({"content": "par"}),
+        sse_event({"content": "par"}),
         {"error": {"message": "the context is full", "type": "server_error"}},
     ],
 }
 
 
-@dataclass
-class ScriptedServer:
-    """An OpenAI-style SSE server on loopback; the request's model name picks the script."""
-
-    url: str = ""
-    bodies: list[dict[str, Any]] = field(default_factory=list)
-    headers: list[dict[str, str]] = field(default_factory=list)
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = (await reader.readuntil(b"\r\n\r\n")).decode()
-        fields = (line.partition(":") for line in head.split("\r\n")[1:] if line)
-        headers = {name.lower(): value.strip() for name, _, value in fields}
-        body = json.loads(await reader.readexactly(int(headers["content-length"])))
-        self.headers.append(headers)
-        self.bodies.append(body)
-        writer.write(_reply(body["model"]))
-        await writer.drain()
-        writer.close()
-
-
-def _reply(model: str) -> bytes:
-    if model not in SSE_SCRIPTS:
-        error = json.dumps({"error": {"message": f"The model `{model}` does not exist"}})
-        return (
-            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(error)}\r\nConnection: close\r\n\r\n{error}"
-        ).encode()
-    events = "".join(f"data: {json.dumps(event)}\n\n" for event in SSE_SCRIPTS[model])
-    return (
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
-        f": a comment line\n\n{events}data: [DONE]\n\n"
-    ).encode()
-
-
 @pytest.fixture
-async def scripted() -> AsyncIterator[ScriptedServer]:
-    state = ScriptedServer()
-    server = await asyncio.start_server(state.handle, "127.0.0.1", 0)
-    state.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
-    async with server:
+async def scripted() -> AsyncIterator[FakeOpenAI]:
+    state = FakeOpenAI(SSE_SCRIPTS)
+    async with await serve_openai(state):
         yield state
 
 
 @pytest.fixture
-async def scripted_provider(scripted: ScriptedServer) -> AsyncIterator[OpenAICompatibleProvider]:
+async def scripted_provider(scripted: FakeOpenAI) -> AsyncIterator[OpenAICompatibleProvider]:
     provider = OpenAICompatibleProvider(scripted.url, api_key="sk-scripted", timeout_s=5)
     yield provider
     await provider.aclose()
@@ -267,7 +227,7 @@ async def test_tool_call_fragments_are_joined_into_whole_calls(
 
 
 async def test_request_carries_key_tools_schema_and_options(
-    scripted_provider: OpenAICompatibleProvider, scripted: ScriptedServer
+    scripted_provider: OpenAICompatibleProvider, scripted: FakeOpenAI
 ) -> None:
     call = ToolCall(id="call_9", name="get_time", arguments={"zone": "UTC"})
     messages = (
@@ -323,3 +283,24 @@ async def test_http_error_passes_on_the_servers_message(
     with pytest.raises(ProviderError, match=r"HTTP 404\): The model `absent` does not exist") as e:
         await _collect(scripted_provider.stream(_ask("absent")))
     assert not e.value.retryable
+
+
+async def test_a_server_that_never_answers_fails_at_the_request_timeout(
+    scripted_provider: OpenAICompatibleProvider,
+) -> None:
+    # The client's own timeout is 5 s: the request's 0.3 s bounds the wait for the head too.
+    with pytest.raises(ProviderError, match=r"no answer within 0\.3 s") as raised:
+        await asyncio.wait_for(_collect(scripted_provider.stream(_ask("silent", timeout_s=0.3))), 3)
+    assert raised.value.retryable
+
+
+async def test_a_request_may_wait_longer_than_the_clients_own_timeout(
+    scripted: FakeOpenAI,
+) -> None:
+    provider = OpenAICompatibleProvider(scripted.url, timeout_s=0.2)
+    try:
+        stream = provider.stream(_ask("silent", timeout_s=0.8))
+        with pytest.raises(ProviderError, match=r"no answer within 0\.8 s"):
+            await asyncio.wait_for(_collect(stream), 8)
+    finally:
+        await provider.aclose()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,12 @@ def test_model_references_split_at_the_first_colon() -> None:
     assert str(ModelChoice.parse(None)) == "embedded:smollm2"
     with pytest.raises(ProviderError, match="provider:model"):
         ModelChoice.parse("qwen")
+
+
+async def test_a_slow_turn_fails_at_the_request_timeout(tmp_path: Path) -> None:
+    (tmp_path / "slow.yaml").write_text("turns:\n  - text: one two three\n    delay_s: 5\n")
+    slow = ScriptedProvider(tmp_path / "slow.yaml")
+    request = history(0).model_copy(update={"timeout_s": 0.1})
+    with pytest.raises(ProviderError, match=r"no answer within 0\.1 s") as raised:
+        await asyncio.wait_for(chunks(slow, request), 5)
+    assert raised.value.retryable
