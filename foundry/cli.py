@@ -8,12 +8,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from foundry import __version__
-from foundry.agent import AgentError, AgentFormat, format_for_path, load_agent, save_agent
-from foundry.agent.checks import validate_agent
-from foundry.agent.document import new_agent_path_problem
+from foundry.agent import AgentError, AgentFormat, AgentProblem, format_for_path
+from foundry.agent.checks import inspect_agent, validate_agent
+from foundry.agent.document import ignored_config, new_agent_path_problem, resolve_agent_path
+from foundry.agent.relocate import convert_agent
 from foundry.agent.templates import create_agent, new_agent
 from foundry.cli_doctor import add_doctor_commands
 from foundry.cli_metrics import add_metrics_commands
+from foundry.cli_policy import add_policy_commands
 from foundry.cli_sessions import add_session_commands
 from foundry.cli_supervision import add_supervision_commands
 from foundry.cli_tasks import add_task_commands
@@ -30,8 +32,17 @@ def _validate(args: argparse.Namespace) -> int:
         if problems:
             failed = True
         elif not args.quiet:
-            print(f"{path}: OK")
+            print(f"{path}: OK{_file_note(Path(path))}")
     return 1 if failed else 0
+
+
+def _file_note(path: Path) -> str:
+    """Which file of a folder was read, when a YAML file and an old tsagent.json are both there."""
+    ignored = ignored_config(path)
+    if ignored is None:
+        return ""
+    used = resolve_agent_path(path).name
+    return f" (read {used}; the {ignored.name} beside it is ignored, as tsagent ignores it)"
 
 
 def _create_agent(args: argparse.Namespace) -> int:
@@ -41,7 +52,7 @@ def _create_agent(args: argparse.Namespace) -> int:
     if args.format == "folder" and format_for_path(path) is AgentFormat.YAML:
         print(f"{path}: a folder agent needs a path without .yaml/.yml", file=sys.stderr)
         return 2
-    agent = new_agent(args.name, args.description, args.system_prompt)
+    agent = new_agent(args.name, args.description, args.system_prompt, policy=not args.no_policy)
     create_agent(path, agent)
     print(f"created {path}")
     return 0
@@ -53,10 +64,32 @@ def _convert(args: argparse.Namespace) -> int:
     if problem and not args.force:
         print(f"{problem} (use --force to replace it)", file=sys.stderr)
         return 1
-    document = load_agent(source)
-    save_agent(document, target)
+    document, problems = inspect_agent(source)
+    if problems and not args.force:
+        _refuse_conversion(source, problems, document.agent is not None)
+        return 1
+    convert_agent(document, target)
     print(f"converted {source} ({document.format}) to {target} ({format_for_path(target)})")
-    return 0
+    return _report_written(target, args.force)
+
+
+def _refuse_conversion(source: Path, problems: list[AgentProblem], forceable: bool) -> None:
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if forceable:
+        print(f"{source}: not converted; fix it, or write it anyway with --force", file=sys.stderr)
+
+
+def _report_written(target: Path, forced: bool) -> int:
+    """The written agent's problems, if it has any, on stderr; 1 for them unless forced."""
+    problems = validate_agent(target)
+    if problems:
+        print(
+            f"foundry: wrote {target} although it has {len(problems)} problem(s):", file=sys.stderr
+        )
+        for problem in problems:
+            print(problem, file=sys.stderr)
+    return 1 if problems and not forced else 0
 
 
 def _gui(args: argparse.Namespace) -> int:
@@ -101,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="on-disk format (default: from PATH; .yaml/.yml means yaml)",
     )
+    create.add_argument(
+        "--no-policy",
+        action="store_true",
+        help="leave out the default tool-call policy (then toolPermission decides alone)",
+    )
     create.set_defaults(handler=_create_agent)
 
     convert = commands.add_parser(
@@ -117,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_session_commands(commands)
     add_supervision_commands(commands)
+    add_policy_commands(commands)
     add_doctor_commands(commands)
     add_metrics_commands(commands)
     add_task_commands(commands)
@@ -137,6 +176,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (ProviderError, StoreError, LookupError) as error:
         print(f"foundry: {error}", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError as error:  # a file read outside the agent formats' own reader
+        print(
+            f"foundry: a file is not UTF-8 text ({error.reason} at byte {error.start}); "
+            "save it as UTF-8",
+            file=sys.stderr,
+        )
         return 1
     except BrokenPipeError:
         return 0

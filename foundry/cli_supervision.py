@@ -251,6 +251,7 @@ def audit_line(trace: TraceRecord) -> str:
         "time": trace.created_at.isoformat(),
         "agent": trace.agent_id,
         "tool": trace.tool,
+        "params": trace.params,
         "decision": trace.decision,
         "level": trace.resolved_level,
         "resolved_by": trace.resolved_by,
@@ -261,6 +262,17 @@ def audit_line(trace: TraceRecord) -> str:
         "policy_rule": trace.policy_rule,
     }
     return json.dumps(line, ensure_ascii=False) + "\n"
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port; use 0 to 65535")
+    return port
 
 
 def iso_time(text: str) -> datetime:
@@ -292,7 +304,10 @@ def _add_serve(commands: Any) -> None:
         "config folder's api-token file (created on first use).",
     )
     serve.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"(default {DEFAULT_PORT}; 0 picks one)"
+        "--port",
+        type=port_number,
+        default=DEFAULT_PORT,
+        help=f"(default {DEFAULT_PORT}; 0 picks one)",
     )
     serve.add_argument("--host", default="127.0.0.1", help="a loopback address (default 127.0.0.1)")
     serve.set_defaults(handler=serve_command)

@@ -18,6 +18,7 @@ from foundry.orchestration.events import (
     TaskResumed,
     WorkerFinished,
 )
+from foundry.orchestration.journal import JournalError
 from foundry.runtime.engine import Engine
 from foundry.session.events import Event
 from foundry.store import Store
@@ -55,7 +56,11 @@ def run_command(args: argparse.Namespace) -> int:
             engine.bus.subscribe(_show_progress)
         ask = approve_everything if args.yes else None
         work = engine.run_task(Path(args.file), replay=args.replay, new=args.new, ask=ask)
-        outcome = engine.submit(work).result()
+        try:
+            outcome = engine.submit(work).result()
+        except JournalError as error:
+            print(f"foundry: {args.file}: {error}", file=sys.stderr)
+            return 1
     mode = f"replayed {outcome.replayed_steps} steps, " if args.replay else ""
     print(outcome.output)
     print(

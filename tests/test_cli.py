@@ -12,6 +12,8 @@ import pytest
 from foundry.cli import main
 
 from .conftest import SAMPLE_AGENTS
+from .orchestration.conftest import task_file
+from .runtime.conftest import write_agent
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -54,6 +56,17 @@ def test_create_agent_in_both_formats(tmp_path: Path) -> None:
     assert main(["validate", str(folder), str(single)]) == 0
 
 
+def test_a_new_agent_carries_the_default_policy_unless_asked_not_to(tmp_path: Path) -> None:
+    careful, bare = tmp_path / "careful", tmp_path / "bare"
+    assert main(["create-agent", str(careful), "--name", "Careful"]) == 0
+    assert main(["create-agent", str(bare), "--name", "Bare", "--no-policy"]) == 0
+    supervisors = json.loads((careful / "tsagent.json").read_text())["supervisors"]
+    assert [entry["type"] for entry in supervisors] == ["policy"]
+    assert len(supervisors[0]["config"]["rules"]) > 50
+    assert json.loads((bare / "tsagent.json").read_text())["supervisors"] == []
+    assert main(["validate", str(careful), str(bare)]) == 0
+
+
 def test_create_agent_refuses_an_existing_agent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -62,14 +75,15 @@ def test_create_agent_refuses_an_existing_agent(
     assert "already holds an agent" in capsys.readouterr().err
 
 
-def test_convert_folder_to_yaml_and_back(sample_agents: Path, tmp_path: Path) -> None:
-    single = tmp_path / "assistant.yaml"
+def test_convert_folder_to_yaml_and_back(sample_agents: Path) -> None:
+    single = sample_agents / "assistant.yaml"
     result = run("convert", str(sample_agents / "assistant"), str(single))
     assert result.returncode == 0, result.stderr
     assert "supervisors:" in single.read_text()
-    assert run("convert", str(single), str(tmp_path / "back")).returncode == 0
+    assert "agentPath: architect" in single.read_text()  # from beside the folder, not in it
+    assert run("convert", str(single), str(sample_agents / "back")).returncode == 0
     for name in ("tsagent.json", "prompt.md", "rules/be-concise.mdt", "refs/time-zones.mdt"):
-        assert (tmp_path / "back" / name).read_bytes() == (
+        assert (sample_agents / "back" / name).read_bytes() == (
             sample_agents / "assistant" / name
         ).read_bytes()
 
@@ -96,3 +110,64 @@ def test_every_command_has_help(command: str) -> None:
     result = run(command, "--help")
     assert result.returncode == 0
     assert result.stdout.startswith(f"usage: foundry {command}")
+
+
+def test_validate_says_which_file_it_read_when_both_exist(
+    sample_agents: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assistant = sample_agents / "assistant"
+    assert main(["convert", str(assistant), str(assistant / "tsagent.yaml")]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(assistant)]) == 0
+    assert capsys.readouterr().out == (
+        f"{assistant}: OK (read tsagent.yaml; the tsagent.json beside it is ignored, "
+        "as tsagent ignores it)\n"
+    )
+
+
+def lost_supervisor(root: Path) -> Path:
+    """An agent whose supervisor's agent is not there: only validate's checks across files
+    find that."""
+    lost = {"type": "agent", "id": "lost", "config": {"agentPath": "../gone"}}
+    return write_agent(root, {"turns": [{"text": "Hi."}]}, servers={}, supervisors=[lost])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["run", "{agent}", "-m", "hi"], ["chat", "{agent}"], ["convert", "{agent}", "{out}"]],
+)
+def test_commands_refuse_an_agent_that_validate_rejects(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = lost_supervisor(tmp_path / "worker")
+    assert main(["validate", str(agent)]) == 1
+    problems = capsys.readouterr().out.splitlines()
+    argv = [part.format(agent=agent, out=tmp_path / "out.yaml") for part in command]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[: len(problems)] == problems
+    assert captured.out == "" and not (tmp_path / "out.yaml").exists()
+
+
+def test_a_task_with_an_agent_that_validate_rejects_does_not_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = lost_supervisor(tmp_path / "agents" / "coder")
+    assert main(["validate", str(agent)]) == 1
+    problems = capsys.readouterr().out
+    assert main(["task", "run", str(task_file(tmp_path))]) == 1
+    assert capsys.readouterr().err == problems
+
+
+def test_convert_with_force_writes_an_invalid_agent_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = lost_supervisor(tmp_path / "agents" / "worker")
+    target = tmp_path / "worker.yaml"
+    assert main(["convert", "--force", str(agent), str(target)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"foundry: wrote {target} although it has 1 problem(s):",
+        f"{target}: supervisors[0].config.agentPath: no agent at 'agents/gone' "
+        f"(looked for {(tmp_path / 'agents' / 'gone').resolve()})",
+    ]

@@ -258,6 +258,7 @@ def test_audit_export_writes_every_trace_as_jsonl(
         "time": old.created_at.isoformat(),
         "agent": "helper",
         "tool": "time.now",
+        "params": {},
         "decision": "allow",
         "level": "policy",
         "resolved_by": "policy:time",

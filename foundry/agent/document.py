@@ -62,7 +62,12 @@ class AgentDocument:
     @property
     def base_dir(self) -> Path:
         """The folder that relative paths in the agent (agentPath, cwd) start from."""
-        return self.path if self.format is AgentFormat.FOLDER else self.path.parent
+        return base_dir_of(self.path, self.format)
+
+
+def base_dir_of(path: Path, agent_format: AgentFormat) -> Path:
+    """Where relative paths of an agent at `path` start: its folder, or its YAML file's folder."""
+    return path if agent_format is AgentFormat.FOLDER else path.parent
 
 
 def format_for_path(path: Path) -> AgentFormat:
@@ -71,12 +76,20 @@ def format_for_path(path: Path) -> AgentFormat:
 
 
 def resolve_agent_path(path: Path) -> Path:
-    """A folder holding `tsagent.yaml` (tsagent's current layout) is the YAML agent inside it."""
-    if path.is_dir() and not is_agent_folder(path):
+    """A folder holding `tsagent.yaml` (tsagent's current layout) is the YAML agent inside it,
+    as in tsagent: the `tsagent.json` its migration leaves beside the YAML file is not read."""
+    if path.is_dir():
         for name in YAML_IN_FOLDER:
             if (path / name).is_file():
                 return path / name
     return path
+
+
+def ignored_config(path: Path) -> Path | None:
+    """The `tsagent.json` that is not read because a YAML agent file beside it is, if any."""
+    if resolve_agent_path(path) != path and is_agent_folder(path):
+        return path / CONFIG_FILE
+    return None
 
 
 def read_agent(path: Path) -> AgentDocument:
@@ -147,7 +160,7 @@ def locate_problems(error: ValidationError, source: Source) -> list[AgentProblem
     for problem in problems_from_validation(error, Path(".")):
         location = _parse_field_path(problem.field)
         file, inner = source.locate(location)
-        line = source.line_of(location) if isinstance(source, YamlSource) else None
+        line = source.line_of(location)
         problems.append(
             problem.model_copy(update={"file": file, "field": field_path(inner), "line": line})
         )
@@ -166,10 +179,13 @@ def _parse_field_path(text: str) -> tuple[str | int, ...]:
 
 
 def load_agent(path: Path) -> AgentDocument:
-    """Read an agent that must be valid; raises AgentError with every problem otherwise."""
-    document = read_agent(path)
-    if document.problems or document.agent is None:
-        raise AgentError(document.problems)
+    """Read an agent to use it: raises AgentError with every problem `foundry validate` would
+    report (its files, and the checks across files such as its supervisors' agents)."""
+    from foundry.agent.checks import inspect_agent  # checks.py imports this module
+
+    document, problems = inspect_agent(path)
+    if problems or document.agent is None:
+        raise AgentError(problems)
     return document
 
 
@@ -208,6 +224,6 @@ def new_agent_path_problem(path: Path) -> AgentProblem | None:
     """Why a new agent cannot be created at `path`, if it cannot."""
     if format_for_path(path) is AgentFormat.YAML and path.exists():
         return AgentProblem(file=path, message="already exists; choose another file name")
-    if path.is_dir() and (path / CONFIG_FILE).exists():
+    if path.is_dir() and ((path / CONFIG_FILE).exists() or resolve_agent_path(path) != path):
         return AgentProblem(file=path, message="already holds an agent; choose another folder")
     return None

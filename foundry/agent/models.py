@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -250,7 +251,18 @@ class GuardianConfig(AgentModel):
 
 
 PolicyOperator = Literal[
-    "==", "!=", "<", "<=", ">", ">=", "in", "contains", "starts_with", "within"
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "in",
+    "contains",
+    "starts_with",
+    "within",
+    "matches",
+    "larger_than",
 ]
 
 
@@ -258,6 +270,28 @@ class PolicyCondition(AgentModel):
     param: str = Field(min_length=1)
     op: PolicyOperator
     value: Any = None
+
+    @model_validator(mode="after")
+    def _value_suits_the_operator(self) -> PolicyCondition:
+        """`matches` takes a regular expression, `larger_than` a number of bytes."""
+        if self.op == "matches":
+            _check_regular_expression(self.value)
+        if self.op == "larger_than" and (
+            not isinstance(self.value, int | float) or isinstance(self.value, bool)
+        ):
+            raise ValueError(f"larger_than needs a number of bytes (got {self.value!r})")
+        return self
+
+
+def _check_regular_expression(value: Any) -> None:
+    if not isinstance(value, str):
+        raise ValueError(f"matches needs a regular expression as text (got {value!r})")
+    try:
+        re.compile(value)
+    except re.error as error:
+        raise ValueError(
+            f"matches: {value!r} is not a valid regular expression ({error})"
+        ) from None
 
 
 class PolicyMatch(AgentModel):
@@ -297,6 +331,10 @@ class CollectionConfig(AgentModel):
     export_path: str | None = None
 
 
+class ArchitectConfig(AgentModel):
+    """tsagent's architect has no settings; whatever a file gives it is kept as it is."""
+
+
 class SupervisorEntryBase(AgentModel):
     id: str = Field(pattern=NAME_PATTERN)
     name: str = ""
@@ -323,13 +361,21 @@ class CollectionSupervisorEntry(SupervisorEntryBase):
     config: CollectionConfig = Field(default_factory=CollectionConfig)
 
 
-SUPERVISOR_TYPES = ("agent", "guardian", "policy", "collection")
+class ArchitectSupervisorEntry(SupervisorEntryBase):
+    """tsagent's built-in architect: watches the conversation for patterns, never blocks."""
+
+    type: Literal["architect"]
+    config: ArchitectConfig = Field(default_factory=ArchitectConfig)
+
+
+SUPERVISOR_TYPES = ("agent", "guardian", "policy", "collection", "architect")
 
 SupervisorEntry = Annotated[
     AgentSupervisorEntry
     | GuardianSupervisorEntry
     | PolicySupervisorEntry
-    | CollectionSupervisorEntry,
+    | CollectionSupervisorEntry
+    | ArchitectSupervisorEntry,
     Field(discriminator="type"),
 ]
 

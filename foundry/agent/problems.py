@@ -27,8 +27,15 @@ class AgentProblem(BaseModel):
             if self.column is not None:
                 where += f":{self.column}"
         if self.field:
-            return f"{where}: {self.field}: {self.message}"
-        return f"{where}: {self.message}"
+            return _one_line(f"{where}: {self.field}: {self.message}")
+        return _one_line(f"{where}: {self.message}")
+
+
+def _one_line(text: str) -> str:
+    """Control characters (a line break in a file name, say) escaped: one problem, one line."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 class AgentError(Exception):
@@ -70,6 +77,7 @@ _UNION_TAGS = {
     "guardian",
     "policy",
     "collection",
+    "architect",
     "stdio",
     "sse",
     "streamable-http",
@@ -101,9 +109,10 @@ def _plain_message(error: Any, field: str) -> str:
         tags = ctx.get("expected_tags", "").replace("'", "")
         return f"unknown type {_shown(ctx.get('tag'))}; use one of {tags}"
     if kind == "union_tag_not_found":
-        return "needs a `type` (one of agent, guardian, policy, collection)"
+        return "needs a `type` (one of agent, guardian, policy, collection, architect)"
     if kind == "unknown_server_type":
-        return f"{error['msg']} (got {_shown((value or {}).get('type'))})"
+        declared = value.get("type") if isinstance(value, dict) else value
+        return f"{error['msg']} (got {_shown(declared)})"
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
         return _range_message(last, value, ctx)
     if kind == "string_pattern_mismatch":

@@ -5,13 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from foundry.agent.default_policy import default_policy
 from foundry.agent.document import (
     AgentDocument,
     format_for_path,
     new_agent_path_problem,
     save_agent,
 )
-from foundry.agent.models import Agent, AgentMetadata, AgentSettings
+from foundry.agent.models import Agent, AgentMetadata, AgentSettings, PolicySupervisorEntry
 from foundry.agent.problems import AgentError
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -19,8 +20,14 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
-def new_agent(name: str, description: str = "", system_prompt: str | None = None) -> Agent:
-    """An agent with every setting written out, so the file shows what can be tuned."""
+POLICY_ENTRY_ID = "tool-policy"
+
+
+def new_agent(
+    name: str, description: str = "", system_prompt: str | None = None, policy: bool = True
+) -> Agent:
+    """An agent with every setting written out, so the file shows what can be tuned; with
+    `policy`, its tool calls pass the default policy (see agent/default_policy.py)."""
     now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     settings = AgentSettings.model_validate(AgentSettings().model_dump(exclude_none=True))
     return Agent(
@@ -33,7 +40,14 @@ def new_agent(name: str, description: str = "", system_prompt: str | None = None
         references=[],
         providers={},
         mcp_servers={},
-        supervisors=[],
+        supervisors=[default_policy_entry()] if policy else [],
+    )
+
+
+def default_policy_entry() -> PolicySupervisorEntry:
+    """The supervisors-list entry that puts an agent's tool calls under the default policy."""
+    return PolicySupervisorEntry(
+        type="policy", id=POLICY_ENTRY_ID, name="Tool approvals", config=default_policy()
     )
 
 

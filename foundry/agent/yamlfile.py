@@ -6,9 +6,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foundry.agent.overlay import overlay
+from foundry.agent.overlay import equivalent, overlay
 from foundry.agent.problems import AgentError, AgentProblem
-from foundry.agent.syntax import parse_yaml, plain, read_text, render_yaml
+from foundry.agent.syntax import (
+    parse_yaml,
+    plain,
+    read_text,
+    render_yaml,
+    same_data,
+    split_bom,
+    yaml_line_of,
+)
+from foundry.agent.textmerge import carry_changes
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -26,32 +35,11 @@ class YamlSource:
 
     def line_of(self, location: tuple[str | int, ...]) -> int | None:
         """The line of the deepest key along `location` that exists in the file."""
-        node, line = self.root, None
-        for part in location:
-            position = _position(node, part)
-            if position is None:
-                break
-            line = position + 1
-            node = node[part]
-        return line
+        return yaml_line_of(self.root, location)
 
     @property
     def broken_files(self) -> set[Path]:
         return set()
-
-
-def _position(node: Any, part: str | int) -> int | None:
-    lines = getattr(node, "lc", None)
-    if lines is None:
-        return None
-    try:
-        if isinstance(node, dict) and part in node:
-            return int(lines.key(part)[0])
-        if isinstance(node, list) and isinstance(part, int) and part < len(node):
-            return int(lines.item(part)[0])
-    except (KeyError, TypeError, IndexError):
-        return None
-    return None
 
 
 def is_yaml_agent(path: Path) -> bool:
@@ -59,8 +47,6 @@ def is_yaml_agent(path: Path) -> bool:
 
 
 def read_yaml_agent(path: Path) -> tuple[dict[str, Any], YamlSource]:
-    if not path.is_file():
-        raise AgentError([AgentProblem(file=path, message="file not found")])
     text = read_text(path)
     root = parse_yaml(text, path)
     if not isinstance(root, dict):
@@ -69,9 +55,46 @@ def read_yaml_agent(path: Path) -> tuple[dict[str, Any], YamlSource]:
 
 
 def render_yaml_agent(document: dict[str, Any], source: YamlSource | None) -> str:
+    """The file's new text: only what changed is rewritten, the rest keeps its bytes.
+
+    Comments, anchors and aliases stay. Raises AgentError rather than write text that would
+    not read back as `document`.
+    """
     if source is None or source.root is None:
         return render_yaml(document)
     merged = overlay(source.root, document)
-    if plain(merged) == plain(source.root) and source.text is not None:
+    if merged is source.root and source.text is not None:
         return source.text
-    return render_yaml(merged)
+    _refuse_unless(equivalent(plain(merged), document), source.path)
+    if source.text is None:
+        return render_yaml(merged)
+    return _edited_text(source.text, source.root, merged, source.path)
+
+
+def _edited_text(text: str, root: Any, merged: Any, path: Path) -> str:
+    """The changes from `root` to `merged` carried over to `text`; the whole file re-rendered
+    instead when the carried text would not read back as `merged`."""
+    bom, original = split_bom(text)
+    rendered = render_yaml(merged)
+    expected = plain(merged)
+    carried = carry_changes(original, render_yaml(root), rendered)
+    if _reads_as(carried, expected, path):
+        return bom + carried
+    _refuse_unless(_reads_as(rendered, expected, path), path)
+    return bom + rendered
+
+
+def _reads_as(text: str, expected: Any, path: Path) -> bool:
+    try:
+        return same_data(plain(parse_yaml(text, path)), expected)
+    except AgentError:
+        return False
+
+
+def _refuse_unless(condition: bool, path: Path) -> None:
+    if not condition:
+        message = (
+            "cannot be saved without changing data that was not edited (its anchors and aliases "
+            "could not be kept); edit the file by hand"
+        )
+        raise AgentError([AgentProblem(file=path, message=message)])

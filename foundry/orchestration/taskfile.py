@@ -37,6 +37,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from foundry.agent.checks import validate_agent
 from foundry.agent.document import locate_problems
 from foundry.agent.problems import AgentError, AgentProblem
 from foundry.agent.syntax import parse_yaml, plain, read_text
@@ -253,20 +254,23 @@ def load_task(path: Path) -> TaskFile:
         raise AgentError([AgentProblem(file=path, message="a task file must be a YAML mapping")])
     data = plain(root)
     source = YamlSource(path, root)
-    missing = _missing_agents(path, _agent_references(data), source)
+    agents = _agent_problems(path, _agent_references(data), source)
     try:
         spec = TaskSpec.model_validate(data)
     except ValidationError as error:
-        raise AgentError(locate_problems(error, source) + missing) from None
-    if missing:
-        raise AgentError(missing)
+        raise AgentError(locate_problems(error, source) + agents) from None
+    if agents:
+        raise AgentError(agents)
     return TaskFile(path.resolve(), spec)
 
 
-def _missing_agents(
+def _agent_problems(
     path: Path, references: list[tuple[tuple[str | int, ...], str]], source: YamlSource
 ) -> list[AgentProblem]:
-    problems = []
+    """A line for each agent the file names that is not there; every problem `foundry validate`
+    finds, once, in each agent that is."""
+    problems: list[AgentProblem] = []
+    validated: set[Path] = set()
     for location, relative in references:
         looked = (path.parent / relative).resolve()
         if not looked.exists():
@@ -278,6 +282,9 @@ def _missing_agents(
                     message=f"no agent at {relative} (looked in {looked})",
                 )
             )
+        elif looked not in validated:
+            validated.add(looked)
+            problems += validate_agent(looked)
     return problems
 
 

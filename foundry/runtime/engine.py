@@ -39,7 +39,8 @@ from foundry.store import Store
 from foundry.supervision.factory import message_supervisors
 from foundry.supervision.hierarchy import SupervisedGate, policy_entry_config
 from foundry.supervision.inbox import HumanInbox
-from foundry.supervision.l1 import L1Supervisor
+from foundry.supervision.l1 import open_l1_supervisor
+from foundry.supervision.paths import server_folders
 
 T = TypeVar("T")
 
@@ -233,7 +234,9 @@ class Engine:
             agent,
             choice,
             provider,
-            await self._gate(session_id, document, ask, project_root or document.base_dir),
+            await self._gate(
+                session_id, document, ask, project_root or document.base_dir, extra_tools
+            ),
             lambda body: self._emit(session_id, body),
             tools=tools,
             settings_overrides=overrides,
@@ -281,15 +284,25 @@ class Engine:
         return host
 
     async def _gate(
-        self, session_id: str, document: AgentDocument, ask: AskUser | None, project_root: Path
+        self,
+        session_id: str,
+        document: AgentDocument,
+        ask: AskUser | None,
+        project_root: Path,
+        extra_tools: Any = None,
     ) -> ApprovalGate:
-        """The approval hierarchy if the agent has a policy supervisor, else its toolPermission."""
+        """The approval hierarchy if the agent has a policy supervisor, else its toolPermission.
+        It judges paths where each server runs: the agent's MCP servers in their working
+        folders, a task's in-process tools (`extra_tools`) in the workspace."""
         agent = document.agent
         assert agent is not None
         config = policy_entry_config(agent.supervisors)
         if config is None:
             return PermissionGate(agent.settings.tool_permission, ask)
-        supervisor = await self._l1_supervisor(document, config)
+        supervisor = await self._in_writer(open_l1_supervisor, document.base_dir, config)
+        folders = server_folders(agent.mcp_servers, document.base_dir)
+        for tool in extra_tools.tools() if extra_tools is not None else ():
+            folders.setdefault(tool.server, project_root)
         return SupervisedGate(
             self.store,
             config,
@@ -299,24 +312,7 @@ class Engine:
             notify=lambda body: self._emit(session_id, body),
             supervisor=supervisor,
             ask=ask,
-        )
-
-    async def _l1_supervisor(
-        self, document: AgentDocument, config: PolicyConfig
-    ) -> L1Supervisor | None:
-        if not config.supervisor_agent_path:
-            return None
-        path = document.base_dir / config.supervisor_agent_path
-        supervisor = await self._in_writer(load_agent, path)
-        assert supervisor.agent is not None
-        choice = ModelChoice.parse(supervisor.agent.settings.model_reference)
-        provider = open_provider(choice, supervisor.agent.providers, supervisor.base_dir)
-        return L1Supervisor(
-            provider,
-            choice.model,
-            threshold=config.confidence_threshold,
-            system_prompt=supervisor.agent.system_prompt,
-            trusted=choice.provider != "embedded",
+            server_folders=folders,
         )
 
     def _own(self, task: asyncio.Task[Any]) -> None:

@@ -51,6 +51,17 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
 
 
 def create_database_engine(url: str) -> sa.Engine:
+    """The engine for `url`; a URL that names no database Foundry can use is a StoreError."""
+    try:
+        return _create_engine(url)
+    except (sa.exc.ArgumentError, ValueError, ImportError) as error:  # unparsable, no driver
+        raise StoreError(
+            f"cannot use the database URL ({error}); {DATABASE_URL_VARIABLE} must look like "
+            "sqlite:///PATH or postgresql://USER@HOST/DATABASE"
+        ) from None
+
+
+def _create_engine(url: str) -> sa.Engine:
     if url.startswith("sqlite"):
         engine = sa.create_engine(
             url, connect_args={"check_same_thread": False, "timeout": 30}, pool_pre_ping=True

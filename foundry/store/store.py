@@ -337,13 +337,17 @@ class GrantRepository(_Repository):
         granted_by: str,
         agent_glob: str = "*",
         param_scope: list[dict[str, Any]] | None = None,
+        path_scope: str | None = None,
     ) -> GrantRecord:
-        """A grant; `param_scope` (policy conditions, all of which must hold) narrows it."""
+        """A grant; `param_scope` (policy conditions, all of which must hold) and `path_scope`
+        (a folder every path of a covered call must lie in; relative: to the workspace) narrow
+        it. However wide, a grant never covers a path outside the workspace."""
         return self._add(
             GrantRecord(
                 agent_glob=agent_glob,
                 tool_glob=tool_glob,
                 param_scope=param_scope,
+                path_scope=path_scope,
                 expires_at=expires_at,
                 granted_by=granted_by,
             )

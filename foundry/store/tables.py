@@ -124,6 +124,7 @@ class GrantRecord(SQLModel, table=True):
     agent_glob: str = "*"
     tool_glob: str
     param_scope: list[dict[str, Any]] | None = _json(default=None)  # conditions on parameters
+    path_scope: str | None = None  # a folder (relative: to the workspace) every path must be in
     granted_by: str
     created_at: datetime = _time(default_factory=utc_now)
     expires_at: datetime = _time()

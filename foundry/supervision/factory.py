@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Literal
 from foundry.agent.models import (
     Agent,
     AgentSupervisorEntry,
+    ArchitectSupervisorEntry,
     CollectionSupervisorEntry,
     GuardianSupervisorEntry,
 )
 from foundry.llm.base import ChatMessage
 from foundry.session.supervisors import Direction, MessageSupervisor, SupervisionResult
+from foundry.supervision.architect import ArchitectSupervisor
 from foundry.supervision.collection import CollectionSupervisor
 from foundry.supervision.guardian import GuardianSupervisor
 
@@ -50,6 +52,8 @@ async def message_supervisors(agent: Agent, base_dir: Path) -> list[MessageSuper
             supervisors.append(GuardianSupervisor(entry))
         elif isinstance(entry, CollectionSupervisorEntry):
             supervisors.append(CollectionSupervisor(entry, base_dir))
+        elif isinstance(entry, ArchitectSupervisorEntry):
+            supervisors.append(ArchitectSupervisor(entry))
         elif isinstance(entry, AgentSupervisorEntry):
             supervisors.append(await _agent_supervisor(entry, base_dir))
     return supervisors

@@ -1,32 +1,77 @@
 """The approval hierarchy every tool call passes: L0 policy, grants, L1 supervisor, L2 human.
 
-Every decision is traced: which level took it, who, why, how confidently and how fast.
+A grant only saves a question: it applies to a call the policy sends to the supervisor or a
+person, never to a path outside the workspace (or one that cannot be judged), and never to a
+call whose parameters read like a prompt injection. Such a call is not settled by an allow rule
+either: it goes to the supervisor if there is one, else to a person. Every decision is traced:
+which level took it, who, why, how confidently and how fast.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from foundry.agent.models import PolicyCondition, PolicyConfig
 from foundry.llm.base import ToolCall
 from foundry.session.gate import AskUser, GateDecision
-from foundry.store import GrantRecord, Store, TraceRecord
+from foundry.store import GrantRecord, Store
 from foundry.supervision.inbox import POLL_S, HumanInbox, Notify
+from foundry.supervision.injection import InjectionSignal, find_injection
 from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
-from foundry.supervision.policy import (
-    PolicyDecision,
-    PolicyEngine,
-    conditions_hold,
-    path_within,
-)
-from foundry.supervision.redaction import injection_risk, redact_params
+from foundry.supervision.paths import CallPaths, ServerFolders
+from foundry.supervision.policy import PolicyDecision, PolicyEngine, conditions_hold
+from foundry.supervision.redaction import redact_params
+from foundry.supervision.tracing import ResolvedLevel, decision_trace
+
+RouteLevel = Literal["L0", "grant", "L1", "human"]
+RouteOutcome = Literal["allow", "deny", "human"]
+
+
+class Route(BaseModel, frozen=True):
+    """Where one tool call goes: the policy's decision (adjusted for injections and grants that
+    do not reach), the grant that covers it, or the L1 supervisor's verdict."""
+
+    policy: PolicyDecision
+    grant: GrantRecord | None = None
+    verdict: Verdict | None = None
+
+    @property
+    def level(self) -> RouteLevel:
+        if self.grant is not None:
+            return "grant"
+        if self.verdict is not None:
+            return "human" if self.verdict.decision == "escalate" else "L1"
+        return "L0" if self.policy.action in ("allow", "deny") else "human"
+
+    @property
+    def outcome(self) -> RouteOutcome:
+        if self.level == "grant":
+            return "allow"
+        if self.level == "L1" and self.verdict is not None:
+            return "allow" if self.verdict.decision == "approve" else "deny"
+        if self.level == "L0":
+            return "allow" if self.policy.action == "allow" else "deny"
+        return "human"
+
+    @property
+    def reason(self) -> str:
+        if self.grant is not None:
+            return f"granted by {self.grant.granted_by} until {self.grant.expires_at:%H:%M:%S}"
+        return self.verdict.reasoning if self.verdict is not None else self.policy.reason
 
 
 class SupervisedGate:
-    """An ApprovalGate that runs the hierarchy for one agent in one session."""
+    """An ApprovalGate that runs the hierarchy for one agent in one session.
+
+    `project_root` is the workspace; `server_folders` maps each MCP server to the folder it runs
+    in (None: unknown), so that a relative path is judged where the server will open it.
+    """
 
     def __init__(
         self,
@@ -40,11 +85,14 @@ class SupervisedGate:
         ask: AskUser | None = None,
         expose_content: bool = False,
         poll_s: float = POLL_S,
+        server_folders: Mapping[str, Path | None] | None = None,
     ) -> None:
         self._store = store
         self._config = config
-        self._policy = PolicyEngine(config, project_root)
+        self._policy = PolicyEngine(config, project_root, server_folders=server_folders)
         self._root = project_root
+        self._server_folders = server_folders
+        self._folders = ServerFolders(project_root, server_folders)
         self._agent = agent_id
         self._session = session_id
         self._notify = notify
@@ -63,49 +111,113 @@ class SupervisedGate:
 
     async def review(self, call: ToolCall, permission_required: bool) -> GateDecision:
         started = time.perf_counter()
-        policy = self._policy.decide(self._agent, call.name, call.arguments)
-        if policy.action in ("allow", "deny"):
-            allowed = policy.action == "allow"
-            by = f"policy:{policy.rule or 'default-deny'}"
-            await self._trace(call, allowed, "policy", by, policy, policy.reason, None, started)
-            return GateDecision(allowed=allowed, by=by, reason=policy.reason)
-        grant = await self._grant_for(call)
-        if grant is not None:
-            by = f"grant:{grant.id}"
-            reason = f"granted by {grant.granted_by} until {grant.expires_at:%H:%M:%S}"
-            await self._trace(call, True, "grant", by, policy, reason, None, started)
-            return GateDecision(allowed=True, by=by, reason=reason)
-        verdict = await self._supervise(call, policy)
-        if verdict is not None and verdict.decision != "escalate":
-            allowed = verdict.decision == "approve"
+        route = await self.route(call)
+        policy, verdict = route.policy, route.verdict
+        if route.level == "L0":
+            return await self._by_policy(call, policy, started)
+        if route.grant is not None:
+            by = f"grant:{route.grant.id}"
+            await self._trace(call, True, "grant", by, policy, route.reason, None, started)
+            return GateDecision(allowed=True, by=by, reason=route.reason)
+        if route.level == "L1" and verdict is not None:
+            allowed = route.outcome == "allow"
+            by = "agent:supervisor"
+            confidence = verdict.confidence
             await self._trace(
-                call,
-                allowed,
-                "supervisor",
-                "agent:supervisor",
-                policy,
-                verdict.reasoning,
-                verdict.confidence,
-                started,
+                call, allowed, "supervisor", by, policy, route.reason, confidence, started
             )
-            return GateDecision(allowed=allowed, by="agent:supervisor", reason=verdict.reasoning)
+            return GateDecision(allowed=allowed, by=by, reason=route.reason)
+        if verdict is not None and self._supervisor and not self._supervisor.able_to_judge:
+            await self._trace_skipped_l1(call, policy, verdict)
         return await self._ask_human(call, policy, verdict, started)
 
-    async def _grant_for(self, call: ToolCall) -> GrantRecord | None:
-        """An active grant that covers this call, parameter scope included."""
-        grants = await asyncio.to_thread(self._store.grants.covering, self._agent, call.name)
-        return next((grant for grant in grants if self._in_scope(grant, call)), None)
+    async def route(self, call: ToolCall) -> Route:
+        """Where the hierarchy sends `call`, decided without recording or running anything: by
+        the policy, a grant, the L1 supervisor, or on to a person (`foundry policy check`)."""
+        policy = self._policy.decide(self._agent, call.name, call.arguments)
+        if policy.action == "deny":
+            return Route(policy=policy)
+        injection = find_injection(call.arguments)
+        if injection is not None:
+            policy = self._past_rules_and_grants(policy, injection)
+        elif policy.action == "allow":
+            return Route(policy=policy)
+        else:
+            grant, why_not = await self._grant_for(call)
+            if grant is not None:
+                return Route(policy=policy, grant=grant)
+            if why_not is not None:
+                policy = policy.model_copy(update={"reason": f"{policy.reason}; {why_not}"})
+        return Route(policy=policy, verdict=await self._supervise(call, policy))
 
-    def _in_scope(self, grant: GrantRecord, call: ToolCall) -> bool:
+    async def _by_policy(
+        self, call: ToolCall, policy: PolicyDecision, started: float
+    ) -> GateDecision:
+        allowed = policy.action == "allow"
+        by = f"policy:{policy.rule or 'default-deny'}"
+        await self._trace(call, allowed, "policy", by, policy, policy.reason, None, started)
+        return GateDecision(allowed=allowed, by=by, reason=policy.reason)
+
+    def _past_rules_and_grants(
+        self, policy: PolicyDecision, injection: InjectionSignal
+    ) -> PolicyDecision:
+        """Where a call whose parameters read like an injection goes instead: the supervisor
+        if there is one (it escalates such calls to a person), else straight to a person."""
+        to_supervisor = self._supervisor is not None and policy.action != "human"
+        reason = (
+            f"{policy.reason}; but the parameters read like a prompt injection "
+            f"({injection.describe()}), so no rule or grant settles it"
+        )
+        action = "supervisor" if to_supervisor else "human"
+        return policy.model_copy(update={"action": action, "reason": reason})
+
+    async def _grant_for(self, call: ToolCall) -> tuple[GrantRecord | None, str | None]:
+        """An active grant that covers this call, scopes included; or None, and why the grants
+        that name the tool do not reach it when that is the workspace limit."""
+        grants = await asyncio.to_thread(self._store.grants.covering, self._agent, call.name)
+        if not grants:
+            return None, None
+        paths = self._folders.paths_of(call.name, call.arguments)
+        workspace = self._folders.folder(".")
+        outside = paths.describe_outside(workspace) if workspace else "the workspace is unknown"
+        if outside is not None:
+            return None, f"no grant reaches outside the workspace: {outside}"
+        return next((g for g in grants if self._in_scope(g, call, paths)), None), None
+
+    def _in_scope(self, grant: GrantRecord, call: ToolCall, paths: CallPaths) -> bool:
+        """Whether the call lies in the grant's folder (if it has one) and meets its conditions."""
+        if grant.path_scope is not None:
+            folder = self._folders.folder(grant.path_scope)
+            if folder is None or not paths.all_within(folder):
+                return False
         if not grant.param_scope:
             return True
         conditions = [PolicyCondition.model_validate(item) for item in grant.param_scope]
-        return conditions_hold(conditions, call.arguments, self._root)
+        return conditions_hold(
+            conditions, call.arguments, self._root, call.name, self._server_folders
+        )
 
     async def _supervise(self, call: ToolCall, policy: PolicyDecision) -> Verdict | None:
         if policy.action != "supervisor" or self._supervisor is None:
             return None
         return await self._supervisor.review(await self._view(call))
+
+    async def _trace_skipped_l1(
+        self, call: ToolCall, policy: PolicyDecision, verdict: Verdict
+    ) -> None:
+        """An L1 that cannot judge (see l1.py) was not asked: say so in the audit trail."""
+        skipped = decision_trace(
+            session_id=self._session,
+            agent_id=self._agent,
+            tool=call.name,
+            params=call.arguments,
+            decision="escalate",
+            level="supervisor",
+            resolved_by="supervisor:skipped",
+            policy_rule=policy.rule,
+            reasoning=verdict.reasoning,
+        )
+        await asyncio.to_thread(self._store.traces.add, skipped)
 
     async def _view(self, call: ToolCall) -> CallUnderReview:
         traces = await asyncio.to_thread(self._store.traces.list, self._agent, 10)
@@ -114,11 +226,17 @@ class SupervisedGate:
             agent_id=self._agent,
             tool=call.name,
             params=redact_params(call.arguments, self._expose_content),
-            injection_risk=injection_risk(call.arguments),
-            outside_project=touches_outside(call.arguments, self._root),
+            injection_risk=find_injection(call.arguments) is not None,
+            outside_project=self.touches_outside(call),
             recent_calls=tuple(f"{t.tool}: {t.decision}" for t in traces),
             active_grants=tuple(f"{g.agent_glob} {g.tool_glob}" for g in grants),
         )
+
+    def touches_outside(self, call: ToolCall) -> bool:
+        """Whether any path the call names lies outside the workspace or cannot be judged."""
+        workspace = self._folders.folder(".")
+        paths = self._folders.paths_of(call.name, call.arguments)
+        return workspace is None or not paths.all_within(workspace)
 
     # -- L2: a human in the approval inbox ------------------------------------------------------
 
@@ -137,20 +255,20 @@ class SupervisedGate:
         self,
         call: ToolCall,
         allowed: bool,
-        level: str,
+        level: ResolvedLevel,
         by: str,
         policy: PolicyDecision,
         reasoning: str,
         confidence: float | None,
         started: float,
     ) -> None:
-        trace = TraceRecord(
+        trace = decision_trace(
             session_id=self._session,
             agent_id=self._agent,
             tool=call.name,
-            params=redact_params(call.arguments, self._expose_content),
+            params=call.arguments,
             decision="allow" if allowed else "deny",
-            resolved_level=level,
+            level=level,
             resolved_by=by,
             policy_rule=policy.rule,
             reasoning=reasoning,
@@ -158,30 +276,6 @@ class SupervisedGate:
             decided_ms=(time.perf_counter() - started) * 1000,
         )
         await asyncio.to_thread(self._store.traces.add, trace)
-
-
-PATH_KEYS = (
-    "path",
-    "file",
-    "filename",
-    "directory",
-    "dir",
-    "folder",
-    "target",
-    "source",
-    "destination",
-    "cwd",
-)
-
-
-def touches_outside(params: dict[str, Any], root: Path) -> bool:
-    """Whether a path-like parameter points outside the project folder."""
-    return any(
-        isinstance(value, str)
-        and (key in PATH_KEYS or key.endswith("_path"))
-        and not path_within(value, ".", root)
-        for key, value in params.items()
-    )
 
 
 def policy_entry_config(supervisors: list[Any]) -> PolicyConfig | None:

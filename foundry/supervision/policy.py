@@ -1,4 +1,10 @@
-"""The L0 policy engine: rate limits, loop detection, then ordered first-match-wins rules."""
+"""The L0 policy engine: rate limits, loop detection, then ordered first-match-wins rules.
+
+A path condition (`within`) judges every path the call names, not only the parameter it names:
+it holds when that parameter is given and every path of the call (see `paths.py`), resolved where
+the tool's server runs, lies inside its folder. A path that cannot be resolved, or a server whose
+working folder is unknown, never satisfies it.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ import re
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -23,11 +29,20 @@ from foundry.agent.models import (
     PolicyMatch,
     PolicyRule,
 )
+from foundry.supervision.paths import (
+    ServerFolders,
+    UnresolvablePath,
+    is_path_name,
+    resolve_folder,
+    resolve_path,
+)
+from foundry.supervision.rule_index import RuleIndex
 
 PolicyAction = Literal["allow", "deny", "supervisor", "human"]
 
 LOOP_REPEATS = 3
 LOOP_WINDOW_SECONDS = 10.0
+SHOWN_VALUE_CHARS = 60  # a longer value in a reason is cut
 COVERING_CACHE_SIZE = 4096  # (agent, tool) pairs whose covering rules are remembered
 
 
@@ -89,36 +104,44 @@ def _starts_with(actual: Any, expected: Any) -> bool:
     return isinstance(actual, str) and isinstance(expected, str) and actual.startswith(expected)
 
 
-def _resolve_path(path: str, root: str) -> str:
-    """The real absolute path: `~` expanded, relative to root, `..` folded, symlinks followed."""
-    joined = os.path.join(root, os.path.expanduser(path))
-    return os.path.normcase(os.path.realpath(joined))
-
-
 def path_within(path: str, container: str, project_root: Path | str) -> bool:
     """Whether path lies inside (or is) container, both relative to project_root when relative.
 
     Neither needs to exist. `..`, `~`, absolute paths and symlinks (followed as far as they
     exist) are resolved first, so none of them lets a path escape; `/proj-evil` is not in `/proj`.
+    A path that cannot be resolved (see `paths.resolve_path`) lies within nothing.
     """
     root = os.path.abspath(project_root)
-    try:
-        inner = _resolve_path(path, root)
-        outer = _resolve_path(container, root)
-        return os.path.commonpath([inner, outer]) == outer
-    except (OSError, ValueError):  # a NUL byte, paths on different drives
+    folder = resolve_folder(container, root)
+    if folder is None:
         return False
+    try:
+        inner = resolve_path(path, root)
+    except UnresolvablePath:
+        return False
+    return os.path.commonpath([inner, folder]) == folder
 
 
-def _within(root: str) -> Test:
-    """The `within` test for one project: the param's path lies inside the value's path."""
+def _matches(actual: Any, expected: Any) -> bool:
+    """The regular expression is found in the text, or in any text of a list."""
+    if not isinstance(expected, str):
+        return False
+    if isinstance(actual, str):
+        return re.search(expected, actual) is not None
+    if isinstance(actual, list):
+        return any(isinstance(item, str) and re.search(expected, item) for item in actual)
+    return False
 
-    def test(actual: Any, expected: Any) -> bool:
-        if not isinstance(actual, str) or not isinstance(expected, str):
-            return False
-        return path_within(actual, expected, root)
 
-    return test
+def _larger_than(actual: Any, expected: Any) -> bool:
+    """More than `expected` bytes: a text's UTF-8 size, anything else's size as compact JSON."""
+    if not _is_number(expected):
+        return False
+    if not isinstance(actual, str):
+        actual = json.dumps(actual, ensure_ascii=False, separators=(",", ":"), default=repr)
+    if len(actual) > expected or 4 * len(actual) <= expected:  # UTF-8 takes 1 to 4 bytes a char
+        return len(actual) > expected
+    return len(actual.encode("utf-8", "surrogatepass")) > expected
 
 
 _PLAIN_OPERATORS: dict[str, Test] = {
@@ -131,6 +154,8 @@ _PLAIN_OPERATORS: dict[str, Test] = {
     "in": _is_in,
     "contains": _contains,
     "starts_with": _starts_with,
+    "matches": _matches,
+    "larger_than": _larger_than,
 }
 
 
@@ -157,12 +182,92 @@ class _Condition:
     keys: tuple[str, ...]
     test: Test
 
-    def holds(self, params: dict[str, Any]) -> bool:
+    def holds(self, tool: str, params: dict[str, Any]) -> bool:
         actual = _lookup(params, self.keys)
         return actual is not _MISSING and self.test(actual, self.source.value)
 
     def describe(self) -> str:
-        return f"{self.source.param} {self.source.op} {self.source.value!r}"
+        return describe_condition(self.source)
+
+
+@dataclass(frozen=True, slots=True)
+class _PathPatternCondition:
+    """`matches` on a path parameter: the pattern is tried on the path as written and on where
+    it really leads (relative to the workspace), so a link into `.git/hooks` is seen as such."""
+
+    source: PolicyCondition
+    keys: tuple[str, ...]
+    test: Test
+    folders: ServerFolders
+
+    def holds(self, tool: str, params: dict[str, Any]) -> bool:
+        actual = _lookup(params, self.keys)
+        if actual is _MISSING:
+            return False
+        if self.test(actual, self.source.value):
+            return True
+        named = set(_named_paths(actual, self.source.param))
+        found = self.folders.paths_of(tool, params, sorted(named)).paths
+        leads_to = [
+            self.folders.within_project(p.resolved)
+            for p in found
+            if p.resolved is not None and (p.where, p.raw) in named
+        ]
+        return any(self.test(path, self.source.value) for path in leads_to)
+
+    def describe(self) -> str:
+        return describe_condition(self.source)
+
+
+@dataclass(frozen=True, slots=True)
+class _PathCondition:
+    """`within`: the named parameter is given (a path or a list of paths), and every path the
+    call names, wherever it is, resolves inside the folder."""
+
+    source: PolicyCondition
+    keys: tuple[str, ...]
+    folders: ServerFolders
+
+    def holds(self, tool: str, params: dict[str, Any]) -> bool:
+        named = self._named_paths(params)
+        container = self.source.value
+        if not named or not isinstance(container, str):
+            return False
+        folder = self.folders.folder(container)
+        if folder is None:
+            return False
+        return self.folders.paths_of(tool, params, named).all_within(folder)
+
+    def _named_paths(self, params: dict[str, Any]) -> list[tuple[str, str]]:
+        return _named_paths(_lookup(params, self.keys), self.source.param)
+
+    def describe(self) -> str:
+        return describe_condition(self.source)
+
+
+def _named_paths(value: Any, where: str) -> list[tuple[str, str]]:
+    """The path (or list of paths) a rule's parameter holds, each with where it is."""
+    if isinstance(value, str):
+        return [(where, value)]
+    if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
+        return [(f"{where}[{index}]", item) for index, item in enumerate(value)]
+    return []
+
+
+def describe_condition(condition: PolicyCondition) -> str:
+    """A condition in words a person reads in an approval: no regular expression spelt out."""
+    param, op, value = condition.param, condition.op, condition.value
+    if value is None and op in ("==", "!="):
+        return f"{param} is {'given' if op == '!=' else 'not given'}"
+    shown = repr(value)
+    if len(shown) > SHOWN_VALUE_CHARS:
+        if op == "matches":
+            return f"{param} matches the rule's pattern"
+        shown = shown[: SHOWN_VALUE_CHARS - 1] + "…"
+    return f"{param} {op} {shown}"
+
+
+_AnyCondition = _Condition | _PathCondition | _PathPatternCondition
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,8 +275,8 @@ class _Rule:
     source: PolicyRule
     agent: re.Pattern[str]
     tool: re.Pattern[str]
-    every: tuple[_Condition, ...]
-    some: tuple[_Condition, ...]
+    every: tuple[_AnyCondition, ...]
+    some: tuple[_AnyCondition, ...]
 
     def covers(self, agent_id: str, tool: str) -> bool:
         """Whether the rule's agent and tool globs match; its conditions are not looked at."""
@@ -179,9 +284,9 @@ class _Rule:
 
     def explain_match(self, agent_id: str, tool: str, params: dict[str, Any]) -> str | None:
         """Why this rule, which covers the call, matches its params, or None when it does not."""
-        if not all(condition.holds(params) for condition in self.every):
+        if not all(condition.holds(tool, params) for condition in self.every):
             return None
-        held = next((condition for condition in self.some if condition.holds(params)), None)
+        held = next((c for c in self.some if c.holds(tool, params)), None)
         if self.some and held is None:
             return None
         reasons = [f"tool {tool} matches {self.source.tool!r}"]
@@ -201,7 +306,9 @@ class PolicyEngine:
 
     Every call to decide() counts towards the rate limits and the loop detection, whatever was
     decided, so an agent that keeps calling while limited stays limited until it slows down.
-    The config is read once, here; a changed policy needs a new engine.
+    The config is read once, here; a changed policy needs a new engine. `server_folders` maps
+    each MCP server to the folder it runs in (None: unknown); without it every server is taken
+    to run in the project folder.
     """
 
     def __init__(
@@ -209,13 +316,14 @@ class PolicyEngine:
         config: PolicyConfig,
         project_root: Path,
         clock: Callable[[], float] = time.monotonic,
+        server_folders: Mapping[str, Path | None] | None = None,
     ) -> None:
         self._clock = clock
-        self._operators: dict[str, Test] = {
-            **_PLAIN_OPERATORS,
-            "within": _within(os.path.abspath(project_root)),
-        }
+        self._root = os.path.abspath(project_root)
+        self._folders = ServerFolders(Path(self._root), server_folders)
+        self._operators: dict[str, Test] = dict(_PLAIN_OPERATORS)
         self._rules = tuple(self._compile_rule(rule) for rule in config.rules)
+        self._index = RuleIndex(self._rules, _rule_globs)
         self._covering: dict[tuple[str, str], tuple[_Rule, ...]] = {}
         self._limits = tuple((_compile_glob(limit.tool), limit) for limit in config.rate_limits)
         self._loop_detection = config.loop_detection
@@ -229,7 +337,8 @@ class PolicyEngine:
             now = self._clock()
             limited = self._count_rate_limits(agent_id, tool, now)
             looping = self._count_repeats(agent_id, tool, params, now)
-        return limited or looping or self._first_matching_rule(agent_id, tool, params)
+        with self._folders.one_decision():
+            return limited or looping or self._first_matching_rule(agent_id, tool, params)
 
     def _compile_rule(self, rule: PolicyRule) -> _Rule:
         when = rule.when or PolicyMatch()
@@ -241,8 +350,13 @@ class PolicyEngine:
             some=tuple(self._compile_condition(condition) for condition in when.any),
         )
 
-    def _compile_condition(self, condition: PolicyCondition) -> _Condition:
+    def _compile_condition(self, condition: PolicyCondition) -> _AnyCondition:
         keys = tuple(condition.param.split("."))
+        if condition.op == "within":
+            return _PathCondition(condition, keys, self._folders)
+        if condition.op == "matches" and is_path_name(keys[-1]):
+            test = self._operators["matches"]
+            return _PathPatternCondition(condition, keys, test, self._folders)
         return _Condition(condition, keys, self._operators[condition.op])
 
     def _first_matching_rule(
@@ -257,13 +371,14 @@ class PolicyEngine:
         return PolicyDecision(action="deny", reason="no rule matched: denied by default")
 
     def _rules_covering(self, agent_id: str, tool: str) -> tuple[_Rule, ...]:
-        """The rules whose globs match, in order; remembered per (agent, tool) pair."""
+        """The rules whose globs match, in order, from the index (which looks only at rules that
+        can match); remembered per (agent, tool) pair."""
         key = (agent_id, tool)
         rules = self._covering.get(key)
         if rules is None:
             if len(self._covering) >= COVERING_CACHE_SIZE:
                 self._covering.clear()
-            rules = tuple(rule for rule in self._rules if rule.covers(agent_id, tool))
+            rules = self._index.covering(agent_id, tool)
             self._covering[key] = rules
         return rules
 
@@ -306,13 +421,23 @@ class PolicyEngine:
         return PolicyDecision(action="deny", reason=reason)
 
 
+def _rule_globs(rule: _Rule) -> tuple[str, str]:
+    return rule.source.agent, rule.source.tool
+
+
 def conditions_hold(
-    conditions: list[PolicyCondition], params: dict[str, Any], project_root: Path
+    conditions: list[PolicyCondition],
+    params: dict[str, Any],
+    project_root: Path,
+    tool: str = "*",
+    server_folders: Mapping[str, Path | None] | None = None,
 ) -> bool:
-    """Whether every condition holds for these parameters (the `all` of a rule, on its own)."""
+    """Whether every condition holds for a call of `tool` with these parameters (the `all` of a
+    rule, on its own)."""
     rule = PolicyRule(name="scope", when=PolicyMatch(all=conditions), action="allow")
-    engine = PolicyEngine(PolicyConfig(rules=[rule], loop_detection=False), project_root)
-    return engine.decide("*", "*", params).action == "allow"
+    config = PolicyConfig(rules=[rule], loop_detection=False)
+    engine = PolicyEngine(config, project_root, server_folders=server_folders)
+    return engine.decide("*", tool, params).action == "allow"
 
 
 def _call_key(agent_id: str, tool: str, params: dict[str, Any]) -> str:
@@ -322,97 +447,3 @@ def _call_key(agent_id: str, tool: str, params: dict[str, Any]) -> str:
     except (TypeError, ValueError):  # keys of mixed types, circular data
         text = repr(params)
     return json.dumps([agent_id, tool, text])
-
-
-# --- the default policy ----------------------------------------------------------------------
-
-PROJECT = "."
-READ_TOOLS = ("*.read*", "*.list*", "*.get*", "*.search*")
-WRITE_TOOLS = ("*.write*", "*.edit*", "*.create*")
-MOVE_TOOLS = "*.move*"
-DELETE_TOOLS = "*.delete*"
-OUTWARD_TOOLS = (
-    "*fetch*",
-    "*http*",
-    "*shell*",
-    "*exec*",
-    "*run_command*",
-    "*mail*",
-    "*send*",
-    "*sql*",
-    "*query*",
-    "*deploy*",
-)
-PATH_PARAMS = ("path", "source", "destination")
-
-
-def _inside_project(param: str) -> PolicyCondition:
-    return PolicyCondition(param=param, op="within", value=PROJECT)
-
-
-def _given(param: str) -> PolicyCondition:
-    """True when the call passes the param at all (any value but null)."""
-    return PolicyCondition(param=param, op="!=", value=None)
-
-
-def _rule(
-    name: str,
-    tool: str,
-    action: PolicyAction,
-    every: Sequence[PolicyCondition] = (),
-    some: Sequence[PolicyCondition] = (),
-) -> PolicyRule:
-    when = PolicyMatch(all=list(every), any=list(some)) if every or some else None
-    return PolicyRule(name=name, tool=tool, when=when, action=action)
-
-
-def _verb(glob: str) -> str:
-    """The word of a tool glob, for rule names: `*.read*` → `read`."""
-    return glob.strip("*.")
-
-
-def default_policy() -> PolicyConfig:
-    """The policy a careful user would keep; first match wins, in this order:
-
-    1. `time-tools`: time.* is harmless → allow.
-    2. `outward-<word>`: tools that reach the network, a shell, mail, a database or a deployment
-       (*fetch*, *http*, *shell*, *exec*, *run_command*, *mail*, *send*, *sql*, *query*,
-       *deploy*) → a human, whatever their params.
-    3. `read-inside-project-<verb>`: *.read*, *.list*, *.get*, *.search* with `path` inside the
-       project → allow.
-    4. `write-inside-project-<verb>`: *.write*, *.edit*, *.create* with `path` inside the project,
-       and `move-inside-project`: *.move* with `source` and `destination` inside → the supervisor.
-    5. `delete-inside-project`: *.delete* with `path` inside the project → a human.
-    6. `outside-project-<verb>`: the same file tools given a `path`, `source` or `destination`
-       that did not pass the rules above (so it lies outside the project) → deny.
-    7. `ask-a-human`: everything else → a human.
-    """
-    touches_a_path = [_given(param) for param in PATH_PARAMS]
-    file_tools = (*READ_TOOLS, *WRITE_TOOLS, MOVE_TOOLS, DELETE_TOOLS)
-    rules = [
-        _rule("time-tools", "time.*", "allow"),
-        *(_rule(f"outward-{_verb(glob)}", glob, "human") for glob in OUTWARD_TOOLS),
-        *(
-            _rule(f"read-inside-project-{_verb(glob)}", glob, "allow", [_inside_project("path")])
-            for glob in READ_TOOLS
-        ),
-        *(
-            _rule(
-                f"write-inside-project-{_verb(glob)}", glob, "supervisor", [_inside_project("path")]
-            )
-            for glob in WRITE_TOOLS
-        ),
-        _rule(
-            "move-inside-project",
-            MOVE_TOOLS,
-            "supervisor",
-            [_inside_project("source"), _inside_project("destination")],
-        ),
-        _rule("delete-inside-project", DELETE_TOOLS, "human", [_inside_project("path")]),
-        *(
-            _rule(f"outside-project-{_verb(glob)}", glob, "deny", some=touches_a_path)
-            for glob in file_tools
-        ),
-        _rule("ask-a-human", "*", "human"),
-    ]
-    return PolicyConfig(rules=rules, loop_detection=True)

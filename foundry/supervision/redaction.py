@@ -1,13 +1,11 @@
-"""What a supervisor may see of a tool call's parameters: content redaction, injection flags.
+"""What a supervisor may see of a tool call's parameters: content redaction, and the injection flag.
 
 Content isolation: unless content is exposed, the values under content-like keys and every long
 string become their length, SHA-256 and detected type, so a supervisor judges the structure of a
 call and never reads (or obeys) the text inside it.
 
-Injection detection is a best-effort heuristic, not a security guarantee: it looks for phrases
-commonly used to steer a reviewing model ("ignore previous instructions", "pre-approved", ...) in
-every string of the parameters. Encoded, translated or paraphrased attacks pass it; it only raises
-the cost of an attack and flags a call for closer review.
+The injection flag is `foundry.supervision.injection`'s detector, named here too for the callers
+that show it beside the redacted parameters (the API, the CLI, the inbox).
 """
 
 from __future__ import annotations
@@ -15,8 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import unicodedata
 from typing import Any
+
+from foundry.supervision.injection import injection_risk
+
+__all__ = ["content_metadata", "detect_content_type", "injection_risk", "redact_params"]
 
 CONTENT_KEYS = frozenset({"content", "body", "data", "file_content", "text"})
 MAX_PLAIN_BYTES = 256
@@ -28,26 +29,6 @@ HTML_START = re.compile(
     re.IGNORECASE,
 )
 XML_START = re.compile(r"<(?:\?xml|!doctype|!--|[A-Za-z_][\w.:-]*[\s/>])", re.IGNORECASE)
-
-INJECTION_PATTERNS = re.compile(
-    "|".join(
-        [
-            r"ignore\s+(?:all\s+)?(?:previous|prior|above)\s+instructions",
-            r"ignore\s+all\s+previous",
-            r"you\s+are\s+now",
-            r"system\s+prompt\s*:",
-            r"override\s+(?:the\s+)?polic(?:y|ies)",
-            r"pre[\s-]?approved",
-            r"(?:do\s+not|don'?t)\s+(?:deny|escalate)",
-            r"pretend\s+(?:that\s+)?you\s+are",
-            r"\bact\s+as\b",
-            r"important\s*:\s*(?:approve|ignore|override)",
-            r"confidence\s+should\s+be",
-        ]
-    ),
-    re.IGNORECASE,
-)
-INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
 
 
 def redact_params(params: dict[str, Any], expose_content: bool = False) -> dict[str, Any]:
@@ -108,28 +89,3 @@ def _parses_as_json(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def injection_risk(params: dict[str, Any]) -> bool:
-    """Whether any string in `params` (keys included) reads like a prompt injection."""
-    return any(_suspicious(text) for text in _strings(params))
-
-
-def _suspicious(text: str) -> bool:
-    normal = unicodedata.normalize("NFKC", text).translate(INVISIBLE)
-    return INJECTION_PATTERNS.search(normal) is not None
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, bytes):
-        return [value.decode("utf-8", "replace")]
-    if isinstance(value, dict):
-        found = [str(key) for key in value]
-        for item in value.values():
-            found.extend(_strings(item))
-        return found
-    if isinstance(value, list | tuple):
-        return [text for item in value for text in _strings(item)]
-    return []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import importlib
 import logging
 from pathlib import Path
@@ -21,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from foundry.agent import AgentError, load_agent
+from foundry.agent import AgentError, AgentProblem, load_agent
 from foundry.agent.document import AgentDocument, read_agent
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor, CloneAgentDialog, CreateAgentDialog
@@ -55,6 +56,16 @@ def describe_agent(document: AgentDocument) -> str:
     )
 
 
+def describe_problems(path: Path, problems: list[AgentProblem]) -> str:
+    """The problems of an agent that cannot be used, as `foundry validate` prints them."""
+    items = "".join(f"<li>{html.escape(str(problem))}</li>" for problem in problems)
+    return (
+        f"<h3>This agent cannot be used</h3><p style='color:#757575'>{html.escape(str(path))}</p>"
+        "<p>Fix these problems, then open it again (<code>foundry validate</code> lists the "
+        f"same):</p><ul>{items}</ul>"
+    )
+
+
 class MainWindow(QMainWindow):
     def __init__(self, bridge: EngineBridge) -> None:
         super().__init__()
@@ -63,6 +74,7 @@ class MainWindow(QMainWindow):
         self.closed = asyncio.Event()
         self.controllers: list[SessionController] = []
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._view: QMenu | None = None
         self.setWindowTitle("Foundry")
         self.resize(1280, 800)
         self.tabs = QTabWidget()
@@ -148,7 +160,7 @@ class MainWindow(QMainWindow):
         self.alerts = ApprovalAlerts(self, self.tabs, self.inbox, system_tray(self))
         self.inbox_controller.pending_changed.connect(self.alerts.show_pending)
         self.inbox_controller.arrived.connect(self.alerts.announce)
-        view_menu = self.menuBar().addMenu("&View")
+        view_menu = self._view_menu()
         show = QAction("&Approvals", self)
         show.setShortcut(QKeySequence("Ctrl+Shift+I"))
         show.setToolTip("The approval inbox of every session (Ctrl+Shift+I)")
@@ -174,10 +186,9 @@ class MainWindow(QMainWindow):
 
     def _view_menu(self) -> QMenu:
         """The View menu, made by whichever part of the window needs it first."""
-        for action in self.menuBar().actions():
-            if action.menu() is not None and action.text() == "&View":
-                return action.menu()  # type: ignore[return-value]
-        return self.menuBar().addMenu("&View")
+        if self._view is None:  # kept here: PySide6 before 6.12 frees what action.menu() returns
+            self._view = self.menuBar().addMenu("&View")
+        return self._view
 
     def show_dashboards(self) -> None:
         self._spawn(self.open_dashboards())
@@ -218,11 +229,12 @@ class MainWindow(QMainWindow):
             self._spawn(self.start_chat())
 
     async def open_agent(self, path: Path) -> None:
-        """Load an agent (off the GUI thread), show it, and start a chat with it."""
+        """Load an agent (off the GUI thread), show it, and start a chat with it; an agent that
+        `foundry validate` rejects shows its problems instead."""
         try:
             document = await asyncio.to_thread(load_agent, path)
         except AgentError as error:
-            self.statusBar().showMessage(f"Cannot open {path}: {error.problems[0]}")
+            self._show_problems(path, error.problems)
             return
         self.agent = document
         self._spawn(asyncio.to_thread(self.recent.add, document.path))
@@ -235,6 +247,9 @@ class MainWindow(QMainWindow):
         self._busy("Starting the agent's tools and supervisors…")
         try:
             session_id = await self.bridge.call(self.bridge.engine.open_session(self.agent.path))
+        except AgentError as error:  # the agent was changed on disk since it was opened
+            self._show_problems(self.agent.path, error.problems)
+            return None
         except Exception as error:  # shown to the user, the window goes on
             self.statusBar().showMessage(f"Could not start a chat: {error}")
             return None
@@ -243,6 +258,14 @@ class MainWindow(QMainWindow):
         self._add_tab(session_id, f"Chat {self.tabs.count() + 1}")
         self.statusBar().showMessage("Ready.", 3000)
         return session_id
+
+    def _show_problems(self, path: Path, problems: list[AgentProblem]) -> None:
+        """The agent panel lists why the agent at `path` cannot be used; no agent is open."""
+        self.agent = None
+        self.setWindowTitle("Foundry")
+        self.agent_panel.setText(describe_problems(path, problems))
+        count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
+        self.statusBar().showMessage(f"Cannot open {path}: {count}, listed in the Agent panel")
 
     def _add_tab(self, session_id: str, title: str) -> SessionController:
         view = SessionView()

@@ -131,14 +131,14 @@ def test_sample_agent_converts_to_yaml_and_back_byte_for_byte(
 ) -> None:
     assistant = sample_agents / "assistant"
     save_agent(load_agent(assistant), tmp_path / "assistant.yaml")
-    save_agent(load_agent(tmp_path / "assistant.yaml"), tmp_path / "assistant")
+    save_agent(read_agent(tmp_path / "assistant.yaml"), tmp_path / "assistant")
     comparison = filecmp.dircmp(assistant, tmp_path / "assistant")
     assert snapshot(assistant) == snapshot(tmp_path / "assistant"), comparison.diff_files
 
 
 def test_yaml_to_folder_to_yaml_keeps_content(yaml_agent: Path, tmp_path: Path) -> None:
     save_agent(load_agent(yaml_agent), tmp_path / "as-folder")
-    again = save_agent(load_agent(tmp_path / "as-folder"), tmp_path / "again.yaml")
+    again = save_agent(read_agent(tmp_path / "as-folder"), tmp_path / "again.yaml")
     original = load_agent(yaml_agent).agent
     assert original is not None and again.agent is not None
     assert again.agent.model_dump(by_alias=True) == original.model_dump(by_alias=True)

@@ -69,8 +69,8 @@ def test_unknown_include_mode_and_priority_out_of_range_in_one_report(sample_age
     text = rule.read_text().replace('"always"', '"sometimes"').replace("100", "1200")
     rule.write_text(text)
     assert messages(sample_agents / "assistant") == [
-        f"{rule}: priorityLevel: must be between 0 and 999 (got 1200)",
-        f"{rule}: include: unknown include mode 'sometimes'; use always, manual or agent",
+        f"{rule}:5: priorityLevel: must be between 0 and 999 (got 1200)",
+        f"{rule}:7: include: unknown include mode 'sometimes'; use always, manual or agent",
     ]
 
 
@@ -92,7 +92,8 @@ def test_all_problems_of_a_file_are_reported_together(sample_agents: Path) -> No
         "settings.model": "'no-provider' must be written as provider:model (for example "
         "ollama:qwen2.5)",
         "settings.toolPermission": "'sometimes' is not allowed; use tool, always or never",
-        "supervisors[0]": "unknown type 'bogus'; use one of agent, guardian, policy, collection",
+        "supervisors[0]": "unknown type 'bogus'; use one of agent, guardian, policy, collection, "
+        "architect",
     }
 
 

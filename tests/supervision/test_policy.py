@@ -7,16 +7,14 @@ from typing import Any
 
 import pytest
 
-from foundry.agent.document import load_agent
 from foundry.agent.models import (
     PolicyCondition,
     PolicyConfig,
     PolicyMatch,
     PolicyRule,
-    PolicySupervisorEntry,
     RateLimit,
 )
-from foundry.supervision.policy import PolicyEngine, default_policy, path_within
+from foundry.supervision.policy import PolicyEngine, path_within
 
 
 class FakeClock:
@@ -120,7 +118,10 @@ OPERATOR_CASES = [
     ("within", "../a.py", ".", False),
     ("within", 5, ".", False),
     ("within", "src/a.py", 5, False),
-    ("within", ["src"], ".", False),
+    ("within", ["src", "src/a.py"], ".", True),
+    ("within", ["src", "/etc"], ".", False),
+    ("within", [], ".", False),
+    ("within", ["src", 5], ".", False),
 ]
 
 
@@ -337,7 +338,7 @@ WITHIN_CASES = [
     ("{tmp}/proj", ".", True),
     ("src-link/x", ".", True),
     ("src-link/x", "src", True),
-    ("escape/../proj/x", ".", True),
+    ("escape/../proj/x", ".", False),  # `..` after a symlink: the kernel and the text disagree
     ("../x", ".", False),
     ("a/../../x", ".", False),
     ("src/../../../x", ".", False),
@@ -544,112 +545,6 @@ def test_params_that_are_not_json_do_not_break_the_engine(project: Path) -> None
     engine = allow_all(project, FakeClock())
     odd = {"when": object(), 1: "int key", "set": {1, 2}}
     assert engine.decide("agent", "t.x", odd).action == "allow"
-
-
-# --- the default policy ----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("tool", "params", "action"),
-    [
-        ("time.get_current_time", {"timezone": "UTC"}, "allow"),
-        ("time.convert_time", {}, "allow"),
-        ("files.read_file", {"path": "src/main.py"}, "allow"),
-        ("filesystem.list_directory", {"path": "."}, "allow"),
-        ("files.search_files", {"path": "src", "pattern": "*.py"}, "allow"),
-        ("files.get_file_info", {"path": "README.md"}, "allow"),
-        ("files.read_file", {"path": "/etc/passwd"}, "deny"),
-        ("files.read_file", {"path": "../other/secrets"}, "deny"),
-        ("files.read_file", {"path": "escape/secret.txt"}, "deny"),
-        ("files.get_file_info", {"path": "~/.ssh/id_rsa"}, "deny"),
-        ("files.list_directory", {"path": "/"}, "deny"),
-        ("files.write_file", {"path": "src/main.py", "content": "x"}, "supervisor"),
-        ("files.edit_file", {"path": "README.md", "edits": []}, "supervisor"),
-        ("files.create_directory", {"path": "build"}, "supervisor"),
-        ("files.move_file", {"source": "a.txt", "destination": "b/a.txt"}, "supervisor"),
-        ("files.write_file", {"path": "/etc/hosts", "content": "x"}, "deny"),
-        ("files.write_file", {"path": "a/../../x"}, "deny"),
-        ("files.create_directory", {"path": "escape/new"}, "deny"),
-        ("files.move_file", {"source": "a.txt", "destination": "/tmp/a.txt"}, "deny"),
-        ("files.move_file", {"source": "/etc/passwd", "destination": "a.txt"}, "deny"),
-        ("files.delete_file", {"path": "build/old.o"}, "human"),
-        ("files.delete_file", {"path": "/etc"}, "deny"),
-        ("web.fetch", {"url": "https://example.com"}, "human"),
-        ("http.get", {"path": "/api/users"}, "human"),
-        ("shell.exec", {"command": "ls"}, "human"),
-        ("terminal.run_command", {"command": "make"}, "human"),
-        ("mail.send_email", {"to": "a@example.com"}, "human"),
-        ("chat.send_message", {"text": "hi"}, "human"),
-        ("db.sql", {"statement": "select 1"}, "human"),
-        ("db.query", {"text": "select 1"}, "human"),
-        ("cloud.deploy", {"service": "api"}, "human"),
-        ("weather.get_forecast", {"city": "Oslo"}, "human"),
-        ("files.read_file", {"file": "src/main.py"}, "human"),
-        ("files.read_multiple_files", {"paths": ["a", "b"]}, "human"),
-        ("notes.summarise", {}, "human"),
-    ],
-)
-def test_the_default_policy_decides_what_a_careful_user_would(
-    project: Path, tool: str, params: dict[str, Any], action: str
-) -> None:
-    decision = PolicyEngine(default_policy(), project).decide("agent", tool, params)
-    assert decision.action == action, decision.reason
-
-
-def test_the_default_policy_names_every_rule_once_and_ends_with_a_human(project: Path) -> None:
-    rules = default_policy().rules
-    assert len({rule.name for rule in rules}) == len(rules)
-    assert (rules[-1].tool, rules[-1].action) == ("*", "human")
-    assert default_policy().loop_detection
-
-
-# --- the sample policy -----------------------------------------------------------------------
-
-
-def sample_policy(sample_agents: Path) -> PolicyConfig:
-    agent = load_agent(sample_agents / "assistant").agent
-    assert agent is not None
-    entry = next(e for e in agent.supervisors if isinstance(e, PolicySupervisorEntry))
-    return entry.config
-
-
-@pytest.mark.parametrize(
-    ("tool", "params", "action", "rule"),
-    [
-        ("time.get_current_time", {"timezone": "UTC"}, "allow", "time-is-harmless"),
-        ("files.read_file", {"path": "notes.md"}, "allow", "read-inside-project"),
-        ("files.write_file", {"path": "notes.md"}, "supervisor", "write-inside-project"),
-        ("files.delete_file", {"path": "notes.md"}, "human", "other-files-inside-project"),
-        ("files.delete_file", {"path": "../../etc/x"}, "deny", "paths-outside-project"),
-        ("files.read_file", {"path": "/etc/passwd"}, "deny", "paths-outside-project"),
-        ("web.fetch", {"url": "https://example.com"}, "human", "outward-fetch"),
-        ("shell.run", {"command": "ls"}, "human", "outward-shell"),
-        ("calendar.plan", {}, "human", "ask-a-human"),
-    ],
-)
-def test_the_sample_policy_decides_its_own_examples(
-    sample_agents: Path, tool: str, params: dict[str, Any], action: str, rule: str
-) -> None:
-    engine = PolicyEngine(sample_policy(sample_agents), sample_agents / "assistant")
-    decision = engine.decide("assistant", tool, params)
-    assert (decision.action, decision.rule) == (action, rule)
-
-
-def test_the_sample_policy_explains_a_denied_delete(sample_agents: Path) -> None:
-    engine = PolicyEngine(sample_policy(sample_agents), sample_agents / "assistant")
-    decision = engine.decide("assistant", "files.delete_file", {"path": "/tmp/x"})
-    assert decision.reason == (
-        "rule paths-outside-project matched: tool files.delete_file matches '*', path != None"
-    )
-
-
-def test_the_sample_policy_limits_calls_to_thirty_a_minute(sample_agents: Path) -> None:
-    clock = FakeClock()
-    engine = PolicyEngine(sample_policy(sample_agents), sample_agents / "assistant", clock=clock)
-    for number in range(30):
-        assert engine.decide("assistant", "time.get_current_time", {"n": number}).action == "allow"
-    decision = engine.decide("assistant", "time.get_current_time", {"n": 30})
-    assert decision.reason == "rate limit: 31 calls of * in 60 s (limit 30)"
 
 
 def test_decisions_are_frozen_values(project: Path) -> None:

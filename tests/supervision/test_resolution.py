@@ -173,12 +173,6 @@ async def test_a_resolution_traces_the_edited_params_redacted(store: Store) -> N
     assert SECRET not in json.dumps(trace.params)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hierarchy.py (not this change's to edit) still builds its own TraceRecords with "
-    "redact_params(call.arguments, self._expose_content); it should call "
-    "foundry.supervision.tracing.decision_trace",
-)
 async def test_the_gate_traces_redacted_params_even_when_content_is_exposed(
     store: Store, tmp_path: Path
 ) -> None:
@@ -193,10 +187,6 @@ async def test_the_gate_traces_redacted_params_even_when_content_is_exposed(
     assert_redacted(trace)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hierarchy.py builds TraceRecords itself (see the test above)",
-)
 def test_traces_are_built_in_one_place() -> None:
     builders = {
         path.relative_to(FOUNDRY).as_posix()

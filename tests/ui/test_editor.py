@@ -215,6 +215,18 @@ def test_the_new_agent_dialog_creates_an_agent_folder(qtbot: QtBot, tmp_path: Pa
     document = signal.args[0]
     assert document.path == tmp_path / "helper-bot"
     assert document.agent is not None and document.agent.metadata.name == "Helper Bot"
+    assert [entry.type for entry in document.agent.supervisors] == ["policy"]
     assert not dialog.isVisible()
     editor = open_editor(qtbot, document.path)
     screenshot(editor, tmp_path)
+
+
+def test_the_new_agent_dialog_can_leave_the_policy_out(qtbot: QtBot, tmp_path: Path) -> None:
+    dialog = CreateAgentDialog(folder=tmp_path)
+    qtbot.addWidget(dialog)
+    dialog.open()
+    qtbot.keyClicks(dialog.name, "Bare")
+    dialog.policy.setChecked(False)
+    with qtbot.waitSignal(dialog.created, timeout=10000) as signal:
+        dialog.submit()
+    assert signal.args[0].agent.supervisors == []

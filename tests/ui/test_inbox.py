@@ -270,8 +270,58 @@ def test_a_grant_lets_the_next_call_through_without_asking(
     assert len(store.approvals.list()) == 1  # the second call never asked
     (grant,) = store.grants.active()
     assert grant.tool_glob == "time.*" and grant.agent_glob == "granted"
+    assert grant.path_scope == "."  # the call names no path: the workspace is proposed
     assert timedelta(minutes=14) < grant.expires_at - utc_now() <= timedelta(minutes=15)
-    assert "granted until" in view.banner.text()
+    assert "granted in the workspace until" in view.banner.text()
+
+
+def shown(qtbot: QtBot, view: InboxView, approval: ApprovalRecord) -> None:
+    qtbot.waitUntil(lambda: view.detail.record is not None and view.detail.record.id == approval.id)
+
+
+def scope_labels(view: InboxView) -> list[str]:
+    scope = view.detail.grant_scope
+    return [scope.itemText(index) for index in range(scope.count())]
+
+
+def test_approve_and_grant_proposes_the_folder_of_the_call(
+    qtbot: QtBot, inbox: tuple[InboxView, InboxController], other_foundry: Store
+) -> None:
+    view, controller = inbox
+    params = {"path": "src/app/main.py", "content": "print('hi')"}
+    created = remote_approval(other_foundry, "fs.write_file", params=params)
+    wait_pending(qtbot, controller, 1)
+    shown(qtbot, view, created)
+    assert scope_labels(view) == [
+        "this call's folder: src/app",
+        "the workspace",
+        "no folder (anywhere in the workspace)",
+    ]
+    assert view.detail.grant_scope.currentIndex() == 0
+    view.detail.grant_glob.setText("fs.write_*")
+    key(qtbot, view, Qt.Key.Key_G)
+    wait_pending(qtbot, controller, 0)
+    (grant,) = other_foundry.grants.active()
+    assert (grant.tool_glob, grant.path_scope) == ("fs.write_*", "src/app")
+    assert "granted in src/app until" in view.banner.text()
+    assert "in src/app" in other_foundry.approvals.get(created.id).reasoning
+
+
+def test_a_grant_without_a_folder_is_only_ever_an_explicit_choice(
+    qtbot: QtBot, inbox: tuple[InboxView, InboxController], other_foundry: Store
+) -> None:
+    view, controller = inbox
+    created = remote_approval(other_foundry, "mail.send", params={"to": "ana@example.com"})
+    wait_pending(qtbot, controller, 1)
+    shown(qtbot, view, created)
+    assert scope_labels(view) == ["the workspace", "no folder (anywhere in the workspace)"]
+    assert view.detail.grant_scope.currentData() == "."
+    view.detail.grant_scope.setCurrentIndex(1)
+    key(qtbot, view, Qt.Key.Key_G)
+    wait_pending(qtbot, controller, 0)
+    (grant,) = other_foundry.grants.active()
+    assert grant.path_scope is None
+    assert "granted anywhere in the workspace until" in view.banner.text()
 
 
 def test_a_selection_is_approved_at_once_after_confirmation(
@@ -384,7 +434,7 @@ def test_a_grant_whose_approval_was_taken_is_withdrawn(
     created = remote_approval(other_foundry, "mail.send")
     resolve_approval(other_foundry, created.id, "denied", "human:api:bo")
     outcome = approve_with_grant(
-        bridge.engine.store, created, "human:gui:tester", "mail.*", timedelta(hours=1)
+        bridge.engine.store, created, "human:gui:tester", "mail.*", timedelta(hours=1), None
     )
     assert outcome.conflict and outcome.approval.resolved_by == "human:api:bo"
     assert bridge.engine.store.grants.active() == []

@@ -4,6 +4,7 @@ supervisor's agent in the editor."""
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from foundry.agent import validate_agent
 from foundry.agent.clone import clone_agent
 from foundry.agent.document import AgentFormat, read_agent
 from foundry.agent.problems import AgentError
@@ -158,3 +160,18 @@ def test_a_supervisors_agent_opens_in_its_own_editor_tab(
     assert opened.controller.document.path == watcher
     assert window.agent is not None and window.agent.path == worker  # the chat's agent stays
     assert read_agent(watcher).agent is not None
+
+
+def test_an_agent_that_validate_rejects_shows_its_problems_instead_of_a_chat(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    lost = {"type": "agent", "id": "lost", "config": {"agentPath": "../gone"}}
+    path = write_agent(tmp_path / "worker", TURNS, servers={}, supervisors=[lost])
+    window = new_window(qtbot, bridge)
+    opening = asyncio.ensure_future(window.open_agent(path))
+    qtbot.waitUntil(opening.done, timeout=20000)
+    assert window.agent is None and window.tabs.count() == 0
+    [problem] = validate_agent(path)
+    assert html.escape(str(problem)) in window.agent_panel.text()
+    assert "1 problem, listed in the Agent panel" in window.statusBar().currentMessage()
+    save_screenshot(window, tmp_path, "agent-problems.png")

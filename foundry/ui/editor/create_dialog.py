@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -40,6 +41,12 @@ class CreateAgentDialog(QDialog):
         self.location.setToolTip("A new folder, or a file ending in .yaml for the one-file format")
         self.browse = QPushButton("Browse…")
         self.browse.setToolTip("Choose the folder the agent goes in")
+        self.policy = QCheckBox("Supervise tool calls with the default policy")
+        self.policy.setChecked(True)
+        self.policy.setToolTip(
+            "Routine work inside the workspace runs, plainly harmful calls are refused, and a "
+            "person decides the rest (docs/policy.md)"
+        )
         self.error = QLabel()
         self.error.setStyleSheet("color: #c62828;")
         self.error.setWordWrap(True)
@@ -60,6 +67,7 @@ class CreateAgentDialog(QDialog):
         form = QFormLayout()
         form.addRow("Name:", self.name)
         form.addRow("Location:", where)
+        form.addRow("", self.policy)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.error)
@@ -86,7 +94,7 @@ class CreateAgentDialog(QDialog):
 
     def make(self, path: Path, name: str) -> AgentDocument:
         """Write the agent (on a worker thread); raises AgentError with what is wrong."""
-        return create_agent(path, new_agent(name))
+        return create_agent(path, new_agent(name, policy=self.policy.isChecked()))
 
     async def _create(self, path: Path, name: str) -> None:
         try:

@@ -318,7 +318,7 @@ class SupervisorsSection(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(header)
         layout.addWidget(
-            hint("Types: agent, guardian, policy, collection. See docs/agent-format.md.")
+            hint("Types: agent, guardian, policy, collection, architect. See docs/agent-format.md.")
         )
         layout.addWidget(self.json, 1)
         layout.addWidget(self.status)

@@ -14,7 +14,7 @@ from foundry.agent.problems import AgentProblem, problems_from_validation
 
 ENTRIES: TypeAdapter[list[SupervisorEntry]] = TypeAdapter(list[SupervisorEntry])
 _ENTRY_FIELD = re.compile(r"^supervisors\[(\d+)\]")
-_UNION_TAG = re.compile(r"^(supervisors\[\d+\])\.(?:agent|guardian|policy|collection)\b")
+_UNION_TAG = re.compile(r"^(supervisors\[\d+\])\.(?:agent|guardian|policy|collection|architect)\b")
 _DECODER = json.JSONDecoder()
 
 

@@ -4,13 +4,17 @@ approve edited parameters, approve with a grant, and all of these for a selectio
 from __future__ import annotations
 
 import glob
+import os
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
 from foundry.store import AlreadyResolved, ApprovalRecord, GrantRecord, Store
 from foundry.store.tables import utc_now
+from foundry.supervision.paths import find_paths
 from foundry.supervision.resolution import resolve_approval
+
+WORKSPACE = "."
 
 
 @dataclass(frozen=True)
@@ -43,16 +47,70 @@ def decide(
     return Resolution(record)
 
 
+@dataclass(frozen=True)
+class GrantScope:
+    """Where a grant may reach: a folder every path of a covered call must lie in (relative: to
+    the agent's workspace), or None for no folder of its own (still only the workspace)."""
+
+    label: str
+    path_scope: str | None
+
+
+def grant_scopes(approval: ApprovalRecord) -> list[GrantScope]:
+    """The scopes offered for a grant made from this approval, the proposed one first: the
+    folder of the paths the call names, if it names any, then the workspace; no folder at all
+    is offered last, so that it is only ever an explicit choice."""
+    scopes = [GrantScope("the workspace", WORKSPACE)]
+    folder = call_folder(approval.params)
+    if folder is not None and folder != WORKSPACE:
+        scopes.insert(0, GrantScope(f"this call's folder: {folder}", folder))
+    return [*scopes, GrantScope("no folder (anywhere in the workspace)", None)]
+
+
+def call_folder(params: dict[str, Any]) -> str | None:
+    """The folder holding every path the call names (`.` for the workspace), or None when it
+    names none or they share no folder."""
+    found, _ = find_paths(params)
+    parents = [os.path.dirname(os.path.normpath(raw)) or WORKSPACE for _, raw in found]
+    if not parents:
+        return None
+    try:
+        return os.path.commonpath(parents) or WORKSPACE
+    except ValueError:  # absolute and relative paths, or different drives
+        return None
+
+
+def describe_scope(path_scope: str | None) -> str:
+    """Where a grant reaches, in words: `in src`, `in the workspace`, or `anywhere in the
+    workspace` (no folder of its own)."""
+    if path_scope is None:
+        return "anywhere in the workspace"
+    return "in the workspace" if path_scope == WORKSPACE else f"in {path_scope}"
+
+
 def approve_with_grant(
-    store: Store, approval: ApprovalRecord, resolver: str, tool_glob: str, duration: timedelta
+    store: Store,
+    approval: ApprovalRecord,
+    resolver: str,
+    tool_glob: str,
+    duration: timedelta,
+    path_scope: str | None,
 ) -> Resolution:
     """Approve, and let the same agent call tools matching `tool_glob` for `duration` without
-    asking. The grant is stored first so that the agent's very next call finds it; it is revoked
-    again if someone else had already resolved the approval."""
+    asking, within `path_scope` (a folder, or None, chosen explicitly, for the whole workspace).
+    The grant is stored first so that the agent's very next call finds it; it is revoked again
+    if someone else had already resolved the approval."""
     grant = store.grants.add(
-        tool_glob, utc_now() + duration, resolver, agent_glob=glob.escape(approval.agent_id)
+        tool_glob,
+        utc_now() + duration,
+        resolver,
+        agent_glob=glob.escape(approval.agent_id),
+        path_scope=path_scope,
     )
-    reasoning = f"approved, and {tool_glob} granted for {describe_duration(duration)}"
+    reasoning = (
+        f"approved, and {tool_glob} granted {describe_scope(path_scope)} "
+        f"for {describe_duration(duration)}"
+    )
     outcome = decide(store, approval.id, True, resolver, reasoning)
     if outcome.conflict:
         store.grants.revoke(grant.id)

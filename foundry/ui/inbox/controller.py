@@ -21,6 +21,7 @@ from foundry.ui.inbox.actions import (
     approve_with_grant,
     decide,
     decide_many,
+    describe_scope,
 )
 from foundry.ui.inbox.feed import ApprovalFeed, load_context
 from foundry.ui.inbox.model import RECORD_ROLE, Column, local_time
@@ -433,12 +434,14 @@ class InboxController(QObject):
         record = self._actionable()
         if record is None:
             return
-        tool_glob, duration = self.view.detail.grant_choice()
+        tool_glob, duration, scope = self.view.detail.grant_choice()
         if not tool_glob:
             self.view.show_banner("Write the tools the grant covers, e.g. time.*", "error")
             return
         self._settle(
-            lambda: [approve_with_grant(self.store, record, self.resolver, tool_glob, duration)]
+            lambda: [
+                approve_with_grant(self.store, record, self.resolver, tool_glob, duration, scope)
+            ]
         )
 
     def confirm_bulk(self, approved: bool) -> None:
@@ -497,7 +500,9 @@ class InboxController(QObject):
             else f"{first.status.capitalize()} {len(done)} approvals"
         )
         if grant is not None:
-            what += f"; {escape(grant.tool_glob)} granted until {local_time(grant.expires_at)}"
+            where = escape(describe_scope(grant.path_scope))
+            until = local_time(grant.expires_at)
+            what += f"; {escape(grant.tool_glob)} granted {where} until {until}"
         self.view.show_banner(what + ".", "info")
         self._info_timer.start(INFO_SHOWN_MS)
 

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from foundry.store import ApprovalRecord
 from foundry.store.tables import utc_now
-from foundry.ui.inbox.actions import describe_duration
+from foundry.ui.inbox.actions import describe_duration, describe_scope, grant_scopes
 from foundry.ui.inbox.feed import ApprovalContext
 from foundry.ui.inbox.model import (
     LEVELS,
@@ -164,6 +164,12 @@ class ApprovalDetailView(QWidget):
         for text, duration in GRANT_DURATIONS:
             self.grant_duration.addItem(text, duration)
         self.grant_duration.setCurrentIndex(1)
+        self.grant_scope = QComboBox()
+        self.grant_scope.setToolTip(
+            "Where the grant reaches: every path a covered call names must lie in this folder.\n"
+            "No grant ever reaches outside the agent's workspace, or covers a call whose\n"
+            "parameters read like a prompt injection."
+        )
         self.grant = QPushButton("Approve + grant  (G)")
         self.grant.setToolTip(
             "Approve, and let this agent call matching tools without asking for the chosen time (G)"
@@ -215,6 +221,8 @@ class ApprovalDetailView(QWidget):
         grant = QHBoxLayout()
         grant.addWidget(QLabel("Grant"))
         grant.addWidget(self.grant_glob, 1)
+        grant.addWidget(QLabel("in"))
+        grant.addWidget(self.grant_scope, 1)
         grant.addWidget(QLabel("for"))
         grant.addWidget(self.grant_duration)
         grant.addWidget(self.grant)
@@ -269,6 +277,7 @@ class ApprovalDetailView(QWidget):
             self.reasoning.clear()
             self.show_content.setChecked(False)
             self.grant_glob.setText(record.tool)
+            self._propose_scopes(record)
             self.recent.clear()
             self.grants.setText("<i>loading…</i>")
             self.why.setText(_why_before_context(record))
@@ -345,8 +354,8 @@ class ApprovalDetailView(QWidget):
             self.recent.resizeColumnToContents(column)
         now = utc_now()
         grants = [
-            f"<code>{escape(grant.tool_glob)}</code> · {describe_duration(grant.expires_at - now)}"
-            f" left · by {escape(grant.granted_by)}"
+            f"<code>{escape(grant.tool_glob)}</code> {escape(describe_scope(grant.path_scope))}"
+            f" · {describe_duration(grant.expires_at - now)} left · by {escape(grant.granted_by)}"
             for grant in context.grants
         ]
         self.grants.setText("<br>".join(grants) if grants else "<i>none</i>")
@@ -416,10 +425,20 @@ class ApprovalDetailView(QWidget):
             self.editor_problem.setText(f"<span style='color:#c62828'>{escape(problem)}</span>")
         self.apply_edit.setEnabled(problem is None)
 
-    def grant_choice(self) -> tuple[str, timedelta]:
+    def _propose_scopes(self, record: ApprovalRecord) -> None:
+        """The scopes for a grant from this approval, the proposed one selected."""
+        self.grant_scope.clear()
+        for scope in grant_scopes(record):
+            self.grant_scope.addItem(scope.label, scope.path_scope)
+        self.grant_scope.setCurrentIndex(0)
+
+    def grant_choice(self) -> tuple[str, timedelta, str | None]:
+        """The tools, the duration and the folder (None: none) chosen for a grant."""
         duration = self.grant_duration.currentData()
         assert isinstance(duration, timedelta)
-        return self.grant_glob.text().strip(), duration
+        scope = self.grant_scope.currentData()
+        assert scope is None or isinstance(scope, str)
+        return self.grant_glob.text().strip(), duration, scope
 
     def set_busy(self, busy: bool) -> None:
         for button in (self.approve, self.deny, self.edit, self.grant, self.apply_edit):

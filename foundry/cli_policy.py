@@ -1,0 +1,126 @@
+"""The policy commands of `foundry`: `policy check`, the dry run of an agent's tool-call policy."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from foundry.agent.default_policy import default_policy
+from foundry.agent.document import AgentDocument, load_agent
+from foundry.agent.models import PolicyConfig
+from foundry.store import Store
+from foundry.supervision.hierarchy import policy_entry_config
+from foundry.supervision.l1 import L1Supervisor, open_l1_supervisor
+from foundry.supervision.paths import server_folders
+from foundry.supervision.policy_check import (
+    CallToCheck,
+    CheckedCall,
+    PolicyChecker,
+    PolicyCheckError,
+    calls_from_audit,
+    calls_from_file,
+    calls_from_session,
+    result_json,
+    result_line,
+    summary,
+)
+
+
+def policy_check_command(args: argparse.Namespace) -> int:
+    try:
+        results = _check(args)
+    except PolicyCheckError as error:
+        print(f"foundry: {error}", file=sys.stderr)
+        return 1
+    for result in results:
+        print(result_json(result) if args.json else result_line(result))
+    print(summary(results), file=sys.stderr)
+    return 0
+
+
+def _check(args: argparse.Namespace) -> list[CheckedCall]:
+    document = load_agent(Path(args.agent)) if args.agent else None
+    config = _policy_of(document)
+    workspace = Path(args.workspace or (document.base_dir if document else Path.cwd()))
+    if not workspace.is_dir():
+        raise PolicyCheckError(f"{workspace}: no such folder for --workspace")
+    with Store.open() as store:
+        calls = _calls(args, store, document)
+        supervisor = None if args.no_l1 else _supervisor(document, config)
+        folders = _server_folders(document)
+        checker = PolicyChecker(store, config, workspace.resolve(), folders, supervisor)
+        return asyncio.run(_check_all(checker, calls))
+
+
+def _policy_of(document: AgentDocument | None) -> PolicyConfig:
+    if document is None:
+        return default_policy()
+    assert document.agent is not None
+    config = policy_entry_config(document.agent.supervisors)
+    if config is None:
+        raise PolicyCheckError(
+            f"{document.path}: has no policy supervisor, so no policy decides its tool calls "
+            "(its toolPermission asks or allows); add one, or leave AGENT out to check the "
+            "default policy"
+        )
+    return config
+
+
+def _server_folders(document: AgentDocument | None) -> dict[str, Path | None] | None:
+    """Where the agent's servers run; without an agent, every tool runs in the workspace."""
+    if document is None or document.agent is None:
+        return None
+    return server_folders(document.agent.mcp_servers, document.base_dir)
+
+
+def _supervisor(document: AgentDocument | None, config: PolicyConfig) -> L1Supervisor | None:
+    base_dir = document.base_dir if document else Path.cwd()
+    return open_l1_supervisor(base_dir, config)
+
+
+def _calls(
+    args: argparse.Namespace, store: Store, document: AgentDocument | None
+) -> list[CallToCheck]:
+    agent = document.agent.metadata.name if document and document.agent else "agent"
+    if args.calls:
+        return calls_from_file(Path(args.calls), agent)
+    if args.audit:
+        return calls_from_audit(Path(args.audit))
+    return calls_from_session(store, args.session)
+
+
+async def _check_all(checker: PolicyChecker, calls: list[CallToCheck]) -> list[CheckedCall]:
+    return [await checker.check(call) for call in calls]
+
+
+def add_policy_commands(commands: Any) -> None:
+    policy = commands.add_parser("policy", help="check what an agent's tool-call policy decides")
+    policy_commands = policy.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    check = policy_commands.add_parser(
+        "check",
+        help="decide tool calls as the approval hierarchy would, without running anything",
+        description=(
+            "Decides each call as the gate would (L0 rules, injection signals, the grants "
+            "active now, the L1 supervisor unless --no-l1), without creating approvals or "
+            "running anything. Each line: ID: TOOL -> OUTCOME by LEVEL [RULE]: REASON. With "
+            "--session or --audit, calls decided differently now are marked (was ...)."
+        ),
+    )
+    check.add_argument(
+        "agent", nargs="?", help="the agent whose policy decides (default: the default policy)"
+    )
+    check.add_argument(
+        "--workspace", help="the folder paths are judged against (default: the agent's)"
+    )
+    source = check.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--calls", metavar="FILE", help='JSON lines: {"id", "agent", "tool", "params"}'
+    )
+    source.add_argument("--session", metavar="ID", help="the tool calls a stored session made")
+    source.add_argument("--audit", metavar="FILE", help="the lines of `foundry audit export`")
+    check.add_argument("--no-l1", action="store_true", help="do not ask the L1 supervisor")
+    check.add_argument("--json", action="store_true", help="one JSON object a line")
+    check.set_defaults(handler=policy_check_command)

@@ -1,0 +1,229 @@
+"""The policy dry run: how the hierarchy would decide given or recorded tool calls, and changes.
+
+Each call is routed as the gate would route it (L0 rules, injection signals, the grants active
+now, the L1 supervisor) without creating approvals, tracing or running anything. Calls are
+decided in order, as one session would see them, so rate limits and loop detection count too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from foundry.agent.models import PolicyConfig
+from foundry.llm.base import ToolCall
+from foundry.session.events import EventBody, ToolCallDecided, event_body
+from foundry.store import Store
+from foundry.supervision.hierarchy import RouteLevel, RouteOutcome, SupervisedGate
+from foundry.supervision.l1 import L1Supervisor
+
+HUMAN_PREFIXES = ("human:", "api:", "timeout")
+
+
+class PolicyCheckError(Exception):
+    """The calls to check could not be read; the message names the file and line."""
+
+
+class CallToCheck(BaseModel):
+    """One tool call to decide; `was` is how it was decided when it was recorded (a what-if)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str
+    agent: str = "agent"
+    tool: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+    was: RouteOutcome | None = None
+
+
+class CheckedCall(BaseModel, frozen=True):
+    """How the policy decides one call now, and whether that differs from the recorded decision."""
+
+    id: str
+    tool: str
+    level: RouteLevel
+    outcome: RouteOutcome
+    rule: str | None
+    reason: str
+    was: RouteOutcome | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.was is not None and self.was != self.outcome
+
+
+class PolicyChecker:
+    """Decides calls under one policy: one gate per agent name, sharing the store's grants."""
+
+    def __init__(
+        self,
+        store: Store,
+        config: PolicyConfig,
+        workspace: Path,
+        server_folders: Mapping[str, Path | None] | None = None,
+        supervisor: L1Supervisor | None = None,
+    ) -> None:
+        self._store = store
+        self._config = config
+        self._workspace = workspace
+        self._server_folders = server_folders
+        self._supervisor = supervisor
+        self._gates: dict[str, SupervisedGate] = {}
+
+    async def check(self, call: CallToCheck) -> CheckedCall:
+        tool_call = ToolCall(id=call.id, name=call.tool, arguments=call.params)
+        route = await self._gate(call.agent).route(tool_call)
+        return CheckedCall(
+            id=call.id,
+            tool=call.tool,
+            level=route.level,
+            outcome=route.outcome,
+            rule=route.policy.rule,
+            reason=route.reason,
+            was=call.was,
+        )
+
+    def _gate(self, agent: str) -> SupervisedGate:
+        if agent not in self._gates:
+            self._gates[agent] = SupervisedGate(
+                self._store,
+                self._config,
+                agent_id=agent,
+                session_id="policy-check",
+                project_root=self._workspace,
+                notify=_ignore,
+                supervisor=self._supervisor,
+                server_folders=self._server_folders,
+            )
+        return self._gates[agent]
+
+
+async def _ignore(body: EventBody) -> None:
+    """A dry run tells nobody: nothing it decides is an event."""
+
+
+# -- where the calls come from --------------------------------------------------------------------
+
+
+def calls_from_file(path: Path, default_agent: str) -> list[CallToCheck]:
+    """`--calls`: JSON lines of {"id", "agent", "tool", "params"}."""
+    calls = []
+    for number, data in _json_lines(path):
+        data.setdefault("id", str(number))
+        data.setdefault("agent", default_agent)
+        data.pop("was", None)  # a what-if compares with what was recorded, not with a claim
+        calls.append(_call(data, path, number))
+    return calls
+
+
+def calls_from_audit(path: Path) -> list[CallToCheck]:
+    """`--audit`: the lines of `foundry audit export`, compared with what was decided then."""
+    calls = []
+    for number, line in _json_lines(path):
+        if "params" not in line:
+            raise PolicyCheckError(
+                f"{path}:{number}: no params (exported by an older Foundry; export again)"
+            )
+        data = {
+            "id": str(line.get("trace_id") or number),
+            "agent": line.get("agent") or "agent",
+            "tool": line.get("tool"),
+            "params": line.get("params"),
+            "was": recorded_outcome(line.get("decision"), line.get("resolved_by")),
+        }
+        calls.append(_call(data, path, number))
+    return calls
+
+
+def calls_from_session(store: Store, session_id: str) -> list[CallToCheck]:
+    """`--session`: every tool call the session's gate decided, with what it decided."""
+    agent = store.sessions.get(session_id).agent_name or "agent"
+    calls = []
+    for record in store.events.list(session_id, kinds=("tool_call_decided",)):
+        body = event_body(record.kind, record.payload)
+        assert isinstance(body, ToolCallDecided)
+        decision = "allow" if body.allowed else "deny"
+        calls.append(
+            CallToCheck(
+                id=body.call.id,
+                agent=agent,
+                tool=body.call.name,
+                params=body.call.arguments,
+                was=recorded_outcome(decision, body.by),
+            )
+        )
+    return calls
+
+
+def recorded_outcome(decision: Any, resolved_by: Any) -> RouteOutcome | None:
+    """What was decided, with a person's decision counted as "human" (a person was asked)."""
+    if isinstance(resolved_by, str) and resolved_by.startswith(HUMAN_PREFIXES):
+        return "human"
+    if decision in ("allow", "deny"):
+        return "allow" if decision == "allow" else "deny"
+    return None
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise PolicyCheckError(f"{path}: cannot be read ({error})") from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as error:
+            raise PolicyCheckError(f"{path}:{number}: invalid JSON: {error}") from None
+        if not isinstance(data, dict):
+            raise PolicyCheckError(f"{path}:{number}: must be a JSON object")
+        yield number, data
+
+
+def _call(data: dict[str, Any], path: Path, number: int) -> CallToCheck:
+    try:
+        return CallToCheck.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "the line"
+        raise PolicyCheckError(f"{path}:{number}: {field}: {first['msg']}") from None
+
+
+# -- how the results are shown --------------------------------------------------------------------
+
+
+def result_line(result: CheckedCall) -> str:
+    rule = f" [{result.rule}]" if result.rule else ""
+    change = f" (was {result.was})" if result.changed else ""
+    decided = (
+        "a person decides" if result.outcome == "human" else f"{result.outcome} at {result.level}"
+    )
+    decided += f"{rule}{change}"
+    return f"{result.id}: {result.tool} -> {decided}: {result.reason}"
+
+
+def result_json(result: CheckedCall) -> str:
+    data = result.model_dump(include={"id", "tool", "level", "outcome", "rule", "reason"})
+    if result.was is not None:
+        data |= {"was": result.was, "changed": result.changed}
+    return json.dumps(data, ensure_ascii=False)
+
+
+def summary(results: Iterable[CheckedCall]) -> str:
+    results = list(results)
+    counts = {
+        outcome: sum(r.outcome == outcome for r in results)
+        for outcome in ("allow", "deny", "human")
+    }
+    text = (
+        f"{len(results)} calls: {counts['allow']} allowed, {counts['deny']} denied, "
+        f"{counts['human']} to a person"
+    )
+    if any(r.was is not None for r in results):
+        text += f"; {sum(r.changed for r in results)} would be decided differently now"
+    return text
