@@ -41,6 +41,7 @@ from foundry.supervision.hierarchy import SupervisedGate, policy_entry_config
 from foundry.supervision.inbox import HumanInbox
 from foundry.supervision.l1 import open_l1_supervisor
 from foundry.supervision.paths import server_folders
+from foundry.supervision.tracing import TracedGate
 
 T = TypeVar("T")
 
@@ -298,7 +299,8 @@ class Engine:
         assert agent is not None
         config = policy_entry_config(agent.supervisors)
         if config is None:
-            return PermissionGate(agent.settings.tool_permission, ask)
+            gate = PermissionGate(agent.settings.tool_permission, ask)
+            return TracedGate(gate, self.store, agent.metadata.name, session_id)
         supervisor = await self._in_writer(open_l1_supervisor, document.base_dir, config)
         folders = server_folders(agent.mcp_servers, document.base_dir)
         for tool in extra_tools.tools() if extra_tools is not None else ():

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any, Literal
 
-from foundry.store import TraceRecord
+from foundry.llm.base import ToolCall
+from foundry.session.gate import ApprovalGate, GateDecision
+from foundry.store import Store, TraceRecord
 from foundry.supervision.redaction import redact_params
 
 ResolvedLevel = Literal["policy", "grant", "supervisor", "human", "timeout"]
@@ -43,3 +47,31 @@ def decision_trace(
         confidence=confidence,
         decided_ms=decided_ms,
     )
+
+
+class TracedGate:
+    """An approval gate whose every decision is traced like the hierarchy's: the agent's
+    `toolPermission` gate, where a person answers at the terminal (y/N, `--yes`) or in the app."""
+
+    def __init__(self, inner: ApprovalGate, store: Store, agent_id: str, session_id: str) -> None:
+        self._inner = inner
+        self._store = store
+        self._agent = agent_id
+        self._session = session_id
+
+    async def review(self, call: ToolCall, permission_required: bool) -> GateDecision:
+        started = time.perf_counter()
+        decision = await self._inner.review(call, permission_required)
+        trace = decision_trace(
+            session_id=self._session,
+            agent_id=self._agent,
+            tool=call.name,
+            params=call.arguments,
+            decision="allow" if decision.allowed else "deny",
+            level="policy" if decision.by.startswith("policy:") else "human",
+            resolved_by=decision.by,
+            reasoning=decision.reason or None,
+            decided_ms=(time.perf_counter() - started) * 1000,
+        )
+        await asyncio.to_thread(self._store.traces.add, trace)
+        return decision
