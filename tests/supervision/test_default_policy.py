@@ -16,15 +16,7 @@ from foundry.agent.models import NAME_PATTERN, PolicyCondition, PolicyConfig, Po
 from foundry.agent.templates import create_agent, new_agent
 from foundry.supervision.policy import PolicyEngine
 
-
-class FakeClock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
+from .test_policy import FakeClock
 
 
 @pytest.fixture
