@@ -64,8 +64,18 @@ clean_env() {
     env -i PATH=/usr/bin:/bin HOME="$USER_HOME" LANG=C.UTF-8 DISPLAY=":$DISPLAY_NUMBER" "$@"
 }
 
+# The libraries the .deb depends on (DEPENDS in build-linux.sh): a tarball's user installs them as
+# the README says, and the bundle's doctor below needs them before any .deb brings them.
+deb_dependencies() {
+    sed -n '/^DEPENDS="/,/"$/p' packaging/build-linux.sh | tr -d '\\\n"' | sed 's/^DEPENDS=//' |
+        tr ',' ' '
+}
+
 install_tools() {
     local missing=()
+    for package in $(deb_dependencies); do
+        dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+    done
     command -v Xvfb >/dev/null || missing+=(xvfb)
     command -v xdotool >/dev/null || missing+=(xdotool)
     command -v import >/dev/null || missing+=(imagemagick)
