@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from foundry.agent import AgentError, AgentProblem, load_agent
 from foundry.agent.document import AgentDocument, read_agent
+from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor, CloneAgentDialog, CreateAgentDialog
 from foundry.ui.inbox import ApprovalAlerts, InboxController, InboxView, system_tray
@@ -73,7 +74,7 @@ class MainWindow(QMainWindow):
         self.agent: AgentDocument | None = None
         self.closed = asyncio.Event()
         self.controllers: list[SessionController] = []
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks("main window task", self.statusBar().showMessage)
         self._view: QMenu | None = None
         self.setWindowTitle("Foundry")
         self.resize(1280, 800)
@@ -213,10 +214,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(self.dashboards)
 
     def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self._tasks.spawn(coroutine)
 
     def choose_agent(self) -> None:
         dialog = QFileDialog(self, "Open an agent folder")

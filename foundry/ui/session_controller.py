@@ -19,6 +19,7 @@ from foundry.session.events import (
     TurnStarted,
 )
 from foundry.supervision.resolution import human_resolver
+from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.inbox.actions import decide
 from foundry.ui.session_view import SessionView
@@ -34,7 +35,7 @@ class SessionController(QObject):
         self.view = view
         self.bridge = bridge
         self.session_id = session_id
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks("session action", view.status.setText)
         self._pending_approval: str | None = None
         self._totals = {"turns": 0, "input": 0, "output": 0, "model time": 0.0}
         bridge.event_arrived.connect(self.on_event)
@@ -54,16 +55,7 @@ class SessionController(QObject):
         view.approval.deny.clicked.connect(lambda: self._answer_approval(False))
 
     def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            error = task.exception()
-            log.error("session action failed: %s", error)
-            self.view.status.setText(f"Error: {error}")
+        self._tasks.spawn(coroutine)
 
     # -- user actions ---------------------------------------------------------------------------
 

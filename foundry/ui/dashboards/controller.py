@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from foundry.metrics import METRIC_KINDS, DashboardSeries, MetricsLog, dashboard_series, export_csv
 from foundry.session.events import Event
+from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.dashboards.chart import Chart
 from foundry.ui.dashboards.view import DashboardView
@@ -69,7 +70,7 @@ class DashboardController(QObject):
         self._again = False
         self._stale = True
         self._frozen = False
-        self._exports: set[asyncio.Task[Any]] = set()
+        self._exports = BackgroundTasks("a metrics export", view.status.setText)
         self._work: asyncio.Task[None] | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -164,10 +165,7 @@ class DashboardController(QObject):
         dialog.open()
 
     def _spawn(self, export: Coroutine[Any, Any, Any]) -> None:
-        work = asyncio.ensure_future(export)
-        self._exports.add(work)
-        work.add_done_callback(self._exports.discard)
-        work.add_done_callback(_log_failure)
+        self._exports.spawn(export)
 
     async def save_chart(self, chart: Chart, kind: str, path: Path) -> Path:
         """A PNG is drawn on the GUI thread (Qt paints there); a CSV is written off it."""

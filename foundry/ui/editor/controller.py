@@ -18,6 +18,7 @@ from foundry.agent.checks import check_agent
 from foundry.agent.document import AgentDocument, read_agent, save_agent, to_document
 from foundry.agent.models import Agent
 from foundry.agent.problems import AgentError, AgentProblem, field_path, problems_from_validation
+from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor.commands import SnapshotCommand
 from foundry.ui.editor.disk_watch import DiskWatch
@@ -48,7 +49,7 @@ class EditorController(QObject):
         self.undo_stack = QUndoStack(self)
         self._field_problems: dict[str, list[AgentProblem]] = {}
         self._save_problems: list[AgentProblem] = []
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks("editor task", view.status.setText)
         self._saving = False
         self._save_task: asyncio.Task[None] | None = None
         self._check_timer = QTimer(self)
@@ -299,23 +300,13 @@ class EditorController(QObject):
             self.load(on_disk)
             self.view.status.setText("Reloaded: the agent changed on disk.")
 
-    def spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[Any]:
         """Run `coroutine` on the GUI's loop, owned by the editor; a failure shows in the status."""
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-        return task
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("editor task failed", exc_info=task.exception())
-            self.view.status.setText(f"Error: {task.exception()}")
+        return self._tasks.spawn(coroutine)
 
     def close(self) -> None:
         """Cancel saves and reads still under way and stop its servers (the editor is closing)."""
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel_all()
         self.tools.close()
 
     # -- signals out ----------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 
 from foundry.session.events import Event
+from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.tasks.view import TaskView
 
@@ -33,7 +33,7 @@ class TaskController(QObject):
         self._last_seq = 0
         self._early: list[Event] = []
         self._loaded = False
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks("task view action", view.status.setText)
         bridge.event_arrived.connect(self._on_event)
         view.stop_requested.connect(lambda: self._spawn(self.stop()))
         view.run_again_requested.connect(lambda: self.run_again_requested.emit(self.task_file))
@@ -53,9 +53,7 @@ class TaskController(QObject):
             self._timer.stop()
 
     def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(coroutine)
 
     async def load(self) -> None:
         history = await self.bridge.call(self.bridge.engine.events(self.task_id))

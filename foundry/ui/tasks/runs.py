@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from foundry.agent import AgentError
 from foundry.orchestration.taskfile import load_task
+from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.tasks.controller import TaskController
 from foundry.ui.tasks.progress import TaskProgress
@@ -41,12 +42,10 @@ class TaskRuns(QObject):
         self.controllers: dict[str, TaskController] = {}
         self.problems: QMessageBox | None = None
         self.last_folder: Path | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks("task run", say)
 
     def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(coroutine)
 
     def choose_file(self) -> None:
         dialog = QFileDialog(self.tabs.window(), "Run a task file")
