@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foundry.agent import secrets as agent_secrets
+from foundry.agent.secrets import SecretError
 from foundry.llm.base import ModelProvider, ProviderError
 from foundry.llm.embedded import DEFAULT_MODEL, EmbeddedProvider
 
@@ -38,26 +39,12 @@ class ModelChoice:
 
 def resolve_secret(value: str | None, base_dir: Path) -> str | None:
     """`env://NAME` is read from the environment, then from a `.env` file beside the agent."""
-    if value is None or not value.startswith("env://"):
-        return value
-    name = value.removeprefix("env://")
-    if name in os.environ:
-        return os.environ[name]
-    found = _dotenv(base_dir / ".env").get(name)
-    if found is None:
-        raise ProviderError(f"the secret {value} is not set: export {name} or add it to .env")
-    return found
-
-
-def _dotenv(path: Path) -> dict[str, str]:
-    if not path.is_file():
-        return {}
-    values = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        key, separator, value = line.strip().removeprefix("export ").partition("=")
-        if separator and key and not key.startswith("#"):
-            values[key.strip()] = value.strip().strip("'\"")
-    return values
+    if value is None:
+        return None
+    try:
+        return agent_secrets.resolve_secret(value, base_dir)
+    except SecretError as exc:
+        raise ProviderError(str(exc)) from exc
 
 
 def open_provider(

@@ -21,6 +21,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp import types as mcp_types
 from mcp.client.sse import sse_client
+from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
@@ -32,6 +33,12 @@ from foundry.agent.models import (
     SseServer,
     StdioServer,
     StreamableHttpServer,
+)
+from foundry.agent.secrets import (
+    DOTENV_NAME,
+    SecretError,
+    SecretNotSetError,
+    resolve_secret,
 )
 from foundry.tools.catalog import ToolInfo, qualified_name, resolve_tool_settings
 
@@ -57,7 +64,6 @@ HTTP_READ_TIMEOUT_S = 300.0
 STDERR_TAIL_BYTES = 4000
 MAX_TOOL_PAGES = 100
 PYTHON_COMMANDS = ("python", "python3")
-ENV_PREFIX = "env://"
 
 
 class ToolResult(BaseModel):
@@ -366,7 +372,7 @@ class _ServerRunner:
             errlog = run.errlog = stack.enter_context(_stderr_file())
             stack.callback(_keep_tail, run, errlog)  # runs once the process has ended
             return stdio_client(_stdio_parameters(config, self._base_dir), errlog=errlog)
-        headers = _resolve_env(config.headers, "headers")
+        headers = _resolve_env(config.headers, "headers", self._base_dir)
         if isinstance(config, StreamableHttpServer):
             return _streamable_http(config.url, headers)
         return sse_client(
@@ -490,10 +496,31 @@ def _stdio_parameters(config: StdioServer, base_dir: Path) -> StdioServerParamet
     cwd = base_dir / config.cwd if config.cwd else base_dir
     if not cwd.is_dir():
         raise ServerStartError(f"the working folder {str(cwd)!r} does not exist")
-    env = {**os.environ, **_resolve_env(config.env, "env")}
-    if getattr(sys, "frozen", False) and command != sys.executable:
-        _unfreeze_library_path(env)
+    env = _server_environment(config, command, base_dir)
     return StdioServerParameters(command=command, args=config.args, env=env, cwd=cwd)
+
+
+def _server_environment(config: StdioServer, command: str, base_dir: Path) -> dict[str, str]:
+    """Only the SDK's safe variables, the library path and the server's own `env`: never
+    Foundry's token, database URL or provider keys unless that `env` names them."""
+    env = get_default_environment()
+    env.update(_library_path(command))
+    env.update(_resolve_env(config.env, "env", base_dir))
+    return env
+
+
+def _library_path(command: str) -> dict[str, str]:
+    """The library path a server gets: the user's; a packaged Foundry's own for itself."""
+    if not getattr(sys, "frozen", False):
+        return _inherited("LD_LIBRARY_PATH")
+    env = _inherited("LD_LIBRARY_PATH", "LD_LIBRARY_PATH_ORIG")
+    if command != sys.executable:
+        _unfreeze_library_path(env)
+    return env
+
+
+def _inherited(*names: str) -> dict[str, str]:
+    return {name: os.environ[name] for name in names if name in os.environ}
 
 
 def _unfreeze_library_path(env: dict[str, str]) -> None:
@@ -506,20 +533,21 @@ def _unfreeze_library_path(env: dict[str, str]) -> None:
         env["LD_LIBRARY_PATH"] = original
 
 
-def _resolve_env(values: dict[str, str], field: str) -> dict[str, str]:
-    """Replaces `env://NAME` values with the variable NAME of Foundry's environment."""
-    resolved: dict[str, str] = {}
-    for key, value in values.items():
-        if not value.startswith(ENV_PREFIX):
-            resolved[key] = value
-            continue
-        variable = value.removeprefix(ENV_PREFIX)
-        if variable not in os.environ:
-            raise ServerStartError(
-                f"{field}.{key} asks for the environment variable {variable}, which is not set"
-            )
-        resolved[key] = os.environ[variable]
-    return resolved
+def _resolve_env(values: dict[str, str], field: str, base_dir: Path) -> dict[str, str]:
+    """The values with each `env://NAME` resolved as providers resolve it (see agent.secrets)."""
+    return {key: _resolve_value(value, f"{field}.{key}", base_dir) for key, value in values.items()}
+
+
+def _resolve_value(value: str, where: str, base_dir: Path) -> str:
+    try:
+        return resolve_secret(value, base_dir)
+    except SecretNotSetError as exc:
+        raise ServerStartError(
+            f"{where} asks for the environment variable {exc.variable}, which is not set: "
+            f"export it or add it to {DOTENV_NAME} beside the agent"
+        ) from exc
+    except SecretError as exc:
+        raise ServerStartError(f"{where}: {exc}") from exc
 
 
 def _describe_failure(exc: BaseException, config: HostedServer) -> str:

@@ -1,0 +1,64 @@
+"""The one resolver of `env://NAME` values: Foundry's environment, then `.env` beside the agent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from foundry.agent.problems import AgentError
+from foundry.agent.textfile import read_optional_text
+
+SECRET_PREFIX = "env://"
+DOTENV_NAME = ".env"
+
+
+class SecretError(Exception):
+    """An `env://` value that cannot be resolved, in plain words."""
+
+
+class SecretNotSetError(SecretError):
+    """An `env://NAME` whose NAME is neither in the environment nor in the agent's `.env`."""
+
+    def __init__(self, variable: str) -> None:
+        self.variable = variable
+        super().__init__(
+            f"the secret {SECRET_PREFIX}{variable} is not set: "
+            f"export {variable} or add it to {DOTENV_NAME} beside the agent"
+        )
+
+
+def is_secret_reference(value: str) -> bool:
+    return value.startswith(SECRET_PREFIX)
+
+
+def resolve_secret(value: str, base_dir: Path) -> str:
+    """`env://NAME` becomes the value of NAME; any other value is returned as it is."""
+    if not is_secret_reference(value):
+        return value
+    variable = value.removeprefix(SECRET_PREFIX)
+    if variable in os.environ:
+        return os.environ[variable]
+    found = read_dotenv(base_dir / DOTENV_NAME).get(variable)
+    if found is None:
+        raise SecretNotSetError(variable)
+    return found
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """The `NAME=value` lines of a `.env` file (`export` and quotes allowed); {} if it is absent."""
+    try:
+        text = read_optional_text(path)
+    except AgentError as exc:
+        raise SecretError(f"the secrets file cannot be read: {exc}") from exc
+    if text is None:
+        return {}
+    return _parse_dotenv(text.removeprefix("\ufeff"))
+
+
+def _parse_dotenv(text: str) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        key, separator, value = line.strip().removeprefix("export ").partition("=")
+        if separator and key and not key.startswith("#"):
+            values[key.strip()] = value.strip().strip("'\"")
+    return values
