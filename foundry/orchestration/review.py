@@ -19,6 +19,8 @@ from foundry.orchestration.validation import (
     CriterionScore,
     Evidence,
     ValidationCache,
+    check_evidence,
+    read_answer,
     score,
     validate,
 )
@@ -81,7 +83,9 @@ class Review:
 
     async def validate(self, reply: str, iteration: int) -> dict[str, Any]:
         spec = self.spec
-        scores = await validate(spec.criteria, self.checker, reply, spec.thresholds, self.cache)
+        scores = await validate(
+            spec.criteria, self.checker, reply, spec.thresholds, self.cache, spec.goal
+        )
         await self._emit_scores(scores, iteration, "checks")
         passed = sum(s.level == "pass" for s in scores)
         cached = sum(s.cached for s in scores)
@@ -173,7 +177,8 @@ class Review:
     ) -> CriterionScore:
         """Run the criterion's checks again on the named files; keep the better evidence."""
         checks = criterion.effective_checks()
-        fresh = [await self.checker.run(check, reply, named) for check in checks]
+        answer = read_answer(reply, self.spec.goal, [c.text for c in self.spec.criteria])
+        fresh = [await check_evidence(self.checker, check, answer, named) for check in checks]
         before = [e for e in current.evidence if e.factor != "claim"]
         # one piece of evidence per check comes first; a helper's quotes may follow, and stay
         pairs = zip(before[: len(checks)], fresh, strict=True)

@@ -5,17 +5,21 @@ answer), tests (a command that exits with 0), files (paths that must exist). The
 is a factor too, weighted least. A criterion's score is the weighted mean of the factors it has
 evidence for, 0-100; the thresholds turn it into pass, uncertain or fail. Results are cached by
 the hashes of the files a criterion's checks look at, so unchanged files are not checked twice.
+Words in the answer count only outside sentences that echo the goal or a criterion, and an answer
+that repeats itself (one sentence over and over, hardly any distinct words) counts as no answer.
 """
 
 from __future__ import annotations
 
 import ast
 import asyncio
+import difflib
 import fnmatch
 import hashlib
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +27,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from foundry.orchestration.taskfile import Check, Criterion, Thresholds, significant_words
+from foundry.orchestration.taskfile import (
+    STOP_WORDS,
+    Check,
+    Criterion,
+    Thresholds,
+    significant_words,
+)
 
 Factor = Literal["code", "tests", "files", "claim"]
 Level = Literal["pass", "uncertain", "fail"]
@@ -37,6 +47,16 @@ DONE = re.compile(r"\b(done|complete[d]?|implemented|created|added|finished|wrot
 NOT_DONE = re.compile(
     r"\b(fail(ed)?|could ?n[o']t|cannot|can't|unable|not (yet )?(done|implemented))\b", re.I
 )
+ECHO_RATIO = 0.85  # difflib ratio at which a sentence is a near-copy of the goal or a criterion
+ECHO_COVERAGE = 0.8  # share of a source's content words a sentence must repeat, adding none
+MIN_REPEATS = 3  # a sentence said this often, in an answer of mostly repeats, is degenerate
+MAX_DISTINCT_SHARE = 0.5  # distinct sentences / sentences at or below which repeats dominate
+MIN_TOKENS_FOR_VARIETY = 40  # answers this long are judged by their share of distinct words
+MIN_DISTINCT_TOKENS = 0.2  # distinct words / words below which an answer is degenerate
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+LIST_MARK = re.compile(r"^\s*(?:[-*>•]+|\d+[.)])\s*")
+STATUS_LINE = re.compile(r"^\s*STATUS:", re.I)
+WORD = re.compile(r"[a-z0-9]+")
 
 
 class Evidence(BaseModel):
@@ -103,6 +123,74 @@ def score(
         factors=factors,
         evidence=(*evidence, claim),
     )
+
+
+# -- the answer ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An operator's answer as evidence: echoes of the task removed, degenerate repetition named."""
+
+    text: str
+    degenerate: str | None = None
+
+
+def sentences(text: str) -> list[str]:
+    """The answer's sentences and lines, list marks and surrounding space removed."""
+    parts = (LIST_MARK.sub("", part).strip() for part in SENTENCE_END.split(text))
+    return [part for part in parts if part]
+
+
+def words_of(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in words_of(text) if w not in STOP_WORDS}
+
+
+def is_echo(sentence: str, sources: Sequence[str]) -> bool:
+    """Whether a sentence is a near-copy of one of the task's own texts (goal or criteria):
+    close as text, or repeating most of a text's content words and adding none of its own."""
+    plain = " ".join(words_of(sentence))
+    mine = content_words(sentence)
+    if not plain:
+        return False
+    for source in sources:
+        if difflib.SequenceMatcher(None, plain, " ".join(words_of(source))).ratio() >= ECHO_RATIO:
+            return True
+        theirs = content_words(source)
+        if mine and theirs and mine <= theirs and len(mine) / len(theirs) >= ECHO_COVERAGE:
+            return True
+    return False
+
+
+def degeneracy(text: str) -> str | None:
+    """Why the answer is no answer (one sentence repeated, hardly any distinct words), else None."""
+    said = [" ".join(words_of(s)) for s in sentences(text) if not STATUS_LINE.match(s)]
+    said = [s for s in said if s]
+    if said:
+        count = Counter(said).most_common(1)[0][1]
+        if count >= MIN_REPEATS and len(set(said)) / len(said) <= MAX_DISTINCT_SHARE:
+            return f"the answer repeats one sentence {count} times"
+    tokens = words_of(text)
+    if (
+        len(tokens) >= MIN_TOKENS_FOR_VARIETY
+        and len(set(tokens)) / len(tokens) < MIN_DISTINCT_TOKENS
+    ):
+        return f"the answer uses only {len(set(tokens))} distinct words in {len(tokens)}"
+    return None
+
+
+def read_answer(reply: str, goal: str, criteria: Sequence[str]) -> Answer:
+    """The answer's own words: sentences that repeat the goal or a criterion do not count."""
+    reason = degeneracy(reply)
+    if reason:
+        return Answer(text="", degenerate=reason)
+    sources = [text for text in (goal, *criteria, " ".join(criteria)) if text.strip()]
+    kept = [s for s in sentences(reply) if not is_echo(s, sources)]
+    return Answer(text="\n".join(kept))
 
 
 # -- the workspace --------------------------------------------------------------------------------
@@ -382,24 +470,35 @@ def cache_key(criterion: Criterion, checker: Checker, reply: str) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
+async def check_evidence(
+    checker: Checker, check: Check, answer: Answer, named: Sequence[str] | None = None
+) -> Evidence:
+    """A check's evidence; a degenerate answer is no answer, and says why."""
+    if check.reply and answer.degenerate:
+        return Evidence(factor="code", value=0.0, detail=f"answer: {answer.degenerate}")
+    return await checker.run(check, answer.text, named)
+
+
 async def validate(
     criteria: Sequence[Criterion],
     checker: Checker,
     reply: str,
     thresholds: Thresholds,
     cache: ValidationCache,
+    goal: str = "",
 ) -> list[CriterionScore]:
-    """Score every criterion against the workspace as it is now."""
+    """Score every criterion against the workspace as it is now and the answer's own words."""
     await asyncio.to_thread(checker.refresh)
-    claimed = claims_done(reply)
+    answer = read_answer(reply, goal, [c.text for c in criteria])
+    claimed = claims_done(reply) and answer.degenerate is None
     scores = []
     for criterion in criteria:
-        key = cache_key(criterion, checker, reply)
+        key = cache_key(criterion, checker, f"{answer.degenerate}\n{answer.text}")
         evidence = cache.get(key)
         cached = evidence is not None
         if evidence is None:
             evidence = tuple(
-                [await checker.run(check, reply) for check in criterion.effective_checks()]
+                [await check_evidence(checker, c, answer) for c in criterion.effective_checks()]
             )
             cache.put(key, evidence)
         result = score(criterion.text, evidence, claimed, thresholds)

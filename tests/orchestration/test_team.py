@@ -198,7 +198,8 @@ def test_a_planned_team_task_still_offers_the_team_to_its_supervisor(
 
 def test_starting_a_task_that_is_running_follows_the_run(engine: Engine, tmp_path: Path) -> None:
     agent(
-        tmp_path / "agents" / "coder", [{"text": "word " * 200 + "STATUS: done", "delay_s": 0.02}]
+        tmp_path / "agents" / "coder",
+        [{"text": " ".join(f"word{i}" for i in range(200)) + " STATUS: done", "delay_s": 0.02}],
     )
     path = task_file(tmp_path, criteria=[{"text": "words", "checks": [{"reply": ["word"]}]}])
     first = engine.submit(engine.start_task(path)).result(10)
