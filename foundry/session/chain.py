@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from foundry.llm.base import ChatMessage
 from foundry.session.events import EventBody, SupervisorDecided
@@ -16,6 +16,39 @@ if TYPE_CHECKING:
 
 Record = Callable[[EventBody], Awaitable[None]]
 HumanReview = Callable[[Direction, str, str], Awaitable[bool]]
+
+
+class StreamMasker(Protocol):
+    """Masks text arriving in pieces: `feed` returns what may be shown now, `finish` the rest."""
+
+    def feed(self, text: str) -> str: ...
+
+    def finish(self) -> str: ...
+
+
+@runtime_checkable
+class MasksReplies(Protocol):
+    """A supervisor that rewrites replies in a way that can be applied while they stream."""
+
+    def reply_masker(self) -> StreamMasker | None: ...
+
+
+class ReplyStream:
+    """What of a streaming reply may be shown: the text after each masker of the chain, in order."""
+
+    def __init__(self, maskers: Sequence[StreamMasker]) -> None:
+        self._maskers = list(maskers)
+
+    def feed(self, text: str) -> str:
+        for masker in self._maskers:
+            text = masker.feed(text)
+        return text
+
+    def finish(self) -> str:
+        text = ""
+        for masker in self._maskers:
+            text = masker.feed(text) + masker.finish()
+        return text
 
 
 @dataclass(frozen=True)
@@ -40,6 +73,16 @@ class SupervisionChain:
         self._human_review = human_review
         self._timeout_s = timeout_s
 
+    def reply_stream(self) -> ReplyStream:
+        """A filter for the tokens of one reply, masking them before anyone sees them."""
+        maskers = [
+            masker
+            for supervisor in self.supervisors
+            if "response" in supervisor.directions and isinstance(supervisor, MasksReplies)
+            if (masker := supervisor.reply_masker()) is not None
+        ]
+        return ReplyStream(maskers)
+
     async def run(
         self,
         session: ChatSession,
@@ -57,8 +100,9 @@ class SupervisionChain:
             await record(_decided(supervisor, direction, index, result))
             if result.action == "modify" and result.content is not None:
                 content = result.content
-            elif result.action == "block":
-                return ChainOutcome(content, supervisor.name, "; ".join(result.reasons))
+            elif result.action == "block":  # what a blocker masked stays masked
+                kept = content if result.content is None else result.content
+                return ChainOutcome(kept, supervisor.name, "; ".join(result.reasons))
             elif result.action == "human_review":
                 outcome = await self._ask_human(supervisor, direction, content, result)
                 if outcome is not None:

@@ -17,6 +17,7 @@ from foundry.agent.models import Agent, AgentSettings, ContextItem
 from foundry.llm.base import (
     ChatMessage,
     ChatRequest,
+    Chunk,
     ModelProvider,
     ProviderError,
     TextDelta,
@@ -26,7 +27,7 @@ from foundry.llm.base import (
     Usage,
 )
 from foundry.llm.registry import ModelChoice
-from foundry.session.chain import SupervisionChain
+from foundry.session.chain import ChainOutcome, ReplyStream, SupervisionChain
 from foundry.session.context import (
     MENTION,
     Candidate,
@@ -55,6 +56,11 @@ from foundry.session.gate import ApprovalGate, GateDecision
 EventSink = Callable[[EventBody], Awaitable[object]]
 EndedBy = Literal["reply", "max_turns", "cancelled", "error", "blocked"]
 RETRY_DELAYS_S = (1.0, 2.0, 4.0)
+# The result of an allowed call that a kill interrupted: it may or may not have run.
+INTERRUPTED = (
+    "The call to {name} was interrupted (the session stopped); it is not known whether "
+    "it ran. Check its effects before calling it again."
+)
 
 
 class ToolDescription(Protocol):
@@ -90,6 +96,17 @@ class TurnResult:
     error: str | None = None
 
 
+@dataclass
+class _Streamed:
+    """One model reply as it arrives: its raw text, what was shown of it, its tool calls."""
+
+    stream: ReplyStream
+    raw: list[str] = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+
 class ChatSession:
     """One conversation with an agent; `send` runs a user turn, `resume` finishes a broken one."""
 
@@ -121,12 +138,22 @@ class ChatSession:
         self._response_schema: dict[str, Any] | None = None
         self._in_flight: set[asyncio.Future[Any]] = set()
         self.chain = chain or SupervisionChain([])
+        self._reviewed: tuple[int, ChainOutcome] | None = None  # a user message's request review
+        # The current round's tool decisions and results, by call id, as the log has them: what
+        # a resumed turn must not decide or run again.
+        self._decided: dict[str, ToolCallDecided] = {}
+        self._finished: dict[str, ToolCallFinished] = {}
 
     # -- state, rebuilt from events -------------------------------------------------------------
 
     def apply(self, body: EventBody) -> None:
         if isinstance(body, MessageAdded):
+            self._forget_stale_calls(body.message)
             self.messages.append(body.message)
+        elif isinstance(body, ToolCallDecided):
+            self._decided[body.call.id] = body
+        elif isinstance(body, ToolCallFinished):
+            self._finished[body.call_id] = body
         elif isinstance(body, MessageRevised):
             revised = self.messages[body.message_index].model_copy(update={"content": body.content})
             self.messages[body.message_index] = revised
@@ -136,6 +163,13 @@ class ChatSession:
     def replay(self, bodies: Iterable[EventBody]) -> None:
         for body in bodies:
             self.apply(body)
+
+    def _forget_stale_calls(self, message: ChatMessage) -> None:
+        """A new assistant message with tool calls starts a new round: decisions and results of
+        earlier rounds no longer apply (a model may reuse a call id in a later round)."""
+        if message.role == "assistant" and message.tool_calls:
+            self._decided.clear()
+            self._finished.clear()
 
     async def _record(self, body: EventBody) -> None:
         await self._emit(body)
@@ -191,12 +225,34 @@ class ChatSession:
     # -- the turn loop --------------------------------------------------------------------------
 
     async def send(self, text: str, response_schema: dict[str, Any] | None = None) -> TurnResult:
-        """Run a user turn; `response_schema` constrains this turn's replies to that JSON schema."""
+        """Run a user turn; `response_schema` constrains this turn's replies to that JSON schema.
+
+        The request supervisors review the message before it is recorded: only what they let
+        through (masked, rewritten) is stored, published or sent to the model.
+        """
         self._response_schema = response_schema
         self._record_in_passing(TurnStarted())
         self._apply_mentions(text)
-        self._record_in_passing(MessageAdded(message=ChatMessage(role="user", content=text)))
+        try:
+            content = await self._review_user_message(text)
+        except asyncio.CancelledError:
+            return await self._cancelled_before_the_message()
+        self._record_in_passing(MessageAdded(message=ChatMessage(role="user", content=content)))
         return await self._run_turn()
+
+    async def _review_user_message(self, text: str) -> str:
+        """The user's message after the request chain; the turn loop acts on a block."""
+        if not self.chain.supervisors:
+            return text
+        index = len(self.messages)
+        message = ChatMessage(role="user", content=text)
+        outcome = await self.chain.run(self, "request", index, message, self._record)
+        self._reviewed = (index, outcome)
+        return outcome.content
+
+    async def _cancelled_before_the_message(self) -> TurnResult:
+        await self._record(TurnFinished(reply="", model_calls=0, ended_by="cancelled"))
+        return TurnResult(reply="", ended_by="cancelled")
 
     async def resume(self) -> TurnResult:
         """Finish a turn that a crash or a kill interrupted, from its last persisted step."""
@@ -237,8 +293,9 @@ class ChatSession:
             if last.role == "assistant" and not last.tool_calls:
                 turn.reply = last.content
                 return "reply"
-            if last.role == "assistant":
-                await self._run_tools(self._unanswered(last), turn)
+            unanswered = self._unanswered_round()
+            if unanswered:
+                await self._run_tools(unanswered, turn)
                 continue
             if turn.model_calls >= self.settings.max_chat_turns:
                 return "max_turns"
@@ -251,7 +308,7 @@ class ChatSession:
         if not self.chain.supervisors:
             return False
         index = len(self.messages) - 1
-        outcome = await self.chain.run(self, "request", index, self.messages[index], self._record)
+        outcome = await self._request_outcome(index)
         if outcome.blocked_by:
             notice = f"Blocked by {outcome.blocked_by}: {outcome.reason}"
             await self._record(MessageAdded(message=ChatMessage(role="assistant", content=notice)))
@@ -263,10 +320,25 @@ class ChatSession:
             )
         return False
 
-    def _unanswered(self, assistant: ChatMessage) -> list[ToolCall]:
-        index = len(self.messages) - 1 - self.messages[::-1].index(assistant)
-        answered = {m.tool_call_id for m in self.messages[index + 1 :] if m.role == "tool"}
-        return [call for call in assistant.tool_calls if call.id not in answered]
+    async def _request_outcome(self, index: int) -> ChainOutcome:
+        """The request chain's outcome on the message at `index` (a user's: reviewed in `send`)."""
+        reviewed, self._reviewed = self._reviewed, None
+        if reviewed is not None and reviewed[0] == index:
+            return reviewed[1]
+        return await self.chain.run(self, "request", index, self.messages[index], self._record)
+
+    def _unanswered_round(self) -> list[ToolCall]:
+        """The calls of the last round of tool calls that have no result message yet: a kill can
+        stop a round between two results, and the model must not be asked before all are in."""
+        for index in range(len(self.messages) - 1, -1, -1):
+            message = self.messages[index]
+            if message.role == "tool":
+                continue
+            if message.role != "assistant":
+                return []
+            answered = {m.tool_call_id for m in self.messages[index + 1 :]}
+            return [call for call in message.tool_calls if call.id not in answered]
+        return []
 
     # -- model calls ----------------------------------------------------------------------------
 
@@ -284,25 +356,36 @@ class ChatSession:
                 await asyncio.sleep(delay)
 
     async def _call_model(self, turn: TurnResult) -> None:
+        """Stream a reply; its tokens are shown (recorded) only as the chain's maskers let them."""
         request = await self._request()
-        text: list[str] = []
-        calls: list[ToolCall] = []
-        usage = Usage()
+        streamed = _Streamed(self.chain.reply_stream())
         try:
             async for chunk in self._provider.stream(request):
-                if isinstance(chunk, TextDelta):
-                    text.append(chunk.text)
-                    self._record_in_passing(TokenDelta(text=chunk.text))
-                elif isinstance(chunk, ToolCallChunk):
-                    calls.append(chunk.call)
-                else:
-                    usage = chunk
+                self._take(chunk, streamed)
         except asyncio.CancelledError:
-            await self._keep_partial_reply("".join(text), turn)
+            self._show(streamed.stream.finish(), streamed)
+            await self._keep_partial_reply("".join(streamed.shown), turn)
             raise
-        await self._record_model_call(usage, turn)
-        reply = ChatMessage(role="assistant", content="".join(text), tool_calls=tuple(calls))
+        self._show(streamed.stream.finish(), streamed)
+        await self._record_model_call(streamed.usage, turn)
+        text, calls = "".join(streamed.raw), tuple(streamed.calls)
+        reply = ChatMessage(role="assistant", content=text, tool_calls=calls)
         await self._record(MessageAdded(message=await self._supervised_reply(reply)))
+
+    def _take(self, chunk: Chunk, streamed: _Streamed) -> None:
+        if isinstance(chunk, TextDelta):
+            streamed.raw.append(chunk.text)
+            self._show(streamed.stream.feed(chunk.text), streamed)
+        elif isinstance(chunk, ToolCallChunk):
+            streamed.calls.append(chunk.call)
+        else:
+            streamed.usage = chunk
+
+    def _show(self, text: str, streamed: _Streamed) -> None:
+        """Record a token of the reply as it may be seen (masked), if there is one yet."""
+        if text:
+            streamed.shown.append(text)
+            self._record_in_passing(TokenDelta(text=text))
 
     async def _supervised_reply(self, reply: ChatMessage) -> ChatMessage:
         """The reply after the supervisors: rewritten, or replaced by a notice if blocked."""
@@ -378,10 +461,18 @@ class ChatSession:
 
     async def _run_tools(self, calls: Sequence[ToolCall], turn: TurnResult) -> None:
         """Decide each call in order, run the allowed ones at the same time, then record the
-        results in the order the model asked for them."""
+        results in the order the model asked for them.
+
+        On a resumed turn the calls the log already decided come first (every decision is
+        stored before any call runs): they are settled from the log, never decided or run again.
+        """
+        fresh = [call for call in calls if call.id not in self._decided]
+        for call in calls:
+            if call.id in self._decided:
+                await self._settle_from_log(self._decided[call.id], turn)
         tools = {tool.name: tool for tool in self._available_tools()}
         decided = []
-        for call in calls:
+        for call in fresh:
             tool = tools.get(call.name)
             decision = await self._gate.review(call, tool.permission_required if tool else True)
             if decision.arguments is not None:  # a reviewer edited them before approving
@@ -402,6 +493,23 @@ class ChatSession:
         if final is not None:
             await self._record(MessageAdded(message=ChatMessage(role="assistant", content=final)))
 
+    async def _settle_from_log(self, decided: ToolCallDecided, turn: TurnResult) -> None:
+        """Answer a call a killed run decided: with its stored result if it has one; else, if it
+        was allowed, as interrupted. It is not run again, since it may have run and had side
+        effects (no tool says it is idempotent): the model is told, and decides what to do."""
+        call = decided.call
+        decision = GateDecision(allowed=decided.allowed, by=decided.by, reason=decided.reason)
+        stored = self._finished.get(call.id)
+        if stored is not None:
+            self._add_tool_call(call, decision, stored.text, stored.is_error, turn)
+            await self._record_tool_message(call, stored.text)
+            return
+        if decided.allowed:
+            text = INTERRUPTED.format(name=call.name)
+        else:
+            text, _, _ = await self._outcome(call, decision, None)  # the denial; nothing ran
+        await self._record_tool_result(call, decision, text, True, 0.0, turn)
+
     async def _timed_outcome(
         self, call: ToolCall, decision: GateDecision, tool: ToolDescription | None
     ) -> tuple[str, bool, bool, float]:
@@ -418,11 +526,24 @@ class ChatSession:
         duration: float,
         turn: TurnResult,
     ) -> None:
-        await self._record(
-            ToolCallFinished(
-                call_id=call.id, name=call.name, text=text, is_error=is_error, duration_s=duration
-            )
+        """Record a call's result and its tool message, queued together so that they normally
+        share one commit; a resumed turn needs only the first (see `_settle_from_log`)."""
+        finished = ToolCallFinished(
+            call_id=call.id, name=call.name, text=text, is_error=is_error, duration_s=duration
         )
+        stored = self._emit(finished)  # the journal queues it now: one commit with the message
+        queued = isinstance(stored, asyncio.Future)
+        if not queued:  # a sink that stores only when awaited: keep the order
+            await stored
+        self.apply(finished)
+        self._add_tool_call(call, decision, text, is_error, turn)
+        await self._record_tool_message(call, text)
+        if queued:
+            await stored
+
+    def _add_tool_call(
+        self, call: ToolCall, decision: GateDecision, text: str, is_error: bool, turn: TurnResult
+    ) -> None:
         turn.tool_calls.append(
             {
                 "name": call.name,
@@ -432,6 +553,8 @@ class ChatSession:
                 "approved_by": decision.by,
             }
         )
+
+    async def _record_tool_message(self, call: ToolCall, text: str) -> None:
         result = ChatMessage(role="tool", content=text, tool_call_id=call.id, name=call.name)
         await self._record(MessageAdded(message=result))
 

@@ -6,12 +6,16 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
+import phonenumbers
+
 from foundry.agent.models import GuardianSupervisorEntry
 from foundry.llm.base import ChatMessage
 from foundry.session.supervisors import Direction, SupervisionResult
 
 if TYPE_CHECKING:
     from foundry.session.chat import ChatSession
+
+DEFAULT_REGION = "US"  # how numbers written without a country code are read
 
 
 def _luhn_valid(digits: str) -> bool:
@@ -33,12 +37,7 @@ def _always(match: re.Match[str]) -> bool:
     return True
 
 
-def _phone(match: re.Match[str]) -> bool:
-    """E.164 numbers have at most 15 digits; longer runs are account or order numbers."""
-    return 8 <= len(re.sub(r"\D", "", match.group())) <= 15
-
-
-# kind -> (pattern, what replaces it, extra check on a match)
+# kind -> (pattern, what replaces it, extra check on a match); phones are found by phonenumbers
 PII_PATTERNS: dict[str, tuple[re.Pattern[str], str, Callable[[re.Match[str]], bool]]] = {
     "email": (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "[email]", _always),
     "card": (re.compile(r"\b(?:\d[ -]?){12,18}\d\b"), "[card number]", _card),
@@ -47,56 +46,139 @@ PII_PATTERNS: dict[str, tuple[re.Pattern[str], str, Callable[[re.Match[str]], bo
         "[national id]",
         _always,
     ),
-    "phone": (re.compile(r"(?<![\w-])\+?\d[\d ().-]{7,}\d\b"), "[phone]", _phone),
 }
+PHONE_PLACEHOLDER = "[phone]"
 MASK_ORDER = ("email", "card", "national_id", "phone")  # cards before phones: both are digits
+# shapes a valid number of some region can take that a person means as a date, a version or an
+# address (phonenumbers already leaves them alone for the default region)
+NOT_A_PHONE = re.compile(r"\d{1,4}([./-])\d{1,2}\1\d{1,4}|\d+(?:\.\d+){3,}")
 
 
-def mask_pii(text: str, kinds: tuple[str, ...]) -> tuple[str, dict[str, int]]:
+def _mask_pattern(text: str, kind: str, counts: dict[str, int]) -> str:
+    pattern, placeholder, check = PII_PATTERNS[kind]
+
+    def replace(match: re.Match[str]) -> str:
+        if not check(match):
+            return match.group()
+        counts[kind] = counts.get(kind, 0) + 1
+        return placeholder
+
+    return pattern.sub(replace, text)
+
+
+def _mask_phones(text: str, region: str, counts: dict[str, int]) -> str:
+    """Valid numbers only (phonenumbers' VALID leniency): dates, versions and ids stay."""
+    leniency = phonenumbers.Leniency.VALID
+    spans = [
+        (match.start, match.end)
+        for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=leniency)
+        if not NOT_A_PHONE.fullmatch(match.raw_string)
+    ]
+    for start, end in reversed(spans):
+        text = text[:start] + PHONE_PLACEHOLDER + text[end:]
+    if spans:
+        counts["phone"] = counts.get("phone", 0) + len(spans)
+    return text
+
+
+def mask_pii(
+    text: str, kinds: tuple[str, ...], region: str = DEFAULT_REGION
+) -> tuple[str, dict[str, int]]:
     """The text with each kind of personal data replaced by a placeholder, and how many of each."""
     counts: dict[str, int] = {}
     for kind in MASK_ORDER:
         if kind not in kinds:
             continue
-        pattern, placeholder, check = PII_PATTERNS[kind]
-
-        def replace(
-            match: re.Match[str],
-            kind: str = kind,
-            placeholder: str = placeholder,
-            check: Callable[[re.Match[str]], bool] = check,
-        ) -> str:
-            if not check(match):
-                return match.group()
-            counts[kind] = counts.get(kind, 0) + 1
-            return placeholder
-
-        text = pattern.sub(replace, text)
+        if kind == "phone":
+            text = _mask_phones(text, region, counts)
+        else:
+            text = _mask_pattern(text, kind, counts)
     return text, counts
 
 
-class GuardianSupervisor:
-    """Runs no model: regular expressions and keyword lists, so it is fast and predictable."""
+# A match can only run past a cut through a digit or a phone's opening "(", "[" or "+": between
+# two digits of one phone number lie at most ten characters besides spaces, commas and dashes
+# (an extension word like "extensión:"). So no match crosses a cut that follows a space and has
+# more such characters than that since the last digit or opening sign, whatever text follows.
+RISKY = re.compile("[\\d(\\[\uff08\uff3b+\uff0b]")  # digits; ( [ + and full-width forms
+SEPARATORS = re.compile(r"[\s,\-]")
+QUIET_CHARACTERS = 11
 
-    def __init__(self, entry: GuardianSupervisorEntry) -> None:
+
+def safe_cut(text: str) -> int:
+    """The length of the longest prefix of `text` that no match can run past."""
+    for cut in range(len(text), 0, -1):
+        if text[cut - 1].isspace() and _quiet_before(text, cut):
+            return cut
+    return 0
+
+
+def _quiet_before(text: str, cut: int) -> bool:
+    quiet = 0
+    for index in range(cut - 1, -1, -1):
+        char = text[index]
+        if RISKY.match(char):
+            return False
+        if not SEPARATORS.match(char):
+            quiet += 1
+            if quiet >= QUIET_CHARACTERS:
+                return True
+    return True
+
+
+class ReplyMasker:
+    """Masks a reply while it streams: it holds back the tail a match could still grow into and
+    releases the text before it masked, so what it releases is the mask of the whole reply."""
+
+    def __init__(self, kinds: tuple[str, ...], region: str = DEFAULT_REGION) -> None:
+        self._kinds = kinds
+        self._region = region
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        """The masked text that can be shown now that `text` has arrived ("" while held)."""
+        self._held += text
+        cut = safe_cut(self._held)
+        released, self._held = self._held[:cut], self._held[cut:]
+        return mask_pii(released, self._kinds, self._region)[0] if released else ""
+
+    def finish(self) -> str:
+        """The rest of the reply, masked: the stream has ended."""
+        rest, self._held = self._held, ""
+        return mask_pii(rest, self._kinds, self._region)[0] if rest else ""
+
+
+class GuardianSupervisor:
+    """Runs no model: regular expressions, phonenumbers and keyword lists, so it is fast and
+    predictable."""
+
+    def __init__(self, entry: GuardianSupervisorEntry, region: str = DEFAULT_REGION) -> None:
         self.id = entry.id
         self.name = entry.name or "Guardian"
         self.fallback_behavior: Literal["allow", "block"] = "block"
         self._kinds = tuple(entry.config.mask_pii)
+        self._region = region
         self._keywords = [word.lower() for word in entry.config.block_keywords if word.strip()]
         self.directions: frozenset[Direction] = frozenset(entry.config.apply_to)
+
+    def reply_masker(self) -> ReplyMasker | None:
+        """What masks a reply as it streams, if this guardian masks replies."""
+        if "response" not in self.directions or not self._kinds:
+            return None
+        return ReplyMasker(self._kinds, self._region)
 
     async def review(
         self, session: ChatSession, direction: Direction, message: ChatMessage
     ) -> SupervisionResult:
+        masked, counts = mask_pii(message.content, self._kinds, self._region)
         lowered = message.content.lower()
         found = [word for word in self._keywords if word in lowered]
         if found:
             listed = ", ".join(repr(word) for word in found)
+            reason = f"contains blocked text {listed}"
             return SupervisionResult(
-                action="block", reasons=(f"contains blocked text {listed}",), confidence=1.0
+                action="block", content=masked, reasons=(reason,), confidence=1.0
             )
-        masked, counts = mask_pii(message.content, self._kinds)
         if not counts:
             return SupervisionResult(action="allow", confidence=1.0)
         what = ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in counts.items())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import signal
+import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,119 @@ def test_kill_at_any_point_loses_nothing_and_resumes(tmp_path: Path, kill_at: in
     finished = [e.body for e in after if isinstance(e.body, TurnFinished)]
     assert finished[-1].reply == FINAL_REPLY
     store.close()
+
+
+# A stdio MCP server whose one tool appends its `tag` to a file: each line is one run.
+COUNTING_SERVER = """
+import sys
+from pathlib import Path
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("counting")
+runs = Path(sys.argv[1])
+
+
+@server.tool()
+def touch(tag: str) -> str:
+    with runs.open("a") as lines:
+        lines.write(tag + "\\n")
+    return "touched " + tag
+
+
+server.run()
+"""
+TWO_CALLS = {
+    "turns": [
+        {
+            "text": "Touching both.",
+            "tool_calls": [
+                {"id": "call_a", "name": "count.touch", "arguments": {"tag": "call_a"}},
+                {"id": "call_b", "name": "count.touch", "arguments": {"tag": "call_b"}},
+            ],
+        },
+        {"text": "Both touched."},
+    ]
+}
+TWO_CALLS_EVENTS = 22  # the events of the turn (23 with the server stop): a kill after each
+
+
+def counting_agent(root: Path) -> tuple[Path, Path]:
+    """An agent with the counting server; the file its runs are appended to."""
+    root.mkdir(parents=True)
+    (root / "counting_server.py").write_text(COUNTING_SERVER)
+    runs = root / "runs.txt"
+    server = {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": [str(root / "counting_server.py"), str(runs)],
+        "serverToolDefaults": {"permissionRequired": False, "include": "always"},
+    }
+    return write_agent(root / "agent", TWO_CALLS, servers={"count": server}), runs
+
+
+@pytest.mark.parametrize("kill_at", range(1, TWO_CALLS_EVENTS))
+def test_kill_at_every_boundary_runs_each_tool_call_at_most_once(
+    tmp_path: Path, kill_at: int
+) -> None:
+    agent, runs = counting_agent(tmp_path / "counting")
+    home = tmp_path / "home"
+    argv = ["run", str(agent), "-m", "Touch both."]
+    killed = run_and_kill(argv, home, lambda database: last_seq(database) >= kill_at)
+    assert killed == -signal.SIGKILL, "the run ended before the kill"
+
+    store = Store.open(f"sqlite:///{database_of(home)}")
+    [session] = store.sessions.list()
+    with Engine(store) as engine:
+        chat = engine.submit(engine.reopen_session(session.id)).result(30)
+        if chat.messages:
+            result = engine.submit(engine.resume(session.id)).result(60)
+        else:  # killed before the user's message was stored: the turn never began
+            result = engine.submit(engine.send(session.id, "Touch both.")).result(60)
+        messages = engine.submit(engine.reopen_session(session.id)).result(30).messages
+    store.close()
+
+    assert result.reply == "Both touched."
+    lines = runs.read_text().split() if runs.exists() else []
+    assert all(lines.count(tag) <= 1 for tag in ("call_a", "call_b")), lines
+    answers = [m.tool_call_id for m in messages if m.role == "tool"]
+    assert sorted(answers) == ["call_a", "call_b"]
+
+
+def cut_log(database: Path, keep: int) -> None:
+    """The log as a kill after event `keep` would leave it, whatever the group commits did."""
+    with sqlite3.connect(database) as connection:
+        kept = connection.execute(
+            "SELECT count(*) FROM events WHERE seq <= ? AND kind = 'message'", (keep,)
+        ).fetchone()[0]
+        connection.execute("DELETE FROM events WHERE seq > ?", (keep,))
+        connection.execute("DELETE FROM messages WHERE seq > ?", (kept,))
+
+
+@pytest.mark.parametrize(
+    ("keep", "expected"),
+    [
+        (12, ["interrupted", "interrupted"]),  # both decided, neither result stored
+        (13, ["touched call_a", "interrupted"]),  # call_a's result stored, not its message
+    ],
+)
+def test_resume_uses_stored_results_and_reports_interrupted_calls(
+    tmp_path: Path, keep: int, expected: list[str]
+) -> None:
+    agent, runs = counting_agent(tmp_path / "counting")
+    home = tmp_path / "home"
+    finished = run_and_kill(["run", str(agent), "-m", "Touch both."], home, lambda _: False)
+    assert finished == 0
+    cut_log(database_of(home), keep)
+
+    store = Store.open(f"sqlite:///{database_of(home)}")
+    [session] = store.sessions.list()
+    with Engine(store) as engine:
+        chat = engine.submit(engine.reopen_session(session.id)).result(30)
+        result = engine.submit(engine.resume(session.id)).result(60)
+        tool_messages = [m.content for m in chat.messages if m.role == "tool"]
+    store.close()
+
+    assert result.reply == "Both touched."
+    assert runs.read_text().split() == ["call_a", "call_b"]  # the first run's only
+    said = ["interrupted" if "was interrupted" in text else text for text in tool_messages]
+    assert said == expected

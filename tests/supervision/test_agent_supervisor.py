@@ -18,6 +18,7 @@ from foundry.session.chat import ChatSession
 from foundry.session.events import (
     ContextChanged,
     ContextSelected,
+    MessageAdded,
     MessageRevised,
     SupervisorDecided,
 )
@@ -148,8 +149,11 @@ async def test_a_modification_through_the_chain_revises_the_request(
     session = await supervised_session(tmp_path / "writer", sink, turns=TWO_REPLIES)
     session.chain = SupervisionChain([supervisor])
     await session.send("Compose, if you would be so kind, an epistle to the board.")
-    revised = [e for e in sink.events if isinstance(e, MessageRevised)]
-    assert [(e.message_index, e.content) for e in revised] == [(2, "Write to the board.")]
+    stored = [e.message for e in sink.events if isinstance(e, MessageAdded)]
+    assert stored[2] == ChatMessage(role="user", content="Write to the board.")  # never the first
+    assert not any(isinstance(e, MessageRevised) for e in sink.events)
+    decided = next(e for e in sink.events if isinstance(e, SupervisorDecided))
+    assert (decided.message_index, decided.action) == (2, "modify")
     assert session.messages[2].content == "Write to the board."
 
 

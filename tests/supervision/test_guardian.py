@@ -1,0 +1,196 @@
+"""The guardian masks real phone numbers only, and nothing it masks is streamed, stored or shown."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from foundry.agent.models import Agent, GuardianSupervisorEntry
+from foundry.cli import main
+from foundry.llm.base import ChatMessage, ChatRequest, Chunk, TextDelta
+from foundry.llm.registry import ModelChoice
+from foundry.session.chain import SupervisionChain
+from foundry.session.chat import ChatSession
+from foundry.session.events import EventBody
+from foundry.session.gate import PermissionGate
+from foundry.supervision.guardian import GuardianSupervisor, ReplyMasker, mask_pii
+from tests.runtime.conftest import write_agent
+
+PHONES = [
+    "+1 415 555 2671",
+    "(415) 555-2671",
+    "+44 20 7946 0958",
+    "+33 1 23 45 67 89",
+    "415-555-2671",
+    "415.555.2671",
+    "+1 (415) 555-0199",
+    "+49 30 901820",
+    "+1 415 555 2671 ext. 12",
+]
+NOT_PHONES = [
+    "2025-04-07",  # ISO date
+    "07/04/2025",  # day/month/year
+    "12.03.2024",  # dotted date
+    "10:30",  # time
+    "14:05:59",
+    "2025-04-07T10:30:00Z",  # ISO timestamp
+    "2025-04-07 10:30",
+    "1.2.3",  # versions
+    "v2.10.0",
+    "10.4.1.2",
+    "192.168.100.200",  # an address
+    "$1,234.56",  # prices
+    "EUR 1 299,00",
+    "42",  # plain numbers
+    "1000000",
+    "1234567890",
+    "3.14159265358979",
+    "order 55512345",  # ids
+    "INC-20250407-001",
+    "550e8400-e29b-41d4-a716-446655440000",
+    "12:30:45.123456",
+]
+
+
+@pytest.mark.parametrize("number", PHONES)
+def test_a_real_phone_number_is_masked(number: str) -> None:
+    assert mask_pii(f"call {number} today", ("phone",)) == ("call [phone] today", {"phone": 1})
+
+
+@pytest.mark.parametrize("text", NOT_PHONES)
+def test_dates_versions_prices_and_ids_are_not_phones(text: str) -> None:
+    sentence = f"The day of the week is {text} on Monday"
+    assert mask_pii(sentence, ("phone",)) == (sentence, {})
+
+
+def test_cards_and_national_ids_keep_their_own_placeholders() -> None:
+    text = "card 4111 1111 1111 1111, ssn 123-45-6789, mail a.b@example.org"
+    masked, counts = mask_pii(text, ("email", "card", "national_id", "phone"))
+    assert masked == "card [card number], ssn [national id], mail [email]"
+    assert counts == {"email": 1, "card": 1, "national_id": 1}
+
+
+REPLY = (
+    "Sure! Call +1 415 555 2671 or (415) 555-2671 ext. 7, write to ana.lopez@example.com, "
+    "pay with 4111-1111-1111-1111 (ssn 123-45-6789) before 2025-04-07 10:30; we run v2.10.0."
+)
+KINDS = ("email", "card", "national_id", "phone")
+
+
+def streamed(text: str, size: int) -> list[str]:
+    masker = ReplyMasker(KINDS)
+    pieces = [masker.feed(text[at : at + size]) for at in range(0, len(text), size)]
+    return [*pieces, masker.finish()]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 13, 40, len(REPLY)])
+def test_a_streamed_reply_is_released_exactly_as_the_whole_reply_is_masked(size: int) -> None:
+    pieces = streamed(REPLY, size)
+    assert "".join(pieces) == mask_pii(REPLY, KINDS)[0]
+    shown = ""
+    for piece in pieces:  # at no point has anything shown been part of a raw value
+        shown += piece
+        assert not any(raw in shown for raw in ("2671", "ana.lopez", "4111", "6789"))
+
+
+def test_prose_is_released_while_it_streams() -> None:
+    masker = ReplyMasker(KINDS)
+    assert masker.feed("Hello there, ") == "Hello there, "
+    assert masker.feed("call +1 415 ") == "call "
+    assert masker.feed("555 2671 when ") == ""  # a digit is still too near
+    assert masker.feed("you like. Bye") == "[phone] when you like. "
+    assert masker.finish() == "Bye"
+
+
+async def test_a_blocked_message_is_masked_too() -> None:
+    entry = GuardianSupervisorEntry.model_validate(
+        {"type": "guardian", "id": "g", "config": {"blockKeywords": ["secret"]}}
+    )
+    message = ChatMessage(role="user", content="the secret is at ana@example.com")
+    result = await GuardianSupervisor(entry).review(None, "request", message)  # type: ignore[arg-type]
+    assert (result.action, result.content) == ("block", "the secret is at [email]")
+
+
+class StallingModel:
+    """Streams the start of a phone number, then waits until it is cancelled."""
+
+    name = "stalling"
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
+        for piece in ("Call ", "+1 ", "415 ", "555 ", "2671"):
+            yield TextDelta(text=piece)
+        await asyncio.Event().wait()
+
+    async def list_models(self) -> list[str]:
+        return []
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_a_cancelled_reply_keeps_only_its_masked_text() -> None:
+    events: list[EventBody] = []
+
+    async def sink(body: EventBody) -> None:
+        events.append(body)
+
+    agent = Agent.model_validate({"metadata": {"name": "t"}})
+    entry = GuardianSupervisorEntry.model_validate({"type": "guardian", "id": "g"})
+    chat = ChatSession(
+        "s1",
+        agent,
+        ModelChoice("stalling", "x"),
+        StallingModel(),
+        PermissionGate(agent.settings.tool_permission),
+        sink,
+        chain=SupervisionChain([GuardianSupervisor(entry)]),
+    )
+    turn = asyncio.ensure_future(chat.send("hi"))
+    await asyncio.sleep(0.05)
+    turn.cancel()
+    result = await turn
+    assert (result.ended_by, result.reply) == ("cancelled", "Call [phone]")
+    assert not any("2671" in event.model_dump_json() for event in events)
+
+
+GUARDIAN = {"type": "guardian", "id": "guardian", "name": "PII guardian"}
+MESSAGE = "Hello, my address is ana.lopez@example.com, reach me there."
+RAW = ("ana.lopez", "example.com", "415 555 2671", "555-2671", "7946 0958")
+
+
+def everything_stored(database: Path) -> str:
+    """Every row of every table of the store, as text."""
+    with sqlite3.connect(database) as connection:
+        listed = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        tables = [row[0] for row in listed]
+        rows = [
+            repr(row)
+            for table in tables
+            if table.isidentifier()
+            for row in connection.execute(f'SELECT * FROM "{table}"')
+        ]
+    return "\n".join(rows)
+
+
+def test_nothing_masked_is_streamed_stored_or_shown(
+    tmp_path: Path, foundry_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reply = "Call +1 415 555 2671 or (415) 555-2671 on 2025-04-07, or +44 20 7946 0958."
+    turns = {"turns": [{"text": reply}]}
+    agent = write_agent(tmp_path / "guarded", turns, servers={}, supervisors=[GUARDIAN])
+    assert main(["run", str(agent), "--message", MESSAGE]) == 0
+    shown = capsys.readouterr()
+    database = next(foundry_home.rglob("foundry.sqlite3"))
+    stored = everything_stored(database)
+    for raw in RAW:
+        assert raw not in shown.out + shown.err
+        assert raw not in stored
+        for file in database.parent.iterdir():  # the database, its WAL, anything beside it
+            assert raw.encode() not in file.read_bytes()
+    assert shown.out.strip() == "Call [phone] or [phone] on 2025-04-07, or [phone]."
+    assert "Hello, my address is [email], reach me there." in stored
+    assert "masked personal data: 3 phone" in stored
