@@ -14,11 +14,12 @@ from foundry.llm.base import ChatRequest, Chunk, ModelProvider, ToolCall
 from foundry.llm.embedded import EmbeddedProvider
 from foundry.llm.ollama import OllamaProvider
 from foundry.llm.openai_compat import OpenAICompatibleProvider
-from foundry.session.events import ApprovalRequested, EventBody
+from foundry.session.events import ApprovalRequested
 from foundry.store import Store, TraceRecord
 from foundry.supervision.hierarchy import SupervisedGate
 from foundry.supervision.l1 import NO_JUDGE, CallUnderReview, L1Supervisor
 from tests.llm.fakes import DONE, FakeOllama, FakeOpenAI, said, serve_openai, sse_event
+from tests.supervision.test_hierarchy import Recorder
 
 POLICY = {
     "rules": [{"name": "writes", "tool": "files.write*", "action": "supervisor"}],
@@ -46,14 +47,6 @@ class Spy:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[EventBody] = []
-
-    async def __call__(self, body: EventBody) -> None:
-        self.events.append(body)
 
 
 @pytest.fixture
