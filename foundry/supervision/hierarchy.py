@@ -134,16 +134,16 @@ class SupervisedGate:
     async def route(self, call: ToolCall) -> Route:
         """Where the hierarchy sends `call`, decided without recording or running anything: by
         the policy, a grant, the L1 supervisor, or on to a person (`foundry policy check`)."""
-        policy = self._policy.decide(self._agent, call.name, call.arguments)
+        # the rules resolve paths (the filesystem) and the detector decodes: off the loop
+        policy, injection = await asyncio.to_thread(self._judge, call)
         if policy.action == "deny":
             return Route(policy=policy)
-        injection = find_injection(call.arguments)
         if injection is not None:
             policy = self._past_rules_and_grants(policy, injection)
         elif policy.action == "allow":
             return Route(policy=policy)
         else:
-            grant, why_not = await self._grant_for(call)
+            grant, why_not = await asyncio.to_thread(self._grant_for, call)
             if grant is not None:
                 return Route(policy=policy, grant=grant)
             if why_not is not None:
@@ -171,10 +171,17 @@ class SupervisedGate:
         action = "supervisor" if to_supervisor else "human"
         return policy.model_copy(update={"action": action, "reason": reason})
 
-    async def _grant_for(self, call: ToolCall) -> tuple[GrantRecord | None, str | None]:
+    def _judge(self, call: ToolCall) -> tuple[PolicyDecision, InjectionSignal | None]:
+        """The L0 decision and the injection signal, if any (blocking: run it in a thread)."""
+        policy = self._policy.decide(self._agent, call.name, call.arguments)
+        if policy.action == "deny":
+            return policy, None
+        return policy, find_injection(call.arguments)
+
+    def _grant_for(self, call: ToolCall) -> tuple[GrantRecord | None, str | None]:
         """An active grant that covers this call, scopes included; or None, and why the grants
-        that name the tool do not reach it when that is the workspace limit."""
-        grants = await asyncio.to_thread(self._store.grants.covering, self._agent, call.name)
+        that name the tool do not reach it when that is the workspace limit (blocking)."""
+        grants = self._store.grants.covering(self._agent, call.name)
         if not grants:
             return None, None
         paths = self._folders.paths_of(call.name, call.arguments)
@@ -220,8 +227,12 @@ class SupervisedGate:
         await asyncio.to_thread(self._store.traces.add, skipped)
 
     async def _view(self, call: ToolCall) -> CallUnderReview:
-        traces = await asyncio.to_thread(self._store.traces.list, self._agent, 10)
-        grants = await asyncio.to_thread(self._store.grants.active)
+        return await asyncio.to_thread(self._view_of, call)
+
+    def _view_of(self, call: ToolCall) -> CallUnderReview:
+        """What the L1 supervisor is shown (blocking: the store, the filesystem, the detector)."""
+        traces = self._store.traces.list(self._agent, 10)
+        grants = self._store.grants.active()
         return CallUnderReview(
             agent_id=self._agent,
             tool=call.name,
