@@ -246,10 +246,11 @@ class Engine:
         )
         return _Live(chat=chat, provider=provider, tools=tools)
 
-    def _human_review(self, session_id: str, agent: Agent, ask: AskUser | None) -> HumanReview:
-        """A message a supervisor wants a human to see goes to the approval inbox."""
+    def _inbox(self, session_id: str, agent: Agent, ask: AskUser | None) -> HumanInbox:
+        """The approval inbox of a session: the app's inbox, the API, `foundry approvals` and
+        the person at this terminal (`ask`) race to answer; the policy's timeout applies."""
         config = policy_entry_config(agent.supervisors) or PolicyConfig()
-        inbox = HumanInbox(
+        return HumanInbox(
             self.store,
             agent.metadata.name,
             session_id,
@@ -258,6 +259,10 @@ class Engine:
             on_timeout=config.on_timeout,
             ask=ask,
         )
+
+    def _human_review(self, session_id: str, agent: Agent, ask: AskUser | None) -> HumanReview:
+        """A message a supervisor wants a human to see goes to the approval inbox."""
+        inbox = self._inbox(session_id, agent, ask)
 
         async def review(direction: Direction, content: str, reason: str) -> bool:
             call = ToolCall(
@@ -299,7 +304,8 @@ class Engine:
         assert agent is not None
         config = policy_entry_config(agent.supervisors)
         if config is None:
-            gate = PermissionGate(agent.settings.tool_permission, ask)
+            inbox = self._inbox(session_id, agent, ask)
+            gate = PermissionGate(agent.settings.tool_permission, inbox.ask_permission)
             return TracedGate(gate, self.store, agent.metadata.name, session_id)
         supervisor = await self._in_writer(open_l1_supervisor, document.base_dir, config)
         folders = server_folders(agent.mcp_servers, document.base_dir)

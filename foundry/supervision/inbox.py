@@ -77,6 +77,15 @@ class HumanInbox:
         )
         return self._decision(call, resolved)
 
+    async def ask_permission(self, call: ToolCall) -> GateDecision:
+        """A call the agent's toolPermission says a person must approve (no policy decides)."""
+        return await self.decide(
+            call,
+            level="L0",
+            reason=f"{call.name} needs a person's approval (toolPermission)",
+            policy_rule="toolPermission",
+        )
+
     def _approval(
         self, call: ToolCall, level: str, policy_rule: str | None, verdict: dict[str, Any] | None
     ) -> ApprovalRecord:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 from foundry.orchestration.events import (
@@ -14,7 +16,9 @@ from foundry.orchestration.events import (
     TaskFinished,
 )
 from foundry.runtime.engine import Engine
+from foundry.supervision.resolution import resolve_approval
 from tests.orchestration.conftest import GREET_CODE, agent, task_file, write
+from tests.runtime.conftest import write_agent
 
 DONE = {"text": "Done. STATUS: done"}
 PLAN = {
@@ -34,6 +38,27 @@ TWO_CRITERIA = [
     },
     {"text": "it says Hello", "checks": [{"keywords": ["Hello"], "within": "greetings.py"}]},
 ]
+
+
+def run_while_a_person_approves(engine: Engine, path: Path):  # type: ignore[no-untyped-def]
+    """Run the task while a person approves the first approval that reaches the inbox."""
+
+    def approve_when_asked() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            pending = engine.store.approvals.list(status="pending")
+            if pending:
+                time.sleep(0.2)  # a person takes a moment
+                resolve_approval(engine.store, pending[0].id, "approved", "human:test")
+                return
+            time.sleep(0.02)
+
+    person = threading.Thread(target=approve_when_asked)
+    person.start()
+    try:
+        return run(engine, path)
+    finally:
+        person.join()
 
 
 def run(engine: Engine, path: Path, **options: bool):  # type: ignore[no-untyped-def]
@@ -278,12 +303,7 @@ def test_a_task_file_with_errors_names_file_field_and_line(tmp_path: Path) -> No
 def test_workspace_writes_pass_the_approval_hierarchy_and_waiting_is_a_phase(
     engine: Engine, tmp_path: Path
 ) -> None:
-    import threading
-    import time
-
     from foundry.orchestration.events import PhaseStarted
-    from foundry.supervision.resolution import resolve_approval
-    from tests.runtime.conftest import write_agent
 
     policy = {
         "type": "policy",
@@ -299,20 +319,7 @@ def test_workspace_writes_pass_the_approval_hierarchy_and_waiting_is_a_phase(
     turns = {"turns": [{"tool_calls": [write("greetings.py", GREET_CODE)]}, DONE]}
     write_agent(tmp_path / "agents" / "coder", turns, servers={}, supervisors=[policy])
 
-    def approve_when_asked() -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            pending = engine.store.approvals.list(status="pending")
-            if pending:
-                time.sleep(0.2)  # a person takes a moment
-                resolve_approval(engine.store, pending[0].id, "approved", "human:test")
-                return
-            time.sleep(0.02)
-
-    person = threading.Thread(target=approve_when_asked)
-    person.start()
-    outcome = run(engine, task_file(tmp_path))
-    person.join()
+    outcome = run_while_a_person_approves(engine, task_file(tmp_path))
 
     assert outcome.status == "succeeded"
     [approval] = engine.store.approvals.list()
@@ -325,3 +332,22 @@ def test_workspace_writes_pass_the_approval_hierarchy_and_waiting_is_a_phase(
     ]
     assert [type(b).__name__ for b in waits] == ["PhaseStarted", "PhaseFinished"]
     assert waits[0].label == "workspace.write_file" and waits[0].iteration == 1
+
+
+def test_a_write_that_needs_permission_is_asked_in_the_inbox_without_a_policy(
+    engine: Engine, tmp_path: Path
+) -> None:
+    turns = {"turns": [{"tool_calls": [write("greetings.py", GREET_CODE)]}, DONE]}
+    write_agent(
+        tmp_path / "agents" / "coder", turns, servers={}, settings={"toolPermission": "tool"}
+    )
+
+    outcome = run_while_a_person_approves(engine, task_file(tmp_path))
+
+    assert outcome.status == "succeeded"
+    [approval] = engine.store.approvals.list()
+    assert (approval.tool, approval.status, approval.policy_rule) == (
+        "workspace.write_file",
+        "approved",
+        "toolPermission",
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from foundry.llm.base import ToolCall
 from foundry.runtime.engine import Engine
 from foundry.session.events import (
+    ApprovalRequested,
     ContextSelected,
     ErrorOccurred,
     Event,
@@ -24,6 +26,7 @@ from foundry.session.events import (
 )
 from foundry.session.gate import GateDecision
 from foundry.store import Store
+from foundry.supervision.resolution import resolve_approval
 
 from .conftest import TIME_SERVER, write_agent
 
@@ -64,30 +67,48 @@ def test_every_event_is_persisted_before_subscribers_see_it(
     assert numbers == sorted(numbers) == list(range(1, len(numbers) + 1))
 
 
-def test_a_tool_that_needs_approval_is_denied_with_no_one_to_ask(
-    engine: Engine, tmp_path: Path
-) -> None:
+def _guarded_agent(root: Path) -> Path:
+    """An agent without a policy whose time tool requires a person's permission."""
     guarded = dict(TIME_SERVER, serverToolDefaults={"permissionRequired": True})
-    agent = write_agent(
-        tmp_path / "guarded",
-        {
-            "turns": [
-                {
-                    "tool_calls": [
-                        {"name": "time.get_current_time", "arguments": {"timezone": "UTC"}}
-                    ]
-                },
-                {"text": "I could not check the time."},
-            ]
-        },
-        servers={"time": guarded},
-    )
-    session_id = engine.submit(engine.open_session(agent)).result()
-    result = engine.submit(engine.send(session_id, "time?")).result(60)
+    turns = {
+        "turns": [
+            {"tool_calls": [{"name": "time.get_current_time", "arguments": {"timezone": "UTC"}}]},
+            {"text": "Here is the time."},
+        ]
+    }
+    return write_agent(root, turns, servers={"time": guarded})
+
+
+def _answer_first_approval(store: Store, status: str, reasoning: str) -> str:
+    """Answer the first approval that appears, as the app's inbox or the API would."""
+    deadline = time.monotonic() + 30
+    while not (pending := store.approvals.list(status="pending")):
+        assert time.monotonic() < deadline, "no approval reached the inbox"
+        time.sleep(0.02)
+    resolve_approval(store, pending[0].id, status, "human:inbox", reasoning)
+    return pending[0].tool
+
+
+@pytest.mark.parametrize("status", ["approved", "denied"])
+def test_a_tool_that_needs_permission_asks_the_inbox_with_no_one_at_the_terminal(
+    engine: Engine, tmp_path: Path, status: str
+) -> None:
+    session_id = engine.submit(engine.open_session(_guarded_agent(tmp_path / "guarded"))).result()
+    turn = engine.submit(engine.send(session_id, "time?"))
+    asked = _answer_first_approval(engine.store, status, "decided in the inbox")
+    result = turn.result(60)
     [call] = result.tool_calls
-    assert call["is_error"] and "needs approval" in call["result"]
-    tool_message = engine.session(session_id).messages[-2]
-    assert tool_message.role == "tool" and "was denied" in tool_message.content
+    assert asked == "time.get_current_time"
+    if status == "approved":
+        assert not call["is_error"] and call["approved_by"] == "human:inbox"
+    else:
+        assert call["is_error"] and "decided in the inbox" in call["result"]
+    requested = [
+        e.body
+        for e in engine.submit(engine.events(session_id)).result()
+        if isinstance(e.body, ApprovalRequested)
+    ]
+    assert [r.tool for r in requested] == ["time.get_current_time"]
 
 
 def test_the_approver_is_asked_and_its_answer_recorded(engine: Engine, tmp_path: Path) -> None:
