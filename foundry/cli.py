@@ -13,12 +13,14 @@ from foundry.agent.checks import inspect_agent, validate_agent
 from foundry.agent.document import ignored_config, new_agent_path_problem, resolve_agent_path
 from foundry.agent.relocate import convert_agent
 from foundry.agent.templates import create_agent, new_agent
+from foundry.agent.trust import UntrustedAgent
 from foundry.cli_doctor import add_doctor_commands
 from foundry.cli_metrics import add_metrics_commands
 from foundry.cli_policy import add_policy_commands
 from foundry.cli_sessions import add_session_commands
 from foundry.cli_supervision import add_supervision_commands
 from foundry.cli_tasks import add_task_commands
+from foundry.cli_trust import REFUSED, add_trust_commands
 from foundry.llm.base import ProviderError
 from foundry.store import StoreError
 
@@ -159,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_doctor_commands(commands)
     add_metrics_commands(commands)
     add_task_commands(commands)
+    add_trust_commands(commands)
 
     gui = commands.add_parser("gui", help="start the desktop app (the default)")
     gui.add_argument("agent", nargs="?", help="agent to open")
@@ -174,6 +177,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in error.problems:
             print(problem, file=sys.stderr)
         return 1
+    except UntrustedAgent as error:
+        print(f"foundry: {error}", file=sys.stderr)
+        return REFUSED
     except (ProviderError, StoreError, LookupError) as error:
         print(f"foundry: {error}", file=sys.stderr)
         return 1

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from foundry.agent.trust import TrustStore
+from foundry.cli_trust import add_trust_flag, ensure_trusted
 from foundry.llm.base import ToolCall
 from foundry.runtime.engine import Engine
 from foundry.session.chat import TurnResult
@@ -58,7 +60,11 @@ def _turn(engine: Engine, session_id: str, text: str | None) -> TurnResult:
 
 def run_command(args: argparse.Namespace) -> int:
     ask: AskUser | None = approve_everything if args.yes else None
-    with Engine() as engine:
+    trust = TrustStore.default()
+    refused = ensure_trusted(Path(args.agent), args.trust, trust)
+    if refused is not None:
+        return refused
+    with Engine(trust=trust) as engine:
         session_id = engine.submit(
             engine.open_session(Path(args.agent), args.model, ask=ask)
         ).result()
@@ -95,7 +101,12 @@ def chat_command(args: argparse.Namespace) -> int:
     if not args.agent and not args.session:
         print("foundry chat: give an AGENT, or --session ID to reopen a session", file=sys.stderr)
         return 2
-    with Engine() as engine:
+    trust = TrustStore.default()
+    with Engine(trust=trust) as engine:
+        agent = Path(args.agent) if args.agent else _agent_of(engine, args.session)
+        refused = ensure_trusted(agent, args.trust, trust)
+        if refused is not None:
+            return refused
         if args.session:
             engine.submit(engine.reopen_session(args.session, ask=ask_in_terminal)).result()
             session_id = args.session
@@ -110,6 +121,11 @@ def chat_command(args: argparse.Namespace) -> int:
             _turn(engine, session_id, None)
         _chat_loop(engine, session_id)
     return 0
+
+
+def _agent_of(engine: Engine, session_id: str) -> Path:
+    """The agent a stored session was started with."""
+    return Path(engine.store.sessions.get(session_id).agent_path)
 
 
 def _chat_loop(engine: Engine, session_id: str) -> None:
@@ -208,8 +224,9 @@ def add_session_commands(commands: Any) -> None:
         "--yes",
         "-y",
         action="store_true",
-        help="approve tool calls that need approval (otherwise they are denied)",
+        help="approve tool calls that need approval (otherwise they wait in the approval inbox)",
     )
+    add_trust_flag(run)
     run.set_defaults(handler=run_command)
 
     chat = commands.add_parser(
@@ -221,6 +238,7 @@ def add_session_commands(commands: Any) -> None:
     chat.add_argument("agent", metavar="AGENT", nargs="?", help="agent folder or .yaml file")
     chat.add_argument("--model", help="provider:model")
     chat.add_argument("--session", help="reopen this session instead of starting one")
+    add_trust_flag(chat)
     chat.set_defaults(handler=chat_command)
 
     sessions = commands.add_parser(

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from foundry.agent.trust import TrustStore
 from foundry.cli_sessions import approve_everything
+from foundry.cli_trust import add_trust_flag, ensure_trusted
 from foundry.metrics import format_task_metrics, load_task_log, task_metrics
 from foundry.orchestration.events import (
     CriterionScored,
@@ -19,6 +21,7 @@ from foundry.orchestration.events import (
     WorkerFinished,
 )
 from foundry.orchestration.journal import JournalError
+from foundry.orchestration.taskfile import load_task
 from foundry.runtime.engine import Engine
 from foundry.session.events import Event
 from foundry.store import Store
@@ -51,7 +54,12 @@ def _show_progress(event: Event) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    with Engine() as engine:
+    trust = TrustStore.default()
+    for agent in load_task(Path(args.file)).agent_paths():
+        refused = ensure_trusted(agent, args.trust, trust)
+        if refused is not None:
+            return refused
+    with Engine(trust=trust) as engine:
         if not args.quiet:
             engine.bus.subscribe(_show_progress)
         ask = approve_everything if args.yes else None
@@ -113,6 +121,7 @@ def add_task_commands(commands: Any) -> None:
     run.add_argument("--new", action="store_true", help="start a new run even if one is unfinished")
     run.add_argument("--yes", action="store_true", help="approve tool calls that ask for approval")
     run.add_argument("--quiet", action="store_true", help="print only the final answer")
+    add_trust_flag(run)
     run.set_defaults(handler=run_command)
     listing = actions.add_parser("list", help="list task runs, newest first")
     listing.add_argument("--limit", type=int, default=50, help="how many (default 50)")

@@ -243,6 +243,11 @@ class TaskFile:
     def agent_path(self, relative: str) -> Path:
         return (self.base_dir / relative).resolve()
 
+    def agent_paths(self) -> list[Path]:
+        """Every agent the task names (operators, supervisor, helper, team), once each."""
+        data = plain(parse_yaml(read_text(self.path), self.path))
+        return list(dict.fromkeys(self.agent_path(path) for _, path in _agent_references(data)))
+
 
 def load_task(path: Path) -> TaskFile:
     """Read and check a task file; raises AgentError listing every problem."""

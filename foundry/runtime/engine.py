@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from foundry.agent.document import AgentDocument, load_agent
 from foundry.agent.models import Agent, PolicyConfig
+from foundry.agent.trust import TrustCheck, TrustStore
 from foundry.llm.base import ModelProvider, ToolCall
 from foundry.llm.registry import ModelChoice, open_provider
 from foundry.orchestration.journal import StepJournal
@@ -44,6 +45,7 @@ from foundry.supervision.paths import server_folders
 from foundry.supervision.tracing import TracedGate
 
 T = TypeVar("T")
+NOT_TRUSTED = "held: its command is not trusted yet (Trust and start, or `foundry trust`)"
 
 
 class SessionNotFound(LookupError):
@@ -61,6 +63,8 @@ class _Live:
     chat: ChatSession
     provider: ModelProvider
     tools: Any
+    document: AgentDocument
+    host: Any  # the ToolHost of the agent's MCP servers (`tools` may add a task's own)
     turn: asyncio.Task[TurnResult] | None = None
 
 
@@ -68,9 +72,13 @@ class Engine:
     """Start with `Engine(store).start()`; stop with `stop()` (or use it as a context manager)."""
 
     def __init__(
-        self, store: Store | None = None, retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S
+        self,
+        store: Store | None = None,
+        retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S,
+        trust: TrustStore | None = None,
     ) -> None:
         self._store = store
+        self.trust = trust or TrustStore.default()
         self._retry_delays_s = retry_delays_s
         self.bus = EventBus()
         self._loop = asyncio.new_event_loop()
@@ -156,11 +164,18 @@ class Engine:
         title: str = "",
         extra_tools: Any = None,
         project_root: Path | None = None,
+        hold_untrusted: bool = False,
     ) -> str:
         """Start a new session with the agent at `agent_path`; returns its id. A task gives its
-        agents `extra_tools` (its workspace, a team) and its workspace as `project_root`."""
+        agents `extra_tools` (its workspace, a team) and its workspace as `project_root`.
+
+        An agent whose commands are not trusted raises UntrustedAgent before anything starts,
+        unless `hold_untrusted`: then its untrusted servers stay stopped until
+        `start_held_servers`."""
         document = await self._in_writer(load_agent, Path(agent_path))
         assert document.agent is not None
+        if not hold_untrusted:
+            await self._in_writer(self.trust.require, document)
         choice = ModelChoice.parse(model or document.agent.settings.model_reference)
         record = await self._in_writer(
             self.store.sessions.create,
@@ -191,9 +206,10 @@ class Engine:
         history: list[Event] | None = None,
         extra_tools: Any = None,
         project_root: Path | None = None,
+        hold_untrusted: bool = False,
     ) -> ChatSession:
         """Open a persisted session where it was, rebuilt from its events (`history`, when the
-        caller has already read them)."""
+        caller has already read them); untrusted commands as in `open_session`."""
         if session_id in self._sessions:
             return self._sessions[session_id].chat
         if history is None:
@@ -202,6 +218,8 @@ class Engine:
         if started is None:
             raise SessionNotFound(f"no session with id {session_id!r}")
         document = await self._in_writer(load_agent, Path(started.agent_path))
+        if not hold_untrusted:
+            await self._in_writer(self.trust.require, document)
         choice = ModelChoice.parse(started.model)
         live = await self._start(
             session_id, document, choice, started.settings_overrides, ask, extra_tools, project_root
@@ -223,12 +241,11 @@ class Engine:
         agent = document.agent
         assert agent is not None
         provider = open_provider(choice, agent.providers, document.base_dir)
-        tools, supervisors = await asyncio.gather(
+        host, supervisors = await asyncio.gather(
             self._start_tools(session_id, document),
             message_supervisors(agent, document.base_dir),
         )
-        if extra_tools is not None:
-            tools = CombinedTools(tools, extra_tools)
+        tools = host if extra_tools is None else CombinedTools(host, extra_tools)
         chain = SupervisionChain(supervisors, self._human_review(session_id, agent, ask))
         chat = ChatSession(
             session_id,
@@ -244,7 +261,7 @@ class Engine:
             retry_delays_s=self._retry_delays_s,
             chain=chain,
         )
-        return _Live(chat=chat, provider=provider, tools=tools)
+        return _Live(chat=chat, provider=provider, tools=tools, document=document, host=host)
 
     def _inbox(self, session_id: str, agent: Agent, ask: AskUser | None) -> HumanInbox:
         """The approval inbox of a session: the app's inbox, the API, `foundry approvals` and
@@ -286,8 +303,28 @@ class Engine:
             self._own(loop.create_task(self.record(session_id, body)))
 
         host = ToolHost(document.agent.mcp_servers, document.base_dir, on_status=on_status)
+        check = await self._in_writer(self.trust.check, document)
+        host.hold([command.server for command in check.untrusted], NOT_TRUSTED)
         await host.start()
         return host
+
+    async def trust_check(self, session_id: str) -> TrustCheck:
+        """Whether the open session's agent commands are trusted, as the session holds them."""
+        return await self._in_writer(self.trust.check, self._live(session_id).document)
+
+    async def start_held_servers(self, session_id: str, trust: bool = False) -> None:
+        """Start the servers held because their commands were not trusted; `trust` first trusts
+        them (remembered). Raises UntrustedAgent if they are still not trusted."""
+        live = self._live(session_id)
+        if trust:
+            await self._in_writer(self.trust.grant, live.document)
+        await self._in_writer(self.trust.require, live.document)
+        await live.host.release()
+
+    def _live(self, session_id: str) -> _Live:
+        if session_id not in self._sessions:
+            raise SessionNotFound(f"session {session_id!r} is not open")
+        return self._sessions[session_id]
 
     async def _gate(
         self,
@@ -336,9 +373,7 @@ class Engine:
         return live is not None and live.turn is not None and not live.turn.done()
 
     def session(self, session_id: str) -> ChatSession:
-        if session_id not in self._sessions:
-            raise SessionNotFound(f"session {session_id!r} is not open")
-        return self._sessions[session_id].chat
+        return self._live(session_id).chat
 
     async def send(
         self, session_id: str, text: str, response_schema: dict[str, Any] | None = None

@@ -8,7 +8,7 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Collection
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,8 +141,26 @@ class ToolHost:
         await self.aclose()
 
     async def start(self) -> None:
-        """Starts every server at once and returns when each is running or has failed."""
+        """Starts every server at once (but those held) and returns when each is running or has
+        failed."""
         await asyncio.gather(*(runner.start() for runner in self._runners.values()))
+
+    def hold(self, servers: Collection[str], reason: str) -> None:
+        """Keeps these servers stopped, saying why (their commands are not trusted), until
+        `release`; call it before `start`."""
+        for name in servers:
+            self._runner(name).held = reason
+
+    async def release(self) -> None:
+        """Starts the servers that were held."""
+        held = [runner for runner in self._runners.values() if runner.held is not None]
+        for runner in held:
+            runner.held = None
+        await asyncio.gather(*(runner.start() for runner in held))
+
+    @property
+    def held(self) -> list[str]:
+        return [name for name, runner in self._runners.items() if runner.held is not None]
 
     def statuses(self) -> list[ServerStatus]:
         return [self._status(name) for name in self._order]
@@ -245,9 +263,13 @@ class _ServerRunner:
         self._start_timeout_s = start_timeout_s
         self._on_status = on_status
         self._run: _Run | None = None
+        self.held: str | None = None  # why it must stay stopped, while it must
 
     async def start(self) -> None:
         """Starts the server and returns once it runs or has failed."""
+        if self.held is not None:
+            self._publish("stopped", error=self.held)
+            return
         if self._run is not None and self._run.task is not None and not self._run.task.done():
             return
         run = self._run = _Run()

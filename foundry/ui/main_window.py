@@ -244,7 +244,11 @@ class MainWindow(QMainWindow):
         assert self.agent is not None
         self._busy("Starting the agent's tools and supervisors…")
         try:
-            session_id = await self.bridge.call(self.bridge.engine.open_session(self.agent.path))
+            engine = self.bridge.engine
+            session_id = await self.bridge.call(
+                engine.open_session(self.agent.path, hold_untrusted=True)
+            )
+            trust = await self.bridge.call(engine.trust_check(session_id))
         except AgentError as error:  # the agent was changed on disk since it was opened
             self._show_problems(self.agent.path, error.problems)
             return None
@@ -253,7 +257,7 @@ class MainWindow(QMainWindow):
             return None
         finally:
             self.progress.hide()
-        self._add_tab(session_id, f"Chat {self.tabs.count() + 1}")
+        self._add_tab(session_id, f"Chat {self.tabs.count() + 1}").show_trust(trust)
         self.statusBar().showMessage("Ready.", 3000)
         return session_id
 
@@ -349,7 +353,10 @@ class MainWindow(QMainWindow):
         engine = self.bridge.engine
         try:
             history = await self.bridge.call(engine.events(session_id))
-            chat = await self.bridge.call(engine.reopen_session(session_id, history=history))
+            chat = await self.bridge.call(
+                engine.reopen_session(session_id, history=history, hold_untrusted=True)
+            )
+            trust = await self.bridge.call(engine.trust_check(session_id))
         except Exception as error:  # shown to the user, the window goes on
             self.statusBar().showMessage(f"Could not reopen the session: {error}")
             return
@@ -357,8 +364,13 @@ class MainWindow(QMainWindow):
             self.progress.hide()
         controller = self._add_tab(session_id, f"{chat.agent.metadata.name} (reopened)")
         controller.load_history(history)
+        controller.show_trust(trust)
         if engine.is_answering(session_id):  # a task's agent at work: follow it, do not resume
             self.statusBar().showMessage("This session is answering now; its reply streams in.")
+        elif chat.needs_resume and not trust.trusted:
+            self.statusBar().showMessage(
+                "The last turn was interrupted; it finishes once you decide about the tools."
+            )
         elif chat.needs_resume:
             self.statusBar().showMessage("The last turn was interrupted; finishing it…")
             controller.resume()

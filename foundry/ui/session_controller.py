@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, Qt
 
+from foundry.agent.trust import TrustCheck
 from foundry.session.context import ItemKind
 from foundry.session.events import (
     ApprovalRequested,
@@ -53,6 +54,8 @@ class SessionController(QObject):
         view.include.returnPressed.connect(self._include_typed)
         view.approval.approve.clicked.connect(lambda: self._answer_approval(True))
         view.approval.deny.clicked.connect(lambda: self._answer_approval(False))
+        view.trust.trust.clicked.connect(self.trust_and_start)
+        view.trust.keep_stopped.clicked.connect(self.keep_stopped)
 
     def _spawn(self, coroutine: Any) -> None:
         self._tasks.spawn(coroutine)
@@ -86,6 +89,36 @@ class SessionController(QObject):
             self.view.status.setText(_ending(result.ended_by, result.error))
         finally:
             self._set_busy(False)
+
+    def show_trust(self, check: TrustCheck) -> None:
+        """The agent's commands wait for the user's trust: say which, and offer to start them."""
+        if not check.trusted:
+            self.view.trust.show_check(check)
+
+    def trust_and_start(self) -> None:
+        self.view.trust.trust.setEnabled(False)
+        self.view.status.setText("Starting the agent's tools…")
+        self._spawn(self._trust_and_start())
+
+    async def _trust_and_start(self) -> None:
+        engine = self.bridge.engine
+        try:
+            await self.bridge.call(engine.start_held_servers(self.session_id, trust=True))
+        finally:
+            self.view.trust.trust.setEnabled(True)
+        self.view.trust.hide()
+        self.view.status.setText("Tools started; this agent's commands are trusted.")
+        self._finish_interrupted_turn()
+
+    def keep_stopped(self) -> None:
+        self.view.trust.hide()
+        self.view.status.setText("Tools kept stopped: the agent answers without them.")
+        self._finish_interrupted_turn()
+
+    def _finish_interrupted_turn(self) -> None:
+        """A reopened session's interrupted turn waited for the decision about its tools."""
+        if self.bridge.engine.session(self.session_id).needs_resume:
+            self.resume()
 
     def stop(self) -> None:
         if self.view.stop.isEnabled():

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from foundry.ui.conversation import ConversationModel
 from foundry.ui.message_delegate import MessageDelegate
 from foundry.ui.timeline import TimelineModel
+from foundry.ui.trust_bar import TrustBar
 
 
 class MessageInput(QPlainTextEdit):
@@ -86,6 +87,7 @@ class SessionView(QWidget):
         self.include.setPlaceholderText("Include… rule:NAME, ref:NAME or tool:SERVER.TOOL")
         self.stats = {name: QLabel("0") for name in ("turns", "input", "output", "model time")}
         self.approval = ApprovalBar()
+        self.trust = TrustBar()
         self.input = MessageInput()
         self.input.setPlaceholderText("Message the agent… (Ctrl+Enter sends, Esc stops a reply)")
         self.input.setMaximumHeight(110)
@@ -139,6 +141,7 @@ class SessionView(QWidget):
         entry.addWidget(self.input, 1)
         entry.addLayout(buttons)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.trust)
         layout.addWidget(splitter, 1)
         layout.addWidget(self.approval)
         layout.addLayout(entry)

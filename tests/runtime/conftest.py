@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from foundry.agent.document import read_agent
+from foundry.agent.trust import TrustStore
 from foundry.runtime.engine import Engine
 from foundry.store import Store
 
@@ -40,8 +42,10 @@ def write_agent(
     settings: dict[str, Any] | None = None,
     rules: dict[str, str] | None = None,
     supervisors: list[dict[str, Any]] | None = None,
+    trusted: bool = True,
 ) -> Path:
-    """A folder agent whose model is `scripted:turns.json` beside it."""
+    """A folder agent whose model is `scripted:turns.json` beside it, its commands trusted in
+    the test's Foundry home (as the user would have trusted them) unless `trusted` is False."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "turns.json").write_text(json.dumps(turns))
     config = {
@@ -56,7 +60,14 @@ def write_agent(
         (root / "rules").mkdir(exist_ok=True)
         header = json.dumps({"name": name, "include": include, "description": name})
         (root / "rules" / f"{name}.mdt").write_text(f"---\n{header}---\nRule {name} text.\n")
+    if trusted:
+        trust(root)
     return root
+
+
+def trust(agent: Path) -> None:
+    """Trust the agent's commands in the test's Foundry home, as `foundry trust` would."""
+    TrustStore.default().grant(read_agent(agent))
 
 
 @pytest.fixture

@@ -44,7 +44,7 @@ def last_seq(database: Path) -> int:
 def test_kill_at_any_point_loses_nothing_and_resumes(tmp_path: Path, kill_at: int) -> None:
     agent = write_agent(tmp_path / "agent", TURNS)
     home = tmp_path / "home"
-    argv = ["run", str(agent), "-m", "Time in Tokyo?"]
+    argv = ["run", "--trust", str(agent), "-m", "Time in Tokyo?"]
     killed = run_and_kill(argv, home, lambda database: last_seq(database) >= kill_at)
     assert killed == -signal.SIGKILL, "the run ended before the kill"
 
@@ -128,7 +128,7 @@ def test_kill_at_every_boundary_runs_each_tool_call_at_most_once(
 ) -> None:
     agent, runs = counting_agent(tmp_path / "counting")
     home = tmp_path / "home"
-    argv = ["run", str(agent), "-m", "Touch both."]
+    argv = ["run", "--trust", str(agent), "-m", "Touch both."]
     killed = run_and_kill(argv, home, lambda database: last_seq(database) >= kill_at)
     assert killed == -signal.SIGKILL, "the run ended before the kill"
 
@@ -172,7 +172,8 @@ def test_resume_uses_stored_results_and_reports_interrupted_calls(
 ) -> None:
     agent, runs = counting_agent(tmp_path / "counting")
     home = tmp_path / "home"
-    finished = run_and_kill(["run", str(agent), "-m", "Touch both."], home, lambda _: False)
+    argv = ["run", "--trust", str(agent), "-m", "Touch both."]
+    finished = run_and_kill(argv, home, lambda _: False)
     assert finished == 0
     cut_log(database_of(home), keep)
 

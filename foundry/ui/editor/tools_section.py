@@ -182,7 +182,7 @@ class ToolsSection(QWidget):
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #c62828;")
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.start = _button("Start", "Start the server with the settings shown")
+        self.start = _button("Start", "Run the command shown, now (nothing starts on its own)")
         self.stop = _button("Stop", "Stop the server")
         self.restart = _button("Restart", "Stop the server and start it with the settings shown")
         self.progress = QProgressBar()
