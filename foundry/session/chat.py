@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from foundry.agent.models import Agent, AgentSettings, ContextItem
+from foundry.agent.models import Agent, AgentSettings, ContextItem, Reference, Rule
 from foundry.llm.base import (
     ChatMessage,
     ChatRequest,
@@ -39,6 +39,7 @@ from foundry.session.context import (
 from foundry.session.events import (
     ContextChanged,
     ContextEntry,
+    ContextItemSaved,
     ContextSelected,
     ErrorOccurred,
     EventBody,
@@ -94,6 +95,7 @@ class TurnResult:
     output_tokens: int = 0
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    reply_blocked: bool = False  # a supervisor replaced the model's reply with its notice
 
 
 @dataclass
@@ -159,6 +161,19 @@ class ChatSession:
             self.messages[body.message_index] = revised
         elif isinstance(body, ContextChanged):
             self.context.apply(body)
+        elif isinstance(body, ContextItemSaved):
+            self._apply_saved_item(body)
+
+    def _apply_saved_item(self, body: ContextItemSaved) -> None:
+        """The session's own copy of the agent gets the item (in its place, or last if new), or
+        loses it; the agent's files and other sessions are not touched."""
+        field = "rules" if body.item == "rule" else "references"
+        items: list[ContextItem] = list(getattr(self.agent, field))
+        where = next((n for n, item in enumerate(items) if item.name == body.name), len(items))
+        items[where : where + 1] = (
+            [] if body.value is None else [_item_model(body.item).model_validate(body.value)]
+        )
+        self.agent = self.agent.model_copy(update={field: items})
 
     def replay(self, bodies: Iterable[EventBody]) -> None:
         for body in bodies:
@@ -202,6 +217,13 @@ class ChatSession:
         self, item: ItemKind, name: str, included: bool, by: str = "user"
     ) -> None:
         await self._record(ContextChanged(item=item, name=name, included=included, by=by))
+
+    async def save_item(
+        self, item: Literal["rule", "reference"], name: str, value: ContextItem | None, by: str
+    ) -> None:
+        """Create, change or (with None) delete a rule or reference of this session."""
+        saved = None if value is None else value.model_dump(mode="json")
+        await self._record(ContextItemSaved(item=item, name=name, value=saved, by=by))
 
     def candidates(self) -> list[Candidate]:
         sections: tuple[tuple[ItemKind, Sequence[ContextItem]], ...] = (
@@ -292,7 +314,7 @@ class ChatSession:
             last = self.messages[-1]
             if last.role == "assistant" and not last.tool_calls:
                 turn.reply = last.content
-                return "reply"
+                return "blocked" if turn.reply_blocked else "reply"
             unanswered = self._unanswered_round()
             if unanswered:
                 await self._run_tools(unanswered, turn)
@@ -370,7 +392,7 @@ class ChatSession:
         await self._record_model_call(streamed.usage, turn)
         text, calls = "".join(streamed.raw), tuple(streamed.calls)
         reply = ChatMessage(role="assistant", content=text, tool_calls=calls)
-        await self._record(MessageAdded(message=await self._supervised_reply(reply)))
+        await self._record(MessageAdded(message=await self._supervised_reply(reply, turn)))
 
     def _take(self, chunk: Chunk, streamed: _Streamed) -> None:
         if isinstance(chunk, TextDelta):
@@ -387,7 +409,7 @@ class ChatSession:
             streamed.shown.append(text)
             self._record_in_passing(TokenDelta(text=text))
 
-    async def _supervised_reply(self, reply: ChatMessage) -> ChatMessage:
+    async def _supervised_reply(self, reply: ChatMessage, turn: TurnResult) -> ChatMessage:
         """The reply after the supervisors: rewritten, or replaced by a notice if blocked."""
         if not self.chain.supervisors:
             return reply
@@ -395,6 +417,7 @@ class ChatSession:
         outcome = await self.chain.run(self, "response", index, reply, self._record)
         if outcome.blocked_by:
             notice = f"The reply was blocked by {outcome.blocked_by}: {outcome.reason}"
+            turn.reply_blocked = True
             return ChatMessage(role="assistant", content=notice)
         return reply.model_copy(update={"content": outcome.content})
 
@@ -580,3 +603,7 @@ def _merged_settings(settings: AgentSettings, overrides: dict[str, Any]) -> Agen
     data = settings.model_dump(by_alias=True)
     data.update(overrides)
     return AgentSettings.model_validate(data)
+
+
+def _item_model(item: Literal["rule", "reference"]) -> type[ContextItem]:
+    return Rule if item == "rule" else Reference

@@ -66,6 +66,18 @@ class ContextChanged(EventBody):
     by: str
 
 
+class ContextItemSaved(EventBody):
+    """A rule or reference of the session was created, changed (`value` is the item as saved)
+    or deleted (`value` is None). It changes the session's own copy of the agent, never its
+    files; a reopened session replays it."""
+
+    kind: Literal["context_item_saved"] = "context_item_saved"
+    item: Literal["rule", "reference"]
+    name: str
+    value: dict[str, Any] | None
+    by: str
+
+
 class ModelCallFinished(EventBody):
     kind: Literal["model_call"] = "model_call"
     model: str
@@ -175,6 +187,7 @@ EVENT_TYPES: dict[str, type[EventBody]] = {
         TokenDelta,
         ContextSelected,
         ContextChanged,
+        ContextItemSaved,
         ModelCallFinished,
         ToolCallDecided,
         ToolCallFinished,

@@ -204,7 +204,7 @@ class SupervisedTools:
         if "text" not in fields:
             raise BadArguments(f"a new {kind} needs its text")
         item = _model(kind).model_validate({"name": name, **fields})
-        self._save_items(kind, [*self._items(kind), item])
+        await self._session.save_item(kind, name, item, by=self._by)
         return self._changed(f"created {kind} {name}")
 
     async def update_item(self, arguments: dict[str, Any], kind: SavedKind) -> str:
@@ -218,14 +218,14 @@ class SupervisedTools:
                 "nothing to update: give text, description, priority_level, enabled or include"
             )
         item = _model(kind).model_validate({**current.model_dump(), **fields})
-        self._save_items(kind, [item if i.name == name else i for i in self._items(kind)])
+        await self._session.save_item(kind, name, item, by=self._by)
         return self._changed(f"updated {kind} {name}")
 
     async def delete_item(self, arguments: dict[str, Any], kind: SavedKind) -> str:
         name = _text(arguments, "name")
         if self._find(kind, name) is None:
             return _no_such(kind, name)
-        self._save_items(kind, [item for item in self._items(kind) if item.name != name])
+        await self._session.save_item(kind, name, None, by=self._by)
         return self._changed(f"deleted {kind} {name}")
 
     # -- deciding -------------------------------------------------------------------------------
@@ -276,12 +276,6 @@ class SupervisedTools:
 
     def _find(self, kind: SavedKind, name: str) -> ContextItem | None:
         return next((item for item in self._items(kind) if item.name == name), None)
-
-    def _save_items(self, kind: SavedKind, items: list[ContextItem]) -> None:
-        """Give the session its own copy of the agent with the new items; files are not touched
-        and no other session sees the change."""
-        field = "rules" if kind == "rule" else "references"
-        self._session.agent = self._session.agent.model_copy(update={field: items})
 
     def _unknown(self, kind: ItemKind, name: str) -> str | None:
         if kind == "tool":

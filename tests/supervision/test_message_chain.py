@@ -19,7 +19,7 @@ from foundry.llm.base import ChatMessage, ChatRequest, Chunk, TextDelta, Usage
 from foundry.llm.registry import ModelChoice
 from foundry.session.chain import SupervisionChain
 from foundry.session.chat import ChatSession
-from foundry.session.events import EventBody, MessageRevised, SupervisorDecided
+from foundry.session.events import EventBody, MessageRevised, SupervisorDecided, TurnFinished
 from foundry.session.gate import PermissionGate
 from foundry.session.supervisors import Direction, SupervisionResult
 from foundry.supervision.collection import CollectionSupervisor
@@ -141,6 +141,16 @@ async def test_a_blocked_keyword_stops_the_request_and_says_why() -> None:
     result = await chat.send("please drop table users")
     assert result.ended_by == "blocked" and model.requests == []
     assert result.reply.startswith("Blocked by Guardian: contains blocked text")
+
+
+async def test_a_blocked_response_ends_the_turn_blocked_like_a_blocked_request() -> None:
+    model = EchoModel("Run DROP TABLE users now")
+    chat, events = session(model, [guardian(applyTo=["response"], blockKeywords=["DROP TABLE"])])
+    result = await chat.send("what should I run?")
+    assert result.ended_by == "blocked"
+    assert result.reply.startswith("The reply was blocked by Guardian")
+    [finished] = [e for e in events if isinstance(e, TurnFinished)]
+    assert finished.ended_by == "blocked"
 
 
 async def test_responses_are_supervised_too() -> None:
