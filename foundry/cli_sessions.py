@@ -16,7 +16,14 @@ from foundry.llm.base import ToolCall
 from foundry.runtime.engine import Engine
 from foundry.session.chat import TurnResult
 from foundry.session.context import ItemKind
-from foundry.session.events import ErrorOccurred, Event, TokenDelta, ToolCallFinished
+from foundry.session.events import (
+    ApprovalRequested,
+    ErrorOccurred,
+    Event,
+    SupervisorDecided,
+    TokenDelta,
+    ToolCallFinished,
+)
 from foundry.session.gate import AskUser, GateDecision
 from foundry.store import EventRecord
 
@@ -43,8 +50,22 @@ def _printer(show_tokens: bool) -> Callable[[Event], None]:
             print(f"\n[{body.name} {mark} in {body.duration_s:.2f} s]", file=sys.stderr)
         elif isinstance(body, ErrorOccurred):
             print(f"\n[{body.where or 'error'}] {body.message}", file=sys.stderr)
+        elif isinstance(body, SupervisorDecided) and body.fallback:
+            print(f"\n[supervisor fallback] {_fallback_line(body)}", file=sys.stderr)
+        elif isinstance(body, ApprovalRequested):
+            print(
+                f"\n[waiting for a person] {body.tool}: approve or deny it in the app's inbox, "
+                f"or with `foundry approvals approve {body.approval_id}` / `deny`",
+                file=sys.stderr,
+            )
 
     return show
+
+
+def _fallback_line(body: SupervisorDecided) -> str:
+    """What a supervisor that failed did instead, in one line."""
+    reason = "; ".join(body.reasons) or "no reason given"
+    return f"{body.supervisor} on the {body.direction}: {reason}"
 
 
 def _turn(engine: Engine, session_id: str, text: str | None) -> TurnResult:
@@ -68,8 +89,7 @@ def run_command(args: argparse.Namespace) -> int:
         session_id = engine.submit(
             engine.open_session(Path(args.agent), args.model, ask=ask)
         ).result()
-        if not args.json:
-            engine.bus.subscribe(_printer(show_tokens=True))
+        engine.bus.subscribe(_printer(show_tokens=not args.json))
         result = _turn(engine, session_id, args.message)
         if args.json:
             print(json.dumps(_summary(engine, session_id, result), indent=2))
@@ -88,8 +108,25 @@ def _summary(engine: Engine, session_id: str, result: TurnResult) -> dict[str, A
         "input_tokens": result.input_tokens,
         "output_tokens": result.output_tokens,
         "tool_calls": result.tool_calls,
+        "supervisor_fallbacks": _fallbacks(engine, session_id),
         "events": engine.store.events.last_seq(session_id),
     }
+
+
+def _fallbacks(engine: Engine, session_id: str) -> list[dict[str, Any]]:
+    """Each supervisor that failed in the session and the fallback it applied."""
+    records = engine.store.events.list(session_id, kinds=("supervisor_decided",))
+    decided = [SupervisorDecided.model_validate(record.payload) for record in records]
+    return [
+        {
+            "supervisor": body.supervisor,
+            "direction": body.direction,
+            "action": body.action,
+            "reason": "; ".join(body.reasons),
+        }
+        for body in decided
+        if body.fallback
+    ]
 
 
 CHAT_HELP = """Type a message and press Enter. Ctrl+C stops a reply; Ctrl+D or /quit leaves.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -86,6 +87,25 @@ class ProviderError(Exception):
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+
+
+FIRST_BYTE_TIMEOUT_S = 30.0  # a server that accepts and stays silent is given up after this
+
+
+def silent_server(source: str, seconds: float) -> ProviderError:
+    """The error of a server that took the request and sent nothing back: not retried, since a
+    server in that state answers no better to the next attempt."""
+    return ProviderError(
+        f"{source} accepted the connection but sent nothing for {seconds:g} s: is it the model "
+        "server you meant, and is it stuck? (the provider's FIRST_BYTE_TIMEOUT setting raises "
+        "this limit for a model that loads slowly)"
+    )
+
+
+def first_byte_deadline(deadline: float, first_byte_timeout_s: float) -> tuple[float, bool]:
+    """The deadline of a call's first bytes, and whether the first-byte limit sets it."""
+    limit = asyncio.get_running_loop().time() + first_byte_timeout_s
+    return min(deadline, limit), limit < deadline
 
 
 def no_answer_in_time(source: str, request: ChatRequest) -> ProviderError:

@@ -12,6 +12,7 @@ import httpx
 import ollama
 
 from foundry.llm.base import (
+    FIRST_BYTE_TIMEOUT_S,
     ChatMessage,
     ChatRequest,
     Chunk,
@@ -20,7 +21,9 @@ from foundry.llm.base import (
     ToolCall,
     ToolCallChunk,
     Usage,
+    first_byte_deadline,
     no_answer_in_time,
+    silent_server,
 )
 from foundry.llm.wire import openai_tools
 
@@ -34,13 +37,20 @@ class OllamaProvider:
 
     name = "ollama"
 
-    def __init__(self, host: str | None = None, timeout_s: float = 120.0) -> None:
-        """`timeout_s` bounds connecting and listing models; a chat is bounded by its request's
-        own `timeout_s` (so reads have no client-side limit of their own)."""
+    def __init__(
+        self,
+        host: str | None = None,
+        timeout_s: float = 120.0,
+        first_byte_timeout_s: float = FIRST_BYTE_TIMEOUT_S,
+    ) -> None:
+        """`timeout_s` bounds listing models; a chat is bounded by its request's own
+        `timeout_s`, and its connection and first bytes by `first_byte_timeout_s`."""
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
         self._timeout_s = timeout_s
+        self._first_byte_timeout_s = first_byte_timeout_s
         self._client = ollama.AsyncClient(
-            host=self.host, timeout=httpx.Timeout(timeout_s, read=None)
+            host=self.host,
+            timeout=httpx.Timeout(timeout_s, connect=first_byte_timeout_s, read=None),
         )
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
@@ -52,7 +62,8 @@ class OllamaProvider:
         final: ollama.ChatResponse | None = None
         call_count = 0
         try:
-            while (part := await self._next_part(parts, request, deadline)) is not None:
+            part = await self._first_part(parts, request, deadline)
+            while part is not None:
                 chunks = _chunks_of(part.message, call_count)
                 if chunks and first_token_s is None:
                     first_token_s = time.perf_counter() - started
@@ -61,6 +72,7 @@ class OllamaProvider:
                     yield chunk
                 if part.done:
                     final = part
+                part = await self._next_part(parts, request, deadline)
         finally:
             # Closing the client's generator closes the HTTP response, also on cancellation.
             await parts.aclose()
@@ -99,9 +111,22 @@ class OllamaProvider:
         except (ConnectionError, httpx.TransportError) as error:
             raise self._unreachable() from error
         except ollama.ResponseError as error:
-            raise _response_error(error, request.model) from error
+            raise self._response_error(error, request.model) from error
         # With stream=True the client returns an async generator; its aclose ends the request.
         return cast(_Parts, parts)
+
+    async def _first_part(
+        self, parts: _Parts, request: ChatRequest, deadline: float
+    ) -> ollama.ChatResponse | None:
+        """The first part of the reply: a server that stays silent is given up early."""
+        bound, limited = first_byte_deadline(deadline, self._first_byte_timeout_s)
+        try:
+            return await self._next_part(parts, request, bound)
+        except ProviderError as error:
+            if limited and isinstance(error.__cause__, TimeoutError):
+                source = f"Ollama at {self.host}"
+                raise silent_server(source, self._first_byte_timeout_s) from error
+            raise
 
     async def _next_part(
         self, parts: _Parts, request: ChatRequest, deadline: float
@@ -120,7 +145,21 @@ class OllamaProvider:
                 f"the connection to Ollama at {self.host} broke: {error}", retryable=True
             ) from error
         except ollama.ResponseError as error:
-            raise _response_error(error, request.model) from error
+            raise self._response_error(error, request.model) from error
+
+    def _response_error(self, error: ollama.ResponseError, model: str) -> ProviderError:
+        said = str(error.error)
+        if "not found" in said.lower() and model in said:
+            return ProviderError(
+                f"model {model} is not installed in Ollama: run `ollama pull {model}`"
+            )
+        if error.status_code == 404:
+            return ProviderError(
+                f"not an Ollama server at {self.host}: it has no /api/chat (HTTP 404: "
+                f"{said[:200]}); check the host and port (providers.ollama.OLLAMA_HOST)"
+            )
+        retryable = error.status_code in (429, 503)
+        return ProviderError(f"Ollama failed: {said}", retryable=retryable)
 
     def _unreachable(self) -> ProviderError:
         return ProviderError(
@@ -181,10 +220,3 @@ def _usage(
         stop_reason="tool_calls" if calls else final.done_reason or "stop",
     )
 
-
-def _response_error(error: ollama.ResponseError, model: str) -> ProviderError:
-    said = str(error.error)
-    if error.status_code == 404 or ("not found" in said.lower() and model in said):
-        return ProviderError(f"model {model} is not installed in Ollama: run `ollama pull {model}`")
-    retryable = error.status_code in (429, 503)
-    return ProviderError(f"Ollama failed: {said}", retryable=retryable)

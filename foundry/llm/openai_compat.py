@@ -11,7 +11,15 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from foundry.llm.base import ChatRequest, Chunk, ProviderError, no_answer_in_time
+from foundry.llm.base import (
+    FIRST_BYTE_TIMEOUT_S,
+    ChatRequest,
+    Chunk,
+    ProviderError,
+    first_byte_deadline,
+    no_answer_in_time,
+    silent_server,
+)
 from foundry.llm.wire import ChunkReader, chat_completion_body, tool_names
 
 _RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -35,8 +43,10 @@ class OpenAICompatibleProvider:
         api_key: str | None = None,
         name: str = "openai",
         timeout_s: float = 120.0,
+        first_byte_timeout_s: float = FIRST_BYTE_TIMEOUT_S,
     ) -> None:
         self.name = name
+        self._first_byte_timeout_s = first_byte_timeout_s
         self.base_url = base_url.rstrip("/")
         self._has_key = bool(api_key)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -49,7 +59,7 @@ class OpenAICompatibleProvider:
         reader = ChunkReader(time.perf_counter(), tool_names(request))
         deadline = asyncio.get_running_loop().time() + request.timeout_s
         try:
-            response = await self._within(deadline, request, self._open(request))
+            response = await self._first_response(deadline, request)
             try:
                 await self._within(deadline, request, self._check(response))
                 lines = response.aiter_lines()
@@ -85,9 +95,20 @@ class OpenAICompatibleProvider:
             "POST",
             "chat/completions",
             json=chat_completion_body(request),
-            timeout=httpx.Timeout(request.timeout_s),
+            timeout=httpx.Timeout(request.timeout_s, connect=self._first_byte_timeout_s),
         )
         return await self._client.send(sent, stream=True)
+
+    async def _first_response(self, deadline: float, request: ChatRequest) -> httpx.Response:
+        """The response's head: a server that takes the request and stays silent is given up
+        after the first-byte timeout, not the whole request's."""
+        bound, limited = first_byte_deadline(deadline, self._first_byte_timeout_s)
+        try:
+            return await self._within(bound, request, self._open(request))
+        except ProviderError as error:
+            if limited and isinstance(error.__cause__, TimeoutError):
+                raise silent_server(self.base_url, self._first_byte_timeout_s) from error
+            raise
 
     async def _within(self, deadline: float, request: ChatRequest, step: Awaitable[_T]) -> _T:
         """One step of a call, bounded by what is left of the request's timeout."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from foundry.agent import secrets as agent_secrets
 from foundry.agent.secrets import SecretError
-from foundry.llm.base import ModelProvider, ProviderError
+from foundry.llm.base import FIRST_BYTE_TIMEOUT_S, ModelProvider, ProviderError
 from foundry.llm.embedded import DEFAULT_MODEL, EmbeddedProvider
 
 DEFAULT_MODEL_REFERENCE = f"embedded:{DEFAULT_MODEL}"
@@ -61,8 +61,28 @@ def open_provider(
     if choice.provider == "ollama":
         from foundry.llm.ollama import OllamaProvider
 
-        return OllamaProvider(host=resolve_secret(config.get("OLLAMA_HOST"), base_dir))
+        return OllamaProvider(
+            host=resolve_secret(config.get("OLLAMA_HOST"), base_dir),
+            first_byte_timeout_s=first_byte_timeout(choice, config),
+        )
     return _openai_compatible(choice, config, base_dir)
+
+
+def first_byte_timeout(choice: ModelChoice, config: dict[str, str]) -> float:
+    """The provider's FIRST_BYTE_TIMEOUT (seconds), or the default."""
+    text = config.get("FIRST_BYTE_TIMEOUT")
+    if text is None:
+        return FIRST_BYTE_TIMEOUT_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 3600:
+        raise ProviderError(
+            f"providers.{choice.provider}.FIRST_BYTE_TIMEOUT must be a number of seconds "
+            f"between 0 and 3600, not {text!r}"
+        )
+    return seconds
 
 
 def _openai_compatible(
@@ -81,4 +101,5 @@ def _openai_compatible(
         base_url=resolve_secret(base_url, base_dir) or base_url,
         api_key=resolve_secret(key, base_dir),
         name=choice.provider,
+        first_byte_timeout_s=first_byte_timeout(choice, config),
     )

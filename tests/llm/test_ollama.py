@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 
 import pytest
@@ -293,3 +294,56 @@ async def test_a_request_may_wait_longer_than_the_clients_own_timeout(
             await asyncio.wait_for(_collect(stream), 8)
     finally:
         await provider.aclose()
+
+
+async def test_a_server_that_accepts_and_stays_silent_is_given_up_after_the_first_byte_limit(
+    fake_ollama: FakeOllama,
+) -> None:
+    provider = OllamaProvider(host=fake_ollama.url, first_byte_timeout_s=0.3)
+    try:
+        stream = provider.stream(_ask("silent", timeout_s=60))
+        with pytest.raises(
+            ProviderError, match=r"accepted the connection but sent nothing for 0\.3 s"
+        ) as raised:
+            await asyncio.wait_for(_collect(stream), 20)
+    finally:
+        await provider.aclose()
+    assert not raised.value.retryable  # a silent server is not asked four times over
+    assert "FIRST_BYTE_TIMEOUT" in str(raised.value)
+
+
+class _NotOllama(BaseHTTPRequestHandler):
+    """A web server that is not Ollama: every path is 404 with an HTML page."""
+
+    def _not_found(self) -> None:
+        body = b"<html><body>404 Not Found</body></html>"
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _not_found
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+@pytest.fixture
+def not_ollama() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotOllama)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+async def test_a_404_from_a_server_that_is_not_ollama_says_so(not_ollama: str) -> None:
+    provider = OllamaProvider(host=not_ollama)
+    try:
+        with pytest.raises(ProviderError, match="not an Ollama server at") as raised:
+            await _collect(provider.stream(_ask("llama3.2:1b")))
+    finally:
+        await provider.aclose()
+    assert "not installed" not in str(raised.value) and not raised.value.retryable

@@ -26,6 +26,7 @@ from foundry.llm.base import (
     Usage,
 )
 from foundry.llm.openai_compat import OpenAICompatibleProvider
+from foundry.llm.registry import ModelChoice, open_provider
 from tests.llm.fakes import FakeOpenAI, serve_openai, sse_event
 
 API_KEY = "test-key"
@@ -304,3 +305,32 @@ async def test_a_request_may_wait_longer_than_the_clients_own_timeout(
             await asyncio.wait_for(_collect(stream), 8)
     finally:
         await provider.aclose()
+
+
+async def test_a_server_that_accepts_and_stays_silent_is_given_up_early(
+    scripted: FakeOpenAI,
+) -> None:
+    provider = OpenAICompatibleProvider(scripted.url, first_byte_timeout_s=0.3)
+    try:
+        stream = provider.stream(_ask("silent", timeout_s=60))
+        with pytest.raises(ProviderError, match=r"sent nothing for 0\.3 s") as raised:
+            await asyncio.wait_for(_collect(stream), 10)
+    finally:
+        await provider.aclose()
+    assert not raised.value.retryable
+
+
+@pytest.mark.parametrize(("setting", "expected"), [(None, 30.0), ("5", 5.0), ("0.5", 0.5)])
+def test_the_first_byte_timeout_is_set_per_provider(setting: str | None, expected: float) -> None:
+    config = {"BASE_URL": "http://127.0.0.1:9/v1"}
+    if setting is not None:
+        config["FIRST_BYTE_TIMEOUT"] = setting
+    provider = open_provider(ModelChoice.parse("local:m"), {"local": config}, Path("."))
+    assert provider._first_byte_timeout_s == expected  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("setting", ["soon", "0", "-3", "nan", "99999"])
+def test_a_first_byte_timeout_that_is_no_number_of_seconds_is_refused(setting: str) -> None:
+    providers = {"ollama": {"FIRST_BYTE_TIMEOUT": setting}}
+    with pytest.raises(ProviderError, match="FIRST_BYTE_TIMEOUT must be a number of seconds"):
+        open_provider(ModelChoice.parse("ollama:m"), providers, Path("."))

@@ -1,0 +1,68 @@
+"""`foundry run` says plainly what went wrong: supervisor fallbacks, and who is waited for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from foundry.cli import main
+from tests.runtime.conftest import write_agent
+
+
+def agent_with_failing_supervisor(root: Path, fallback: str) -> Path:
+    supervisor = root / "checker"
+    supervisor.mkdir(parents=True)
+    (supervisor / "turns.json").write_text(json.dumps({"turns": []}))  # it has nothing to say
+    config = {"metadata": {"name": "checker"}, "settings": {"model": "scripted:turns.json"}}
+    (supervisor / "tsagent.json").write_text(json.dumps(config))
+    (supervisor / "prompt.md").write_text("Check messages.")
+    entry = {
+        "type": "agent",
+        "id": "checker",
+        "name": "Checker",
+        "config": {
+            "agentPath": "../checker",
+            "allowedActions": ["READ_ONLY"],
+            "fallbackBehavior": fallback,
+            "applyTo": ["request"],
+        },
+    }
+    turns = {"turns": [{"text": "Hello there."}]}
+    return write_agent(root / "agent", turns, servers={}, supervisors=[entry])
+
+
+@pytest.mark.parametrize(("fallback", "code"), [("allow", 0), ("block", 1)])
+def test_run_prints_each_supervisor_fallback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fallback: str, code: int
+) -> None:
+    agent = agent_with_failing_supervisor(tmp_path, fallback)
+    assert main(["run", str(agent), "-m", "hi"]) == code
+    error = capsys.readouterr().err
+    [line] = [line for line in error.splitlines() if line.startswith("[supervisor fallback]")]
+    assert "Checker on the request" in line and f"fallback: {fallback}" in line
+
+
+def test_run_json_lists_the_fallbacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agent = agent_with_failing_supervisor(tmp_path, "allow")
+    assert main(["run", "--json", str(agent), "-m", "hi"]) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    [fallback] = summary["supervisor_fallbacks"]
+    assert (fallback["supervisor"], fallback["direction"], fallback["action"]) == (
+        "Checker",
+        "request",
+        "allow",
+    )
+    assert "fallback: allow" in fallback["reason"]
+    assert summary["reply"] == "Hello there."
+    assert "[supervisor fallback]" in captured.err
+
+
+def test_run_json_lists_no_fallbacks_when_none_happened(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = write_agent(tmp_path / "plain", {"turns": [{"text": "Hi."}]}, servers={})
+    assert main(["run", "--json", str(agent), "-m", "hi"]) == 0
+    assert json.loads(capsys.readouterr().out)["supervisor_fallbacks"] == []
