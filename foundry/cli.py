@@ -22,6 +22,7 @@ from foundry.cli_supervision import add_supervision_commands
 from foundry.cli_tasks import add_task_commands
 from foundry.cli_trust import REFUSED, add_trust_commands
 from foundry.llm.base import ProviderError
+from foundry.logs import configure_logging
 from foundry.store import StoreError
 
 
@@ -171,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(quiet=True)
     try:
         return int(args.handler(args))
     except AgentError as error:

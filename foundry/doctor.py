@@ -23,6 +23,7 @@ from foundry.home import FoundryHome, shipped_path
 from foundry.llm.base import ChatMessage, ChatRequest, ProviderError, TextDelta, Usage
 from foundry.llm.embedded import EmbeddedProvider, EmbeddedRuntime, bundled_model_path
 from foundry.llm.ollama import OllamaProvider
+from foundry.logs import log_path
 from foundry.store import Store, StoreError
 from foundry.store.database import DATABASE_URL_VARIABLE, current_revision, head_revision
 from foundry.tools import ToolHost
@@ -35,6 +36,7 @@ STORE = "data and store"
 SAMPLES = "sample agents"
 MCP = "MCP server"
 OLLAMA = "Ollama"
+LOG = "log file"
 
 SAMPLES_VARIABLE = "FOUNDRY_SAMPLES"
 QT_TIMEOUT_S = 30.0
@@ -431,10 +433,24 @@ def _ollama_unavailable(host: str, error: Exception) -> Check:
     )
 
 
+# The log file.
+
+
+def check_log() -> Check:
+    """Where Foundry writes its log, and that it can."""
+    path = log_path()
+    problem = _unwritable(path.parent)
+    if problem:
+        fix = f"make {path.parent} writable: without it the app keeps no log of what went wrong"
+        return Check(name=LOG, status="WARN", detail=problem, fix=fix)
+    return Check(name=LOG, status="OK", detail=f"{path} (rotated at 1 MB, 5 kept)")
+
+
 CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(QT, check_qt, QT_TIMEOUT_S + GRACE_S),
     CheckSpec(MODEL, check_embedded_model, MODEL_TIMEOUT_S + GRACE_S),
     CheckSpec(STORE, check_store, 45.0),  # SQLite waits up to 30 s for a lock
+    CheckSpec(LOG, check_log, 10.0),
     CheckSpec(SAMPLES, check_samples, 30.0),
     CheckSpec(MCP, check_mcp_server, MCP_START_TIMEOUT_S + 2 * GRACE_S),
     CheckSpec(OLLAMA, check_ollama, OLLAMA_TIMEOUT_S + GRACE_S, optional=True),

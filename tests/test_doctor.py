@@ -45,6 +45,7 @@ def test_doctor_passes_here_with_one_line_per_check(capsys: pytest.CaptureFixtur
     assert found == {
         "embedded model": "OK",
         "data and store": "OK",
+        "log file": "OK",
         "sample agents": "OK",
         "MCP server": "OK",
         "Ollama": "WARN",

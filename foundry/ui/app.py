@@ -12,6 +12,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from foundry.home import APP_ID, shipped_path
+from foundry.logs import configure_logging, log_uncaught_exceptions
 from foundry.runtime.engine import Engine
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.main_window import MainWindow
@@ -53,6 +54,8 @@ def run(agent: Path | None = None) -> int:
     app.setOrganizationName("Foundry")
     app.setDesktopFileName(APP_ID)
     app.setWindowIcon(app_icon())
+    configure_logging()
+    log_uncaught_exceptions()
     engine = Engine().start()
     bridge = EngineBridge(engine)
     window = MainWindow(bridge)
