@@ -219,4 +219,3 @@ def _usage(
         total_s=total_s,
         stop_reason="tool_calls" if calls else final.done_reason or "stop",
     )
-
