@@ -15,6 +15,7 @@ from foundry.agent.relocate import convert_agent
 from foundry.agent.templates import create_agent, new_agent
 from foundry.agent.trust import UntrustedAgent
 from foundry.cli_doctor import add_doctor_commands
+from foundry.cli_gateway import add_gateway_commands
 from foundry.cli_metrics import add_metrics_commands
 from foundry.cli_policy import add_policy_commands
 from foundry.cli_sessions import add_session_commands
@@ -163,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_metrics_commands(commands)
     add_task_commands(commands)
     add_trust_commands(commands)
+    add_gateway_commands(commands)
 
     gui = commands.add_parser("gui", help="start the desktop app (the default)")
     gui.add_argument("agent", nargs="?", help="agent to open")

@@ -21,9 +21,12 @@ def add_trust_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def ensure_trusted(agent_path: Path, trust_flag: bool, store: TrustStore) -> int | None:
-    """None when the agent's commands may run (trusted, `--trust`, or a yes on the terminal);
-    otherwise REFUSED, with the commands and how to trust them on stderr."""
+def ensure_trusted(
+    agent_path: Path, trust_flag: bool, store: TrustStore, interactive: bool = True
+) -> int | None:
+    """None when the agent's commands may run (trusted, `--trust`, or a yes on the terminal,
+    unless not `interactive`); otherwise REFUSED, with the commands and how to trust them on
+    stderr."""
     document = load_agent(agent_path)
     check = store.check(document)
     if check.trusted:
@@ -31,7 +34,7 @@ def ensure_trusted(agent_path: Path, trust_flag: bool, store: TrustStore) -> int
     if trust_flag:
         store.grant(document, remember=False)
         return None
-    if _interactive() and _asked_yes(check):
+    if interactive and _interactive() and _asked_yes(check):
         store.grant(document)
         return None
     print(f"foundry: {UntrustedAgent(check)}", file=sys.stderr)

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from foundry.agent.document import AgentDocument, load_agent
 from foundry.agent.models import Agent, PolicyConfig
@@ -43,6 +43,9 @@ from foundry.supervision.inbox import HumanInbox
 from foundry.supervision.l1 import open_l1_supervisor
 from foundry.supervision.paths import server_folders
 from foundry.supervision.tracing import TracedGate
+
+if TYPE_CHECKING:
+    from foundry.gateway.forwarding import ToolSession
 
 T = TypeVar("T")
 NOT_TRUSTED = "held: its command is not trusted yet (Trust and start, or `foundry trust`)"
@@ -198,6 +201,26 @@ class Engine:
         )
         self._sessions[record.id] = live
         return record.id
+
+    async def open_tool_session(self, agent_path: Path, title: str) -> ToolSession:
+        """A session without a model, for the MCP gateway: the agent's trusted MCP servers
+        behind its approval gate, every call and decision recorded as a chat's are."""
+        from foundry.gateway.forwarding import ToolSession
+
+        document = await self._in_writer(load_agent, Path(agent_path))
+        assert document.agent is not None
+        await self._in_writer(self.trust.require, document)
+        name = document.agent.metadata.name
+        record = await self._in_writer(
+            self.store.sessions.create, str(document.path), name, title, {}
+        )
+        started = SessionStarted(
+            agent_path=str(document.path.resolve()), agent_name=name, model="gateway"
+        )
+        await self.record(record.id, started)
+        host = await self._start_tools(record.id, document)
+        gate = await self._gate(record.id, document, None, document.base_dir)
+        return ToolSession(record.id, host, gate, lambda body: self._emit(record.id, body))
 
     async def reopen_session(
         self,

@@ -1,0 +1,179 @@
+"""The gateway as an MCP client sees it: the Python SDK's client starts `foundry gateway` on
+stdio, lists the agent's tools and calls them; every call is decided and recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.stdio import get_default_environment
+
+from foundry.cli import main
+from foundry.gateway.client_config import client_config
+from foundry.gateway.server import exposed_names
+from foundry.store import Store
+from foundry.supervision.resolution import resolve_approval
+from foundry.tools.catalog import ToolInfo
+from tests.runtime.conftest import TIME_SERVER, write_agent
+
+POLICY = {
+    "type": "policy",
+    "id": "tool-policy",
+    "name": "Tool approvals",
+    "config": {
+        "rules": [
+            {"name": "time-is-fine", "tool": "time.get_current_time", "action": "allow"},
+            {"name": "no-conversions", "tool": "time.convert_time", "action": "deny"},
+        ],
+        "approvalTimeoutSeconds": 60,
+    },
+}
+
+
+def gateway_agent(root: Path, supervisors: list[dict[str, Any]], trusted: bool = True) -> Path:
+    servers = {"time": {**TIME_SERVER, "serverToolDefaults": {"include": "always"}}}
+    turns = {"turns": []}
+    return write_agent(root, turns, servers=servers, supervisors=supervisors, trusted=trusted)
+
+
+@asynccontextmanager
+async def gateway(agent: Path, home: Path, *extra: str) -> AsyncIterator[ClientSession]:
+    env = {**get_default_environment(), "FOUNDRY_HOME": str(home)}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "foundry.cli", "gateway", *extra, str(agent)], env=env
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def text_of(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def test_a_client_lists_the_tools_and_calls_an_allowed_one(
+    tmp_path: Path, foundry_home: Path
+) -> None:
+    agent = gateway_agent(tmp_path / "agent", [POLICY])
+    async with gateway(agent, foundry_home) as client:
+        listed = await client.list_tools()
+        names = sorted(tool.name for tool in listed.tools)
+        assert names == ["time__convert_time", "time__get_current_time"]
+        result = await client.call_tool("time__get_current_time", {"timezone": "Asia/Tokyo"})
+        assert not result.is_error and "Asia/Tokyo" in text_of(result)
+        denied = await client.call_tool(
+            "time__convert_time",
+            {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+        )
+        assert denied.is_error and "no-conversions" in text_of(denied)
+    store = Store.open()
+    [session] = store.sessions.list()
+    client_name = session.title.removesuffix(" via the gateway")
+    assert client_name != session.title and client_name != "an MCP client"  # clientInfo's name
+    kinds = [event.kind for event in store.events.list(session.id)]
+    assert kinds.count("tool_call_decided") == 2 and kinds.count("tool_call_finished") == 2
+    traces = store.traces.list()
+    assert sorted(t.decision for t in traces) == ["allow", "deny"]
+    store.close()
+
+
+async def test_an_escalated_call_waits_for_a_person_and_runs_when_approved(
+    tmp_path: Path, foundry_home: Path
+) -> None:
+    policy = json.loads(json.dumps(POLICY))
+    policy["config"]["rules"] = [{"name": "ask-a-person", "tool": "*", "action": "human"}]
+    agent = gateway_agent(tmp_path / "agent", [policy])
+    approved: list[str] = []
+
+    def person() -> None:
+        store = Store.open()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            pending = store.approvals.list(status="pending")
+            if pending:
+                resolve_approval(store, pending[0].id, "approved", "human:test", "fine")
+                approved.append(pending[0].tool)
+                break
+            time.sleep(0.05)
+        store.close()
+
+    async with gateway(agent, foundry_home) as client:
+        helper = threading.Thread(target=person)
+        helper.start()
+        result = await asyncio.wait_for(
+            client.call_tool("time__get_current_time", {"timezone": "UTC"}), 60
+        )
+        await asyncio.to_thread(helper.join)
+    assert approved == ["time.get_current_time"]
+    assert not result.is_error and "UTC" in text_of(result)
+
+
+async def test_a_denial_by_a_person_is_a_tool_error_with_the_reason(
+    tmp_path: Path, foundry_home: Path
+) -> None:
+    agent = gateway_agent(tmp_path / "agent", [])  # no policy: toolPermission asks the inbox
+    servers_need_permission = json.loads((agent / "tsagent.json").read_text())
+    servers_need_permission["mcpServers"]["time"]["serverToolDefaults"]["permissionRequired"] = True
+    (agent / "tsagent.json").write_text(json.dumps(servers_need_permission))
+    main(["trust", "--yes", str(agent)])
+
+    def person() -> None:
+        store = Store.open()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (pending := store.approvals.list("pending")):
+            time.sleep(0.05)
+        resolve_approval(store, pending[0].id, "denied", "human:test", "not today")
+        store.close()
+
+    async with gateway(agent, foundry_home) as client:
+        helper = threading.Thread(target=person)
+        helper.start()
+        result = await client.call_tool("time__get_current_time", {"timezone": "UTC"})
+        await asyncio.to_thread(helper.join)
+    assert result.is_error and "not today" in text_of(result)
+
+
+def test_an_untrusted_agent_is_refused_without_reading_stdin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = gateway_agent(tmp_path / "agent", [POLICY], trusted=False)
+    monkeypatch.setattr("foundry.cli_trust._interactive", lambda: True)  # even on a terminal
+    assert main(["gateway", str(agent)]) == 2
+    assert "not trusted" in capsys.readouterr().err
+
+
+def test_names_are_safe_for_every_client_and_unique() -> None:
+    def info(server: str, tool: str) -> ToolInfo:
+        return ToolInfo(
+            name=f"{server}.{tool}",
+            server=server,
+            tool=tool,
+            description="",
+            parameters={},
+            include="always",
+            permission_required=False,
+        )
+
+    tools = [info("fs", "read.file"), info("fs", "read_file"), info("x" * 40, "y" * 40)]
+    names = exposed_names(tools)
+    assert all(len(n) <= 64 and n.replace("_", "").replace("-", "").isalnum() for n in names)
+    assert sorted(names.values()) == sorted(t.name for t in tools)
+
+
+@pytest.mark.parametrize("client", ["claude-desktop", "cursor", "claude-code", "vscode"])
+def test_print_config_gives_a_snippet_with_absolute_paths(tmp_path: Path, client: str) -> None:
+    snippet = json.loads(client_config(client, Path("agents/assistant"), command="/opt/foundry"))
+    servers = snippet["servers" if client == "vscode" else "mcpServers"]
+    entry = servers["foundry"]
+    assert entry["command"] == "/opt/foundry"
+    assert entry["args"][0] == "gateway" and os.path.isabs(entry["args"][1])
