@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -65,7 +66,11 @@ class HumanInbox:
                 expires_at=approval.expires_at,
             )
         )
-        resolved = await self._wait_for_anyone(approval, call)
+        try:
+            resolved = await self._wait_for_anyone(approval, call)
+        except asyncio.CancelledError:  # the caller stopped waiting: no one is asked any more
+            await asyncio.shield(asyncio.to_thread(self._withdraw, approval))
+            raise
         await self._notify(
             ApprovalResolved(
                 approval_id=resolved.id,
@@ -132,6 +137,20 @@ class HumanInbox:
             if current.expires_at is not None and utc_now() >= current.expires_at:
                 return await self._time_out(current)
             await asyncio.sleep(self._poll_s)
+
+    def _withdraw(self, approval: ApprovalRecord) -> None:
+        """Take a call that was cancelled out of the inbox (it is not run); a resolution that
+        came first stands."""
+        with contextlib.suppress(AlreadyResolved):
+            resolve_approval(
+                self._store,
+                approval.id,
+                "timed_out",
+                "withdrawn",
+                "the call was cancelled before anyone decided",
+                level="timeout",
+                allowed=False,
+            )
 
     async def _time_out(self, approval: ApprovalRecord) -> ApprovalRecord:
         """Resolve as timed_out with the configured outcome, traced at the timeout level like

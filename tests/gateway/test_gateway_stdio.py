@@ -177,3 +177,29 @@ def test_print_config_gives_a_snippet_with_absolute_paths(tmp_path: Path, client
     entry = servers["foundry"]
     assert entry["command"] == "/opt/foundry"
     assert entry["args"][0] == "gateway" and os.path.isabs(entry["args"][1])
+
+
+async def test_a_client_that_cancels_withdraws_its_approval(
+    tmp_path: Path, foundry_home: Path
+) -> None:
+    policy = json.loads(json.dumps(POLICY))
+    policy["config"]["rules"] = [{"name": "ask-a-person", "tool": "*", "action": "human"}]
+    agent = gateway_agent(tmp_path / "agent", [policy])
+    store = Store.open()
+    async with gateway(agent, foundry_home) as client:
+        waiting = asyncio.ensure_future(
+            client.call_tool("time__get_current_time", {"timezone": "UTC"})
+        )
+        for _ in range(600):
+            if pending := store.approvals.list(status="pending"):
+                break
+            await asyncio.sleep(0.05)
+        assert pending, "no approval reached the inbox"
+        waiting.cancel()
+        for _ in range(600):
+            current = store.approvals.get(pending[0].id)
+            if current.status != "pending":
+                break
+            await asyncio.sleep(0.05)
+    assert (current.status, current.resolved_by) == ("timed_out", "withdrawn")
+    store.close()

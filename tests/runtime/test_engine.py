@@ -333,3 +333,18 @@ def test_a_policy_sends_a_call_to_the_inbox_and_the_human_answer_reaches_the_age
     kinds_seen = kinds(engine, session_id)
     assert kinds_seen.count("approval_requested") == 2
     assert kinds_seen.count("approval_resolved") == 2
+
+
+def test_stopping_a_turn_that_waits_for_a_person_withdraws_its_approval(
+    engine: Engine, tmp_path: Path
+) -> None:
+    session_id = engine.submit(engine.open_session(_guarded_agent(tmp_path / "guarded"))).result()
+    turn = engine.submit(engine.send(session_id, "time?"))
+    deadline = time.monotonic() + 30
+    while not (pending := engine.store.approvals.list(status="pending")):
+        assert time.monotonic() < deadline, "no approval reached the inbox"
+        time.sleep(0.02)
+    engine.submit(engine.cancel(session_id)).result(10)
+    assert turn.result(30).ended_by == "cancelled"
+    withdrawn = engine.store.approvals.get(pending[0].id)
+    assert (withdrawn.status, withdrawn.resolved_by) == ("timed_out", "withdrawn")
