@@ -88,10 +88,9 @@ async def _first_pending(url: str) -> str:
         base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}
     ) as http:
         for _ in range(600):
-            listed = (await http.get("/approvals", params={"status": "pending"})).json()
-            items = listed["approvals"] if isinstance(listed, dict) else listed
-            if items:
-                return str(items[0]["id"])
+            pending = (await http.get("/approvals", params={"status": "pending"})).json()
+            if pending:
+                return str(pending[0]["id"])
             await asyncio.sleep(0.05)
     raise AssertionError("no approval reached the API")
 

@@ -1,0 +1,169 @@
+"""Gateway benchmark: what the gateway adds to an allowed tool call, its throughput, and how soon
+an escalated call is visible on the approvals API.
+
+Side by side in one run, with the Python SDK's MCP client on stdio:
+- straight: the client calls the reference filesystem server (`read_text_file` of small files);
+- through the gateway: the client calls `foundry gateway` in front of the same server, with the
+  default policy (reads in the workspace are allowed by L0), every call decided and recorded.
+Every call reads another file (the policy's loop detection denies a call repeated).
+Latency is the median and p95 of --calls sequential calls after a warm-up; throughput is
+sequential calls per second through one gateway. Then the escalation: a policy that asks a
+person for every call; the time from sending the call to its approval being listed by
+GET /approvals?status=pending on the API (polled every 1 ms), over --escalations calls.
+Without the npm parts (tests/gateway/npm), the time MCP server stands in for the filesystem.
+
+Run: python bench/gateway.py [--calls 300] [--escalations 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import zoneinfo
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.stdio import get_default_environment
+
+from foundry.agent.document import read_agent
+from foundry.agent.trust import TrustStore
+from foundry.api import ApiServer, create_app
+from foundry.cli import main as foundry
+from foundry.store import Store
+
+BIN = Path(__file__).resolve().parents[1] / "tests" / "gateway" / "npm" / "node_modules" / ".bin"
+TOKEN = "b" * 43
+WARM_UP = 20
+Calls = list[dict[str, Any]]
+
+
+def upstream(folder: Path, count: int) -> tuple[dict[str, Any], str, Calls]:
+    """The server config, the tool and the arguments of `count` different calls."""
+    if (BIN / "mcp-server-filesystem").exists():
+        notes = folder / "agent" / "notes"
+        notes.mkdir(parents=True, exist_ok=True)
+        for number in range(count):
+            (notes / f"note{number}.txt").write_text(f"note {number}\n")
+        server = {"command": str(BIN / "mcp-server-filesystem"), "args": [str(folder)]}
+        calls = [{"path": str(notes / f"note{number}.txt")} for number in range(count)]
+        return server, "read_text_file", calls
+    server = {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
+    zones = sorted(zoneinfo.available_timezones())[:count]
+    return server, "get_current_time", [{"timezone": zone} for zone in zones]
+
+
+@asynccontextmanager
+async def connect(command: str, args: list[str]) -> AsyncIterator[ClientSession]:
+    env = {**get_default_environment(), "FOUNDRY_HOME": os.environ["FOUNDRY_HOME"]}
+    params = StdioServerParameters(command=command, args=args, env=env)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def timed_calls(client: ClientSession, tool: str, calls: Calls, count: int) -> list[float]:
+    for arguments in calls[:WARM_UP]:
+        await client.call_tool(tool, arguments)
+    times = []
+    for arguments in calls[WARM_UP : WARM_UP + count]:
+        started = time.perf_counter()
+        result = await client.call_tool(tool, arguments)
+        times.append(time.perf_counter() - started)
+        assert not result.is_error, result
+    return times
+
+
+def make_agent(folder: Path, server: dict[str, Any], ask: bool) -> Path:
+    agent = folder / "agent"
+    foundry(["create-agent", str(agent), "--name", "Bench"])
+    config = json.loads((agent / "tsagent.json").read_text())
+    defaults = {"include": "always", "permissionRequired": False}
+    config["mcpServers"] = {"fs": {**server, "serverToolDefaults": defaults}}
+    if ask:
+        rules = [{"name": "ask-a-person", "tool": "*", "action": "human"}]
+        config["supervisors"] = [{"type": "policy", "id": "p", "config": {"rules": rules}}]
+    (agent / "tsagent.json").write_text(json.dumps(config))
+    TrustStore.default().grant(read_agent(agent))
+    return agent
+
+
+def summary(name: str, times: list[float]) -> str:
+    ordered = sorted(times)
+    p95 = ordered[int(len(ordered) * 0.95) - 1] * 1000
+    median, rate = statistics.median(times) * 1000, len(times) / sum(times)
+    return f"{name:<30} median {median:7.2f} ms   p95 {p95:7.2f} ms   {rate:6.0f} calls/s"
+
+
+async def latency(folder: Path, count: int) -> None:
+    server, tool, calls = upstream(folder, WARM_UP + count)
+    async with connect(server["command"], server["args"]) as straight:
+        direct = await timed_calls(straight, tool, calls, count)
+    agent = make_agent(folder, server, ask=False)
+    async with connect(sys.executable, ["-m", "foundry.cli", "gateway", str(agent)]) as through:
+        gated = await timed_calls(through, f"fs__{tool}", calls, count)
+    print(summary(f"straight to {Path(server['command']).name}", direct))
+    print(summary("through the gateway", gated))
+    added = (statistics.median(gated) - statistics.median(direct)) * 1000
+    rate = len(gated) / sum(gated)
+    print(f"added at the median: {added:.2f} ms (target < 2 ms); through one gateway: "
+          f"{rate:.0f} allowed calls/s (target >= 500)")  # fmt: skip
+
+
+async def escalation(folder: Path, count: int) -> None:
+    server, tool, calls = upstream(folder, count)
+    agent = make_agent(folder, server, ask=True)
+    store = Store.open()
+    api = ApiServer(create_app(store, TOKEN))
+    url = await api.start()
+    seen: list[float] = []
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    gateway = connect(sys.executable, ["-m", "foundry.cli", "gateway", str(agent)])
+    try:
+        async with gateway as client, httpx.AsyncClient(base_url=url, headers=headers) as http:
+            for number in range(count):
+                started = time.perf_counter()
+                call = client.call_tool(f"fs__{tool}", calls[number])
+                waiting = asyncio.ensure_future(call)
+                approval_id = await first_pending(http)
+                seen.append(time.perf_counter() - started)
+                await http.post(f"/approvals/{approval_id}/approve")
+                await waiting
+    finally:
+        await api.stop()
+        store.close()
+    median, worst = statistics.median(seen) * 1000, max(seen) * 1000
+    print(f"escalation visible on the API: median {median:.1f} ms, max {worst:.1f} ms over "
+          f"{len(seen)} calls (target < 10 ms median)")  # fmt: skip
+
+
+async def first_pending(http: httpx.AsyncClient) -> str:
+    while True:
+        pending = (await http.get("/approvals", params={"status": "pending"})).json()
+        if pending:
+            return str(pending[0]["id"])
+        await asyncio.sleep(0.001)
+
+
+def run() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--escalations", type=int, default=20)
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["FOUNDRY_HOME"] = str(Path(folder) / "home")
+        asyncio.run(latency(Path(folder) / "allowed", options.calls))
+        asyncio.run(escalation(Path(folder) / "asked", options.escalations))
+
+
+if __name__ == "__main__":
+    run()
