@@ -37,6 +37,7 @@ SAMPLES = "sample agents"
 MCP = "MCP server"
 OLLAMA = "Ollama"
 LOG = "log file"
+GATEWAY = "MCP gateway"
 
 SAMPLES_VARIABLE = "FOUNDRY_SAMPLES"
 QT_TIMEOUT_S = 30.0
@@ -393,6 +394,42 @@ async def _start_server(config: McpServerConfig, base_dir: Path) -> Check:
     return Check(name=MCP, status="OK", detail=detail)
 
 
+# The MCP gateway.
+
+
+def check_gateway() -> Check:
+    """`foundry gateway` starts for the sample assistant and an MCP client lists its tools (the
+    doctor runs the sample's time server itself too, so it trusts it for this run)."""
+    agent = sample_agents_dir() / "assistant"
+    if validate_agent(agent):
+        detail = "not tried: the sample assistant has problems (see the sample agents line)"
+        return Check(name=GATEWAY, status="WARN", detail=detail, fix="fix the sample agents")
+    return asyncio.run(_list_through_gateway(agent))
+
+
+async def _list_through_gateway(agent: Path) -> Check:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    args = ["-m", "foundry.cli", "gateway", "--trust", str(agent)]
+    params = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
+    started = time.perf_counter()
+    try:
+        with tempfile.TemporaryFile("w+") as errors:
+            async with (
+                stdio_client(params, errlog=errors) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                names = [tool.name for tool in (await session.list_tools()).tools]
+    except Exception as error:
+        detail = f"the gateway did not start: {type(error).__name__}: {error}"
+        fix = f"run `foundry gateway {agent}` to see its error"
+        return Check(name=GATEWAY, status="FAIL", detail=detail, fix=fix)
+    elapsed_s = time.perf_counter() - started
+    detail = f"started in {elapsed_s:.1f} s and offered {', '.join(names) or 'no tools'}"
+    return Check(name=GATEWAY, status="OK", detail=detail)
+
+
 def _mcp_fix() -> str:
     return (
         "check that `python -m mcp_server_time` runs; install it with `pip install mcp-server-time`"
@@ -453,5 +490,6 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(LOG, check_log, 10.0),
     CheckSpec(SAMPLES, check_samples, 30.0),
     CheckSpec(MCP, check_mcp_server, MCP_START_TIMEOUT_S + 2 * GRACE_S),
+    CheckSpec(GATEWAY, check_gateway, MCP_START_TIMEOUT_S + 2 * GRACE_S),
     CheckSpec(OLLAMA, check_ollama, OLLAMA_TIMEOUT_S + GRACE_S, optional=True),
 )

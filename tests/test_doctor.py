@@ -48,6 +48,7 @@ def test_doctor_passes_here_with_one_line_per_check(capsys: pytest.CaptureFixtur
         "log file": "OK",
         "sample agents": "OK",
         "MCP server": "OK",
+        "MCP gateway": "OK",
         "Ollama": "WARN",
     }
     assert summary.startswith(f"{len(CHECKS)} checks:") and "0 FAIL" in summary
