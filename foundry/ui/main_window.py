@@ -27,6 +27,7 @@ from foundry.agent.document import AgentDocument, read_agent
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor, CloneAgentDialog, CreateAgentDialog
+from foundry.ui.gateway_view import GatewayView
 from foundry.ui.inbox import ApprovalAlerts, InboxController, InboxView, system_tray
 from foundry.ui.recent import RecentAgents, RecentAgentsMenu, agent_paths_in
 from foundry.ui.session_controller import SessionController
@@ -103,6 +104,7 @@ class MainWindow(QMainWindow):
         self._menus()
         self._approval_inbox()
         self._metrics_dashboards()
+        self._gateway_view()
 
     def _menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -184,6 +186,23 @@ class MainWindow(QMainWindow):
         show.setToolTip("Metrics of tasks and sessions, updated live (Ctrl+Shift+M)")
         show.triggered.connect(self.show_dashboards)
         self._view_menu().addAction(show)
+
+    def _gateway_view(self) -> None:
+        """View > Gateway (Ctrl+Shift+G): MCP clients supervised through `foundry gateway`."""
+        self.gateway: GatewayView | None = None
+        show = QAction("&Gateway", self)
+        show.setShortcut(QKeySequence("Ctrl+Shift+G"))
+        show.setToolTip("MCP clients connected through the gateway and their calls (Ctrl+Shift+G)")
+        show.triggered.connect(self.show_gateway)
+        self._view_menu().addAction(show)
+
+    def show_gateway(self) -> None:
+        if self.gateway is None:
+            self.gateway = GatewayView(self.bridge.engine.store)
+        if self.tabs.indexOf(self.gateway) < 0:
+            self.tabs.addTab(self.gateway, "Gateway")
+        self.tabs.setCurrentWidget(self.gateway)
+        self.gateway.refresh()
 
     def _view_menu(self) -> QMenu:
         """The View menu, made by whichever part of the window needs it first."""

@@ -1,0 +1,84 @@
+"""What the gateway's clients did, read from the store: their sessions and latest calls."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import sqlalchemy as sa
+from pydantic import BaseModel, ConfigDict
+from sqlmodel import col
+
+from foundry.store import EventRecord, Store
+
+SCANNED_STARTS = 500  # the latest sessions looked at for gateway ones
+CALL_KINDS = ("tool_call_decided", "tool_call_finished")
+
+
+class GatewayCall(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    time: datetime
+    tool: str
+    allowed: bool
+    by: str
+    reason: str
+    result: str = ""  # empty while the call runs (or waits for a person)
+    is_error: bool = False
+
+
+class GatewayClient(BaseModel):
+    """One client connection: its session, who it is, the agent, and its latest calls."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    client: str
+    agent: str
+    started: datetime
+    calls: tuple[GatewayCall, ...]
+
+
+def gateway_clients(store: Store, limit: int = 20, calls: int = 50) -> list[GatewayClient]:
+    """The latest gateway sessions, newest first, each with its latest `calls` calls."""
+    query = (
+        sa.select(col(EventRecord.session_id), col(EventRecord.time), col(EventRecord.payload))
+        .where(col(EventRecord.kind) == "session_started")
+        .order_by(col(EventRecord.id).desc())
+        .limit(SCANNED_STARTS)
+    )
+    with store.engine.connect() as connection:
+        starts = [row for row in connection.execute(query) if row[2].get("model") == "gateway"]
+    return [_client(store, session_id, time, calls) for session_id, time, _ in starts[:limit]]
+
+
+def _client(store: Store, session_id: str, started: datetime, limit: int) -> GatewayClient:
+    record = store.sessions.get(session_id)
+    events = store.events.list(session_id, kinds=CALL_KINDS)
+    return GatewayClient(
+        session_id=session_id,
+        client=record.title.removesuffix(" via the gateway") or "an MCP client",
+        agent=record.agent_name,
+        started=started,
+        calls=tuple(reversed(_calls(events)[-limit:])),
+    )
+
+
+def _calls(events: Sequence[EventRecord]) -> list[GatewayCall]:
+    """Each decided call, with its result once it has one."""
+    decided: dict[str, GatewayCall] = {}
+    for event in events:
+        payload = event.payload
+        if event.kind == "tool_call_decided":
+            call = payload["call"]
+            decided[call["id"]] = GatewayCall(
+                time=event.time,
+                tool=call["name"],
+                allowed=payload["allowed"],
+                by=payload["by"],
+                reason=payload.get("reason", ""),
+            )
+        elif payload.get("call_id") in decided:
+            update = {"result": payload["text"][:200], "is_error": payload["is_error"]}
+            decided[payload["call_id"]] = decided[payload["call_id"]].model_copy(update=update)
+    return list(decided.values())

@@ -1,0 +1,50 @@
+"""View > Gateway shows each MCP client that went through the gateway and what it called."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+
+from foundry.store import Store
+from foundry.ui.gateway_view import GatewayView
+from tests.gateway.test_gateway_stdio import POLICY, gateway, gateway_agent
+
+from .conftest import save_screenshot
+
+
+def client_traffic(agent: Path, home: Path) -> None:
+    """An MCP client's session through the gateway: one allowed call, one denied."""
+
+    async def calls() -> None:
+        async with gateway(agent, home) as client:
+            await client.call_tool("time__get_current_time", {"timezone": "Asia/Tokyo"})
+            arguments = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "UTC"}
+            await client.call_tool("time__convert_time", arguments)
+
+    worker = threading.Thread(target=asyncio.run, args=(calls(),))
+    worker.start()
+    worker.join(120)
+
+
+def test_the_gateway_view_lists_clients_and_their_decided_calls(
+    qtbot: QtBot, tmp_path: Path, foundry_home: Path
+) -> None:
+    client_traffic(gateway_agent(tmp_path / "agent", [POLICY]), foundry_home)
+    store = Store.open()
+    view = GatewayView(store)
+    qtbot.addWidget(view)
+    view.resize(1100, 420)
+    view.show()
+    view.refresh()
+    qtbot.waitUntil(lambda: view.model.rowCount() == 1 and view.model.item(0).rowCount() == 2)
+    client = view.model.item(0)
+    assert view.model.item(0, 1).text() == "agent"
+    calls = [[client.child(row, column).text() for column in range(4)] for row in range(2)]
+    newest, oldest = calls
+    assert newest[0] == "time.convert_time" and newest[1] == "denied by policy:no-conversions"
+    assert oldest[0] == "time.get_current_time" and "Asia/Tokyo" in oldest[3]
+    save_screenshot(view, tmp_path, "gateway-view.png")
+    store.close()
