@@ -89,6 +89,7 @@ CASES = {
         "policy check --session nope", "no session with id 'nope'"
     ),
     "trust a broken agent": Case("trust {bad}/broken", "invalid JSON"),
+    "gateway for a broken agent": Case("gateway {bad}/broken", "invalid JSON"),
     "trust with no agent": Case("trust", "name an agent, or use --list"),
     "approvals list with a database URL that is not one": Case(
         "approvals list", "cannot use the database URL", env={"FOUNDRY_DATABASE_URL": "nope://"}
