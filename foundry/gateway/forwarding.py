@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from foundry.llm.base import ToolCall
@@ -26,6 +27,7 @@ class ToolSession:
     gate: ApprovalGate
     record: Record
     _calls: int = 0
+    _restarting: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
     def tools(self) -> list[ToolInfo]:
         """The tools a client is offered: the running servers' tools the agent includes."""
@@ -47,7 +49,7 @@ class ToolSession:
         )
         started = time.perf_counter()
         if decision.allowed:
-            result = await self.host.call(call.name, call.arguments)
+            result = await self._run(call)
         else:
             reason = decision.reason or "denied"
             result = ToolResult(text=f"Denied by {decision.by}: {reason}", is_error=True)
@@ -62,5 +64,24 @@ class ToolSession:
         )
         return result
 
+    async def _run(self, call: ToolCall) -> ToolResult:
+        """Run an allowed call; a server found down is restarted, its calls failing meanwhile."""
+        result = await self.host.call(call.name, call.arguments)
+        server = next((s for s in self.host.statuses() if call.name.startswith(f"{s.name}.")), None)
+        if not result.is_error or server is None or server.state in ("running", "starting"):
+            return result
+        if server.name not in self._restarting:
+            self._restarting[server.name] = asyncio.create_task(self._restart(server.name))
+        note = f" The gateway is restarting MCP server {server.name!r}: try again in a moment."
+        return result.model_copy(update={"text": result.text + note})
+
+    async def _restart(self, server: str) -> None:
+        try:
+            await self.host.restart(server)
+        finally:
+            del self._restarting[server]
+
     async def aclose(self) -> None:
+        for restarting in list(self._restarting.values()):
+            restarting.cancel()
         await self.host.aclose()

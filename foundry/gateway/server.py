@@ -9,7 +9,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 import mcp.types as mcp_types
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 
 from foundry import __version__
@@ -45,7 +45,8 @@ class Gateway:
         self._engine = engine
         self._session = session
         self._agent = agent_name
-        self._names: dict[str, str] = {}
+        self._names: dict[str, str] = {}  # what the client was last offered
+        self._known: dict[str, str] = {}  # every name ever offered: a call may use any of them
         self._titled = False
         self.server: Server[Any] = Server(
             "foundry-gateway",
@@ -63,7 +64,7 @@ class Gateway:
     ) -> mcp_types.ListToolsResult:
         await self._name_session(ctx)
         tools = self._session.tools()
-        self._names = exposed_names(tools)
+        self._offer(exposed_names(tools))
         by_name = {tool.name: tool for tool in tools}
         return mcp_types.ListToolsResult(
             tools=[
@@ -80,14 +81,27 @@ class Gateway:
         self, ctx: Any, params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
         await self._name_session(ctx)
-        if not self._names:
-            self._names = exposed_names(self._session.tools())
-        qualified = self._names.get(params.name, params.name)
+        if not self._known:
+            self._offer(exposed_names(self._session.tools()))
+        qualified = self._known.get(params.name, params.name)
         work = self._on_engine(self._session.call(qualified, dict(params.arguments or {})))
         result = await _reporting_progress(ctx, asyncio.ensure_future(work))
+        await self._tell_if_tools_changed(ctx)
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(text=result.text)], is_error=result.is_error
         )
+
+    async def _tell_if_tools_changed(self, ctx: Any) -> None:
+        """A server that died (or came back) changes the tools on offer: the client is told
+        with `notifications/tools/list_changed` and lists them again."""
+        offered = exposed_names(self._session.tools())
+        if set(offered) != set(self._names):
+            self._offer(offered)
+            await ctx.session.send_tool_list_changed()
+
+    def _offer(self, names: dict[str, str]) -> None:
+        self._names = names
+        self._known.update(names)
 
     async def _name_session(self, ctx: Any) -> None:
         """Title the stored session after the client, once it has said who it is."""
@@ -123,4 +137,7 @@ def _object_schema(parameters: dict[str, Any]) -> dict[str, Any]:
 
 async def serve_stdio(gateway: Gateway) -> None:
     async with stdio_server() as (read, write):
-        await gateway.server.run(read, write, gateway.server.create_initialization_options())
+        options = gateway.server.create_initialization_options(
+            NotificationOptions(tools_changed=True)
+        )
+        await gateway.server.run(read, write, options)

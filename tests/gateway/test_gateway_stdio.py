@@ -47,12 +47,17 @@ def gateway_agent(root: Path, supervisors: list[dict[str, Any]], trusted: bool =
 
 
 @asynccontextmanager
-async def gateway(agent: Path, home: Path, *extra: str) -> AsyncIterator[ClientSession]:
+async def gateway(
+    agent: Path, home: Path, *extra: str, on_message: Any = None
+) -> AsyncIterator[ClientSession]:
     env = {**get_default_environment(), "FOUNDRY_HOME": str(home)}
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "foundry.cli", "gateway", *extra, str(agent)], env=env
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, message_handler=on_message) as session,
+    ):
         await session.initialize()
         yield session
 
@@ -203,3 +208,36 @@ async def test_a_client_that_cancels_withdraws_its_approval(
             await asyncio.sleep(0.05)
     assert (current.status, current.resolved_by) == ("timed_out", "withdrawn")
     store.close()
+
+
+async def test_a_server_that_dies_is_restarted_and_its_calls_fail_clearly_meanwhile(
+    tmp_path: Path, foundry_home: Path
+) -> None:
+    script = Path(__file__).with_name("dying_server.py")
+    server = {"type": "stdio", "command": "python", "args": [str(script)]}
+    defaults = {"include": "always", "permissionRequired": False}
+    rules = [{"name": "ok", "tool": "*", "action": "allow"}]
+    allow_all = {**POLICY, "config": {"rules": rules, "loopDetection": False}}
+    agent = write_agent(
+        tmp_path / "agent",
+        {"turns": []},
+        servers={"up": {**server, "serverToolDefaults": defaults}},
+        supervisors=[allow_all],
+    )
+    told: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        told.append(type(message).__name__)
+
+    async with gateway(agent, foundry_home, on_message=on_message) as client:
+        first = text_of(await client.call_tool("up__echo", {}))
+        crashed = await client.call_tool("up__die", {})
+        assert crashed.is_error and "restarting MCP server 'up'" in text_of(crashed)
+        for _ in range(200):
+            again = await client.call_tool("up__echo", {})
+            if not again.is_error:
+                break
+            assert "restarting" in text_of(again) or "unavailable" in text_of(again)
+            await asyncio.sleep(0.1)
+    assert not again.is_error and text_of(again).startswith("pid ") and text_of(again) != first
+    assert "ToolListChangedNotification" in told
