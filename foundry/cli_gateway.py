@@ -11,6 +11,8 @@ from typing import Any
 from foundry.agent.trust import TrustStore
 from foundry.cli_trust import add_trust_flag, ensure_trusted
 
+DEFAULT_PORT = 8788
+
 
 def gateway_command(args: argparse.Namespace) -> int:
     agent = Path(args.agent)
@@ -24,24 +26,33 @@ def gateway_command(args: argparse.Namespace) -> int:
     refused = ensure_trusted(agent, args.trust, trust, interactive=False)
     if refused is not None:
         return refused
-    return _serve(agent, trust)
+    return _serve(agent, trust, args.port if args.http else None)
 
 
-def _serve(agent: Path, trust: TrustStore) -> int:
+def _serve(agent: Path, trust: TrustStore, port: int | None) -> int:
     from foundry.gateway.server import Gateway, serve_stdio
     from foundry.runtime.engine import Engine
 
     with Engine(trust=trust) as engine:
         work = engine.open_tool_session(agent, "an MCP client via the gateway")
         session = engine.submit(work).result()
-        document_name = engine.store.sessions.get(session.session_id).agent_name
+        name = engine.store.sessions.get(session.session_id).agent_name
+        gateway = Gateway(engine, session, agent, name)
         try:
-            asyncio.run(serve_stdio(Gateway(engine, session, document_name)))
+            asyncio.run(serve_stdio(gateway) if port is None else _serve_http(gateway, port))
         except KeyboardInterrupt:
             pass
         finally:
+            asyncio.run(gateway.aclose())
             engine.submit(session.aclose()).result(30)
     return 0
+
+
+async def _serve_http(gateway: Any, port: int) -> None:
+    from foundry.gateway.http import serve_http
+    from foundry.home import FoundryHome
+
+    await serve_http(gateway, FoundryHome.from_environment().ensure(), port)
 
 
 def add_gateway_commands(commands: Any) -> None:
@@ -50,10 +61,11 @@ def add_gateway_commands(commands: Any) -> None:
     gateway = commands.add_parser(
         "gateway",
         help="serve an agent's tools to any MCP client, every call supervised",
-        description="An MCP server on stdio offering the tools of AGENT's MCP servers; each call "
-        "passes AGENT's policy (or its toolPermission, asking in the approval inbox) and is "
-        "recorded as a session. Never asks on the terminal: stdin is the MCP channel, so an "
-        "untrusted agent is refused (exit 2) unless --trust.",
+        description="An MCP server offering the tools of AGENT's MCP servers; each call passes "
+        "AGENT's policy (or its toolPermission, asking in the approval inbox) and is recorded "
+        "as a session. On stdio by default (it never asks on the terminal: stdin is the MCP "
+        "channel, so an untrusted agent is refused with exit 2 unless --trust); --http serves "
+        "streamable HTTP on 127.0.0.1 with the API token as Bearer.",
     )
     gateway.add_argument("agent", metavar="AGENT", help="agent folder or .yaml file")
     gateway.add_argument(
@@ -61,6 +73,12 @@ def add_gateway_commands(commands: Any) -> None:
         choices=CLIENTS,
         metavar="CLIENT",
         help=f"print the configuration snippet for a client ({', '.join(CLIENTS)}) and exit",
+    )
+    gateway.add_argument(
+        "--http", action="store_true", help="serve streamable HTTP on loopback instead of stdio"
+    )
+    gateway.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"the HTTP port (default {DEFAULT_PORT})"
     )
     add_trust_flag(gateway)
     gateway.set_defaults(handler=gateway_command)

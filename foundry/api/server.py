@@ -9,7 +9,7 @@ import logging
 from collections.abc import Iterator
 
 import uvicorn
-from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 log = logging.getLogger(__name__)
 START_TIMEOUT_S = 10.0
@@ -38,9 +38,10 @@ def is_loopback(host: str) -> bool:
 
 
 class ApiServer:
-    """Runs `app` with uvicorn as a task of the running loop, listening on loopback only."""
+    """Runs `app` (the API, or the gateway over HTTP) with uvicorn as a task of the running
+    loop, listening on loopback only."""
 
-    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0) -> None:
         if not is_loopback(host):
             raise ValueError(f"the approvals API listens on loopback only, not on {host!r}")
         config = uvicorn.Config(

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict
 from sqlmodel import col
 
+from foundry.gateway.forwarding import TITLE_SUFFIX
 from foundry.store import EventRecord, Store
 
 SCANNED_STARTS = 500  # the latest sessions looked at for gateway ones
@@ -57,7 +58,7 @@ def _client(store: Store, session_id: str, started: datetime, limit: int) -> Gat
     events = store.events.list(session_id, kinds=CALL_KINDS)
     return GatewayClient(
         session_id=session_id,
-        client=record.title.removesuffix(" via the gateway") or "an MCP client",
+        client=record.title.removesuffix(TITLE_SUFFIX) or "an MCP client",
         agent=record.agent_name,
         started=started,
         calls=tuple(reversed(_calls(events)[-limit:])),

@@ -15,6 +15,7 @@ from foundry.tools.catalog import ToolInfo
 from foundry.tools.host import ToolHost, ToolResult
 
 Record = Callable[[EventBody], Awaitable[object]]
+TITLE_SUFFIX = " via the gateway"  # a gateway session's title: the client's name, then this
 OFFERED = ("always", "agent")  # `manual` tools wait for a person to include them in a chat
 
 
@@ -26,6 +27,7 @@ class ToolSession:
     host: ToolHost
     gate: ApprovalGate
     record: Record
+    owns_host: bool = True
     _calls: int = 0
     _restarting: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
@@ -84,4 +86,5 @@ class ToolSession:
     async def aclose(self) -> None:
         for restarting in list(self._restarting.values()):
             restarting.cancel()
-        await self.host.aclose()
+        if self.owns_host:
+            await self.host.aclose()

@@ -1,11 +1,14 @@
-"""The gateway's MCP server: an agent's tools offered to an MCP client, each call forwarded
-through the agent's supervision on the engine's loop."""
+"""The gateway's MCP server: an agent's tools offered to MCP clients, each call forwarded through
+the agent's supervision on the engine's loop. On stdio it serves one client; over streamable
+HTTP (loopback, the API token as Bearer) each client gets its own recorded session."""
 
 from __future__ import annotations
 
 import asyncio
 import re
 from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import mcp.types as mcp_types
@@ -13,7 +16,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 
 from foundry import __version__
-from foundry.gateway.forwarding import ToolSession
+from foundry.gateway.forwarding import TITLE_SUFFIX, ToolSession
 from foundry.runtime.engine import Engine
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.host import ToolResult
@@ -38,16 +41,29 @@ def exposed_names(tools: list[ToolInfo]) -> dict[str, str]:
     return names
 
 
-class Gateway:
-    """One client connection: the MCP handlers, the engine's tool session behind them."""
+@dataclass
+class _Client:
+    """One client connection: its session and the tool names it was offered."""
 
-    def __init__(self, engine: Engine, session: ToolSession, agent_name: str) -> None:
+    session: ToolSession
+    titled: bool = False
+    names: dict[str, str] = field(default_factory=dict)  # what it was last offered
+    known: dict[str, str] = field(default_factory=dict)  # every name ever offered to it
+
+    def offer(self, names: dict[str, str]) -> None:
+        self.names = names
+        self.known.update(names)
+
+
+class Gateway:
+    """The MCP handlers; the first client uses `first`, later ones (over HTTP) sessions of
+    their own on the same running servers."""
+
+    def __init__(self, engine: Engine, first: ToolSession, agent: Path, agent_name: str) -> None:
         self._engine = engine
-        self._session = session
-        self._agent = agent_name
-        self._names: dict[str, str] = {}  # what the client was last offered
-        self._known: dict[str, str] = {}  # every name ever offered: a call may use any of them
-        self._titled = False
+        self._first = first
+        self._agent = agent
+        self._clients: dict[str, _Client] = {}
         self.server: Server[Any] = Server(
             "foundry-gateway",
             version=__version__,
@@ -56,15 +72,42 @@ class Gateway:
             on_call_tool=self._call_tool,
         )
 
+    def options(self) -> Any:
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            if client.session is not self._first:
+                await self._on_engine(client.session.aclose())
+
     async def _on_engine(self, work: Coroutine[Any, Any, T]) -> T:
         return await asyncio.wrap_future(self._engine.submit(work))
+
+    async def _client(self, ctx: Any) -> _Client:
+        """The connection's client, its session titled after it once it has said who it is."""
+        key = _connection_key(ctx)
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = _Client(await self._new_session())
+        if not client.titled:
+            client.titled = True
+            title = f"{_client_name(ctx)}{TITLE_SUFFIX}"
+            update = self._engine.store.sessions.update
+            await asyncio.to_thread(update, client.session.session_id, title=title)
+        return client
+
+    async def _new_session(self) -> ToolSession:
+        if not self._clients:
+            return self._first
+        opening = self._engine.open_tool_session(self._agent, "", host=self._first.host)
+        return await self._on_engine(opening)
 
     async def _list_tools(
         self, ctx: Any, params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
-        await self._name_session(ctx)
-        tools = self._session.tools()
-        self._offer(exposed_names(tools))
+        client = await self._client(ctx)
+        tools = client.session.tools()
+        client.offer(exposed_names(tools))
         by_name = {tool.name: tool for tool in tools}
         return mcp_types.ListToolsResult(
             tools=[
@@ -73,46 +116,45 @@ class Gateway:
                     description=by_name[qualified].description or None,
                     input_schema=_object_schema(by_name[qualified].parameters),
                 )
-                for exposed, qualified in self._names.items()
+                for exposed, qualified in client.names.items()
             ]
         )
 
     async def _call_tool(
         self, ctx: Any, params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
-        await self._name_session(ctx)
-        if not self._known:
-            self._offer(exposed_names(self._session.tools()))
-        qualified = self._known.get(params.name, params.name)
-        work = self._on_engine(self._session.call(qualified, dict(params.arguments or {})))
+        client = await self._client(ctx)
+        if not client.known:
+            client.offer(exposed_names(client.session.tools()))
+        qualified = client.known.get(params.name, params.name)
+        work = self._on_engine(client.session.call(qualified, dict(params.arguments or {})))
         result = await _reporting_progress(ctx, asyncio.ensure_future(work))
-        await self._tell_if_tools_changed(ctx)
+        await _tell_if_tools_changed(ctx, client)
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(text=result.text)], is_error=result.is_error
         )
 
-    async def _tell_if_tools_changed(self, ctx: Any) -> None:
-        """A server that died (or came back) changes the tools on offer: the client is told
-        with `notifications/tools/list_changed` and lists them again."""
-        offered = exposed_names(self._session.tools())
-        if set(offered) != set(self._names):
-            self._offer(offered)
-            await ctx.session.send_tool_list_changed()
 
-    def _offer(self, names: dict[str, str]) -> None:
-        self._names = names
-        self._known.update(names)
+async def _tell_if_tools_changed(ctx: Any, client: _Client) -> None:
+    """A server that died (or came back) changes the tools on offer: the client is told with
+    `notifications/tools/list_changed` and lists them again."""
+    offered = exposed_names(client.session.tools())
+    if set(offered) != set(client.names):
+        client.offer(offered)
+        await ctx.session.send_tool_list_changed()
 
-    async def _name_session(self, ctx: Any) -> None:
-        """Title the stored session after the client, once it has said who it is."""
-        if self._titled:
-            return
-        self._titled = True
-        params = getattr(ctx.session, "client_params", None)
-        client = params.client_info.name if params and params.client_info else "an MCP client"
-        title = f"{client} via the gateway"
-        store = self._engine.store
-        await asyncio.to_thread(store.sessions.update, self._session.session_id, title=title)
+
+def _connection_key(ctx: Any) -> str:
+    """Which client sent the request: its HTTP session's id, or the one stdio client."""
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None)
+    return str(headers.get("mcp-session-id", "")) if headers is not None else ""
+
+
+def _client_name(ctx: Any) -> str:
+    params = getattr(ctx.session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    return str(info.name) if info is not None and info.name else "an MCP client"
 
 
 async def _reporting_progress(ctx: Any, work: asyncio.Future[ToolResult]) -> ToolResult:
@@ -137,7 +179,4 @@ def _object_schema(parameters: dict[str, Any]) -> dict[str, Any]:
 
 async def serve_stdio(gateway: Gateway) -> None:
     async with stdio_server() as (read, write):
-        options = gateway.server.create_initialization_options(
-            NotificationOptions(tools_changed=True)
-        )
-        await gateway.server.run(read, write, options)
+        await gateway.server.run(read, write, gateway.options())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -202,9 +203,12 @@ class Engine:
         self._sessions[record.id] = live
         return record.id
 
-    async def open_tool_session(self, agent_path: Path, title: str) -> ToolSession:
+    async def open_tool_session(
+        self, agent_path: Path, title: str, host: Any = None
+    ) -> ToolSession:
         """A session without a model, for the MCP gateway: the agent's trusted MCP servers
-        behind its approval gate, every call and decision recorded as a chat's are."""
+        behind its approval gate, every call and decision recorded as a chat's are. Sessions
+        of one gateway may share the `host` of the first (it stays the first one's to close)."""
         from foundry.gateway.forwarding import ToolSession
 
         document = await self._in_writer(load_agent, Path(agent_path))
@@ -218,9 +222,12 @@ class Engine:
             agent_path=str(document.path.resolve()), agent_name=name, model="gateway"
         )
         await self.record(record.id, started)
-        host = await self._start_tools(record.id, document)
+        owns_host = host is None
+        if owns_host:
+            host = await self._start_tools(record.id, document)
         gate = await self._gate(record.id, document, None, document.base_dir)
-        return ToolSession(record.id, host, gate, lambda body: self._emit(record.id, body))
+        emit = functools.partial(self._emit, record.id)
+        return ToolSession(record.id, host, gate, emit, owns_host=owns_host)
 
     async def reopen_session(
         self,

@@ -1,0 +1,45 @@
+"""The gateway over streamable HTTP: loopback only, the approvals API's token as Bearer."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TYPE_CHECKING
+
+from starlette.types import ASGIApp
+
+from foundry.api.auth import TokenGuard
+from foundry.api.server import ApiServer
+from foundry.api.token import TOKEN_FILE, load_or_create_token
+from foundry.home import FoundryHome
+
+if TYPE_CHECKING:
+    from foundry.gateway.server import Gateway
+
+HOST = "127.0.0.1"
+PATH = "/mcp"
+
+
+def http_app(gateway: Gateway, token: str) -> ASGIApp:
+    """The gateway's streamable HTTP app; every request needs `Authorization: Bearer <token>`.
+    Serve it inside `gateway.server.session_manager.run()`."""
+    app = gateway.server.streamable_http_app(streamable_http_path=PATH, host=HOST)
+    return TokenGuard(app, token)
+
+
+async def serve_http(gateway: Gateway, home: FoundryHome, port: int) -> None:
+    """Serve on loopback until interrupted, saying where and with which token."""
+    app = http_app(gateway, load_or_create_token(home.config_dir))
+    async with gateway.server.session_manager.run():
+        server = ApiServer(app, HOST, port)
+        await server.start()
+        print(
+            f"gateway at {server.url}{PATH}: send Authorization: Bearer <the token in "
+            f"{home.config_dir / TOKEN_FILE} or FOUNDRY_API_TOKEN>",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await server.stop()
