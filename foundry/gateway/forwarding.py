@@ -44,9 +44,13 @@ class ToolSession:
         decision = await self.gate.review(call, tool.permission_required if tool else True)
         if decision.arguments is not None:  # a person edited them before approving
             call = call.model_copy(update={"arguments": decision.arguments})
-        await self.record(
-            ToolCallDecided(
-                call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
+        # Stored in order with the result, without holding the call up (the gate has already
+        # traced the decision); both are stored before the client has the result.
+        decided = asyncio.ensure_future(
+            self.record(
+                ToolCallDecided(
+                    call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
+                )
             )
         )
         started = time.perf_counter()
@@ -55,15 +59,14 @@ class ToolSession:
         else:
             reason = decision.reason or "denied"
             result = ToolResult(text=f"Denied by {decision.by}: {reason}", is_error=True)
-        await self.record(
-            ToolCallFinished(
-                call_id=call.id,
-                name=call.name,
-                text=result.text,
-                is_error=result.is_error,
-                duration_s=time.perf_counter() - started,
-            )
+        finished = ToolCallFinished(
+            call_id=call.id,
+            name=call.name,
+            text=result.text,
+            is_error=result.is_error,
+            duration_s=time.perf_counter() - started,
         )
+        await asyncio.gather(decided, self.record(finished))
         return result
 
     async def _run(self, call: ToolCall) -> ToolResult:
