@@ -241,3 +241,50 @@ async def test_a_server_that_dies_is_restarted_and_its_calls_fail_clearly_meanwh
             await asyncio.sleep(0.1)
     assert not again.is_error and text_of(again).startswith("pid ") and text_of(again) != first
     assert "ToolListChangedNotification" in told
+
+
+async def test_the_printed_config_starts_a_gateway_whose_calls_reach_audit_and_dashboards(
+    tmp_path: Path, foundry_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from foundry.metrics import load_metric_events
+    from foundry.metrics.series import human_wait_series, resolution_series
+
+    policy = json.loads(json.dumps(POLICY))
+    policy["config"]["rules"].append({"name": "ask", "tool": "*", "action": "human"})
+    agent = gateway_agent(tmp_path / "agent", [policy])
+    assert main(["gateway", "--print-config", "claude-desktop", str(agent)]) == 0
+    entry = json.loads(capsys.readouterr().out)["mcpServers"]["foundry"]
+    assert Path(entry["command"]).name == "foundry" and Path(entry["command"]).is_absolute()
+    params = StdioServerParameters(  # exactly what Claude Desktop would start
+        command=entry["command"],
+        args=entry["args"],
+        env={**get_default_environment(), "FOUNDRY_HOME": str(foundry_home)},
+    )
+    person = threading.Thread(target=_approve_first, args=(foundry_home,))
+    person.start()
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+        await client.initialize()
+        assert "time__get_current_time" in {t.name for t in (await client.list_tools()).tools}
+        await client.call_tool("time__get_current_time", {"timezone": "UTC"})
+        await client.call_tool("time__list_nothing", {})  # no such tool: asks, then fails
+    await asyncio.to_thread(person.join)
+    assert main(["audit", "export"]) == 0
+    audit = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {(line["tool"], line["decision"]) for line in audit} >= {
+        ("time.get_current_time", "allow")
+    }
+    store = Store.open()
+    events = load_metric_events(store)
+    levels = {(point.tool, point.level) for point in resolution_series(events)}
+    assert ("time.get_current_time", "policy") in levels
+    assert [point.status for point in human_wait_series(events)] == ["approved"]
+    store.close()
+
+
+def _approve_first(home: Path) -> None:
+    store = Store.open()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (pending := store.approvals.list("pending")):
+        time.sleep(0.05)
+    resolve_approval(store, pending[0].id, "approved", "human:test", "fine")
+    store.close()
