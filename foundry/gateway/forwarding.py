@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -10,7 +11,8 @@ from typing import Any
 
 from foundry.llm.base import ToolCall
 from foundry.session.events import EventBody, ToolCallDecided, ToolCallFinished
-from foundry.session.gate import ApprovalGate
+from foundry.session.gate import ApprovalGate, GateDecision
+from foundry.supervision.guardian import GuardianSupervisor
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.host import ToolHost, ToolResult
 
@@ -28,6 +30,7 @@ class ToolSession:
     gate: ApprovalGate
     record: Record
     owns_host: bool = True
+    guardian: GuardianSupervisor | None = None
     _calls: int = 0
     _restarting: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
@@ -41,7 +44,9 @@ class ToolSession:
         self._calls += 1
         call = ToolCall(id=f"gateway-{self._calls}", name=name, arguments=arguments)
         tool = next((t for t in self.tools() if t.name == name), None)
-        decision = await self.gate.review(call, tool.permission_required if tool else True)
+        decision = self._guarded(call) or await self.gate.review(
+            call, tool.permission_required if tool else True
+        )
         if decision.arguments is not None:  # a person edited them before approving
             call = call.model_copy(update={"arguments": decision.arguments})
         # Stored in order with the result, without holding the call up (the gate has already
@@ -55,7 +60,7 @@ class ToolSession:
         )
         started = time.perf_counter()
         if decision.allowed:
-            result = await self._run(call)
+            result = self._guard_result(await self._run(call))
         else:
             reason = decision.reason or "denied"
             result = ToolResult(text=f"Denied by {decision.by}: {reason}", is_error=True)
@@ -68,6 +73,29 @@ class ToolSession:
         )
         await asyncio.gather(decided, self.record(finished))
         return result
+
+    def _guarded(self, call: ToolCall) -> GateDecision | None:
+        """The guardian's refusal of parameters holding blocked text, before anyone is asked.
+        (Parameters are not masked: a tool needs them as they are.)"""
+        if self.guardian is None or "request" not in self.guardian.directions:
+            return None
+        found = self.guardian.blocked_words(json.dumps(call.arguments, ensure_ascii=False))
+        if not found:
+            return None
+        listed = ", ".join(repr(word) for word in found)
+        reason = f"the parameters contain blocked text {listed}"
+        return GateDecision(allowed=False, by=f"supervisor:{self.guardian.id}", reason=reason)
+
+    def _guard_result(self, result: ToolResult) -> ToolResult:
+        """A result as the client may see it: personal data masked, blocked text withheld."""
+        if self.guardian is None or "response" not in self.guardian.directions:
+            return result
+        found = self.guardian.blocked_words(result.text)
+        if found:
+            listed = ", ".join(repr(word) for word in found)
+            return ToolResult(text=f"The result was withheld: it contains {listed}", is_error=True)
+        masked, _ = self.guardian.mask(result.text)
+        return result if masked == result.text else result.model_copy(update={"text": masked})
 
     async def _run(self, call: ToolCall) -> ToolResult:
         """Run an allowed call; a server found down is restarted, its calls failing meanwhile."""

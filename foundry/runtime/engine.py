@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from foundry.agent.document import AgentDocument, load_agent
-from foundry.agent.models import Agent, PolicyConfig
+from foundry.agent.models import Agent, GuardianSupervisorEntry, PolicyConfig
 from foundry.agent.trust import TrustCheck, TrustStore
 from foundry.llm.base import ModelProvider, ToolCall
 from foundry.llm.registry import ModelChoice, open_provider
@@ -39,6 +39,7 @@ from foundry.session.gate import ApprovalGate, AskUser, PermissionGate
 from foundry.session.supervisors import Direction
 from foundry.store import Store
 from foundry.supervision.factory import message_supervisors
+from foundry.supervision.guardian import GuardianSupervisor
 from foundry.supervision.hierarchy import SupervisedGate, policy_entry_config
 from foundry.supervision.inbox import HumanInbox
 from foundry.supervision.l1 import open_l1_supervisor
@@ -227,7 +228,12 @@ class Engine:
             host = await self._start_tools(record.id, document)
         gate = await self._gate(record.id, document, None, document.base_dir)
         emit = functools.partial(self._emit, record.id)
-        return ToolSession(record.id, host, gate, emit, owns_host=owns_host)
+        guardian = next(
+            (GuardianSupervisor(entry) for entry in document.agent.supervisors
+             if isinstance(entry, GuardianSupervisorEntry) and entry.enabled),
+            None,
+        )  # fmt: skip
+        return ToolSession(record.id, host, gate, emit, owns_host=owns_host, guardian=guardian)
 
     async def reopen_session(
         self,

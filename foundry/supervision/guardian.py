@@ -167,12 +167,20 @@ class GuardianSupervisor:
             return None
         return ReplyMasker(self._kinds, self._region)
 
+    def blocked_words(self, text: str) -> list[str]:
+        """The blocked keywords `text` contains (case-insensitive)."""
+        lowered = text.lower()
+        return [word for word in self._keywords if word in lowered]
+
+    def mask(self, text: str) -> tuple[str, dict[str, int]]:
+        """The text with the personal data this guardian masks replaced, and the counts."""
+        return mask_pii(text, self._kinds, self._region)
+
     async def review(
         self, session: ChatSession, direction: Direction, message: ChatMessage
     ) -> SupervisionResult:
-        masked, counts = mask_pii(message.content, self._kinds, self._region)
-        lowered = message.content.lower()
-        found = [word for word in self._keywords if word in lowered]
+        masked, counts = self.mask(message.content)
+        found = self.blocked_words(message.content)
         if found:
             listed = ", ".join(repr(word) for word in found)
             reason = f"contains blocked text {listed}"

@@ -1,4 +1,5 @@
-"""An MCP server whose `die` tool ends its process: an upstream server that crashes mid-session."""
+"""A small MCP server for the gateway's tests: `die` ends its process (a server that crashes
+mid-session), `say` answers with its text, `leak` answers with a secret."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 OBJECT = {"type": "object", "properties": {}}
+TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 
 
 async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
@@ -18,6 +20,8 @@ async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
         tools=[
             mcp_types.Tool(name="echo", description="Says pid.", input_schema=OBJECT),
             mcp_types.Tool(name="die", description="Ends the server.", input_schema=OBJECT),
+            mcp_types.Tool(name="say", description="Says the text.", input_schema=TEXT),
+            mcp_types.Tool(name="leak", description="Says a secret.", input_schema=OBJECT),
         ]
     )
 
@@ -25,6 +29,9 @@ async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
 async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
     if params.name == "die":
         os._exit(3)
+    if params.name in ("say", "leak"):
+        text = (params.arguments or {}).get("text", "the key is SECRET-KEY-42")
+        return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=text)])
     return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=f"pid {os.getpid()}")])
 
 

@@ -288,3 +288,38 @@ def _approve_first(home: Path) -> None:
         time.sleep(0.05)
     resolve_approval(store, pending[0].id, "approved", "human:test", "fine")
     store.close()
+
+
+async def test_the_guardian_masks_results_and_refuses_blocked_text(
+    tmp_path: Path, foundry_home: Path
+) -> None:
+    script = Path(__file__).with_name("dying_server.py")
+    server = {"type": "stdio", "command": "python", "args": [str(script)]}
+    defaults = {"include": "always", "permissionRequired": False}
+    rules = [{"name": "ok", "tool": "*", "action": "allow"}]
+    guardian = {
+        "type": "guardian",
+        "id": "guardian",
+        "config": {"blockKeywords": ["DROP TABLE", "secret-key"]},
+    }
+    agent = write_agent(
+        tmp_path / "agent",
+        {"turns": []},
+        servers={"up": {**server, "serverToolDefaults": defaults}},
+        supervisors=[guardian, {**POLICY, "config": {"rules": rules, "loopDetection": False}}],
+    )
+    async with gateway(agent, foundry_home) as client:
+        masked = await client.call_tool("up__say", {"text": "write to ana@example.com"})
+        blocked = await client.call_tool("up__say", {"text": "please drop table users"})
+        withheld = await client.call_tool("up__leak", {})
+    assert text_of(masked) == "write to [email]"
+    assert blocked.is_error and "supervisor:guardian" in text_of(blocked)
+    assert "'drop table'" in text_of(blocked)
+    assert withheld.is_error and "SECRET-KEY" not in text_of(withheld)
+    assert "withheld" in text_of(withheld)
+    store = Store.open()
+    [session] = store.sessions.list()
+    finished = store.events.list(session.id, kinds=("tool_call_finished",))
+    assert "SECRET-KEY-42" not in json.dumps([event.payload for event in finished])
+    assert store.approvals.count() == 0  # a refusal of blocked text asks no one
+    store.close()
