@@ -48,3 +48,21 @@ def test_the_gateway_view_lists_clients_and_their_decided_calls(
     assert oldest[0] == "time.get_current_time" and "Asia/Tokyo" in oldest[3]
     save_screenshot(view, tmp_path, "gateway-view.png")
     store.close()
+
+
+def test_the_inbox_names_the_client_an_approval_comes_from(qtbot: QtBot, tmp_path: Path) -> None:
+    from foundry.store import ApprovalRecord
+    from foundry.ui.inbox.detail import ApprovalDetailView
+    from foundry.ui.inbox.feed import load_context
+
+    store = Store.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    session = store.sessions.create("/agents/files", "Files", "Claude Desktop via the gateway")
+    approval = store.approvals.create(
+        ApprovalRecord(session_id=session.id, agent_id="Files", tool="fs.write_file", params={})
+    )
+    detail = ApprovalDetailView()
+    qtbot.addWidget(detail)
+    detail.show_approval(approval)
+    detail.show_context(load_context(store, approval))
+    assert "(Claude Desktop via the gateway)" in detail.facts.text()
+    store.close()

@@ -287,21 +287,7 @@ class ApprovalDetailView(QWidget):
             f"<span style='font-size:15pt; font-weight:600'>{escape(record.tool)}</span>"
             f"&nbsp;&nbsp;<span style='color:{colour}; font-weight:600'>{status}</span>"
         )
-        session = (
-            f" · <a href='session:{record.session_id}'>open the session</a>"
-            if record.session_id
-            else ""
-        )
-        self.facts.setText(
-            f"Agent <b>{escape(record.agent_id)}</b>{session}<br>"
-            f"Asked at {local_time(record.created_at)} · escalated by "
-            f"{LEVELS.get(record.level, record.level)}"
-            + (
-                f" · policy rule <code>{escape(record.policy_rule)}</code>"
-                if record.policy_rule
-                else ""
-            )
-        )
+        self._show_facts(record)
         self.injection.setVisible(record.injection_risk)
         self._show_verdict(record)
         self.show_params()
@@ -334,11 +320,31 @@ class ApprovalDetailView(QWidget):
             f"confidence <b>{confidence:.2f}</b> (its reasoning is above)"
         )
 
+    def _show_facts(self, record: ApprovalRecord, session_title: str = "") -> None:
+        """Who asks, in which session (named after its client, for the gateway), when, why."""
+        title = f" ({escape(session_title)})" if session_title else ""
+        session = (
+            f" · <a href='session:{record.session_id}'>open the session</a>{title}"
+            if record.session_id
+            else ""
+        )
+        self.facts.setText(
+            f"Agent <b>{escape(record.agent_id)}</b>{session}<br>"
+            f"Asked at {local_time(record.created_at)} · escalated by "
+            f"{LEVELS.get(record.level, record.level)}"
+            + (
+                f" · policy rule <code>{escape(record.policy_rule)}</code>"
+                if record.policy_rule
+                else ""
+            )
+        )
+
     def show_context(self, context: ApprovalContext) -> None:
         """The request reason, recent calls and grants, once loaded off the GUI thread."""
         record = self.record
         if record is None or context.approval_id != record.id:
             return
+        self._show_facts(record, context.session_title)
         self.why.setText(escape(self._why(record, context), quote=False))
         self.recent.clear()
         for trace in context.recent_calls:

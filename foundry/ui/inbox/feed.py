@@ -65,6 +65,7 @@ class ApprovalContext:
     request_reason: str | None = None
     recent_calls: list[TraceRecord] = field(default_factory=list)
     grants: list[GrantRecord] = field(default_factory=list)
+    session_title: str = ""  # e.g. the MCP client a gateway session serves
 
 
 def load_context(store: Store, approval: ApprovalRecord) -> ApprovalContext:
@@ -80,7 +81,17 @@ def load_context(store: Store, approval: ApprovalRecord) -> ApprovalContext:
         request_reason=_request_reason(store, approval),
         recent_calls=list(store.traces.list(approval.agent_id, RECENT_CALLS)),
         grants=grants,
+        session_title=_session_title(store, approval),
     )
+
+
+def _session_title(store: Store, approval: ApprovalRecord) -> str:
+    if approval.session_id is None:
+        return ""
+    try:
+        return store.sessions.get(approval.session_id).title
+    except LookupError:
+        return ""
 
 
 def _request_reason(store: Store, approval: ApprovalRecord) -> str | None:
