@@ -30,6 +30,7 @@ def http_app(gateway: Gateway, token: str) -> ASGIApp:
 async def serve_http(gateway: Gateway, home: FoundryHome, port: int) -> None:
     """Serve on loopback until interrupted, saying where and with which token."""
     app = http_app(gateway, load_or_create_token(home.config_dir))
+    stop_watching = gateway.watch()
     async with gateway.server.session_manager.run():
         server = ApiServer(app, HOST, port)
         await server.start()
@@ -42,4 +43,5 @@ async def serve_http(gateway: Gateway, home: FoundryHome, port: int) -> None:
         try:
             await asyncio.Event().wait()
         finally:
+            stop_watching()
             await server.stop()

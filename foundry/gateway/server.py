@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,6 +18,7 @@ from mcp.server.stdio import stdio_server
 from foundry import __version__
 from foundry.gateway.forwarding import TITLE_SUFFIX, ToolSession
 from foundry.runtime.engine import Engine
+from foundry.session.events import Event, ToolServerChanged
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.host import ToolResult
 
@@ -46,6 +47,7 @@ class _Client:
     """One client connection: its session and the tool names it was offered."""
 
     session: ToolSession
+    peer: Any = None  # the client's MCP session, to tell it of changes between its requests
     titled: bool = False
     names: dict[str, str] = field(default_factory=dict)  # what it was last offered
     known: dict[str, str] = field(default_factory=dict)  # every name ever offered to it
@@ -64,6 +66,7 @@ class Gateway:
         self._first = first
         self._agent = agent
         self._clients: dict[str, _Client] = {}
+        self._told: set[asyncio.Future[None]] = set()
         self.server: Server[Any] = Server(
             "foundry-gateway",
             version=__version__,
@@ -71,6 +74,24 @@ class Gateway:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
+
+    def watch(self) -> Callable[[], None]:
+        """Tell clients, between their requests, when the tools on offer change (a server
+        listed its tools again, died or came back); returns the way to stop watching."""
+        loop = asyncio.get_running_loop()
+        sessions = {self._first.session_id}
+
+        def on_event(event: Event) -> None:
+            if isinstance(event.body, ToolServerChanged) and event.session_id in sessions:
+                loop.call_soon_threadsafe(self._tell_clients)
+
+        return self._engine.bus.subscribe(on_event)
+
+    def _tell_clients(self) -> None:
+        for client in list(self._clients.values()):
+            if client.peer is not None:
+                self._told.add(asyncio.ensure_future(_tell_if_tools_changed(client)))
+                self._told = {task for task in self._told if not task.done()}
 
     def options(self) -> Any:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
@@ -89,6 +110,7 @@ class Gateway:
         client = self._clients.get(key)
         if client is None:
             client = self._clients[key] = _Client(await self._new_session())
+        client.peer = ctx.session
         if not client.titled:
             client.titled = True
             title = f"{_client_name(ctx)}{TITLE_SUFFIX}"
@@ -129,19 +151,19 @@ class Gateway:
         qualified = client.known.get(params.name, params.name)
         work = self._on_engine(client.session.call(qualified, dict(params.arguments or {})))
         result = await _reporting_progress(ctx, asyncio.ensure_future(work))
-        await _tell_if_tools_changed(ctx, client)
+        await _tell_if_tools_changed(client)
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(text=result.text)], is_error=result.is_error
         )
 
 
-async def _tell_if_tools_changed(ctx: Any, client: _Client) -> None:
-    """A server that died (or came back) changes the tools on offer: the client is told with
-    `notifications/tools/list_changed` and lists them again."""
+async def _tell_if_tools_changed(client: _Client) -> None:
+    """Tools on offer that changed (a server listed new ones, died or came back) are sent to
+    the client as `notifications/tools/list_changed`, and it lists them again."""
     offered = exposed_names(client.session.tools())
-    if set(offered) != set(client.names):
+    if set(offered) != set(client.names) and client.peer is not None:
         client.offer(offered)
-        await ctx.session.send_tool_list_changed()
+        await client.peer.send_tool_list_changed()
 
 
 def _connection_key(ctx: Any) -> str:
@@ -178,5 +200,9 @@ def _object_schema(parameters: dict[str, Any]) -> dict[str, Any]:
 
 
 async def serve_stdio(gateway: Gateway) -> None:
-    async with stdio_server() as (read, write):
-        await gateway.server.run(read, write, gateway.options())
+    stop_watching = gateway.watch()
+    try:
+        async with stdio_server() as (read, write):
+            await gateway.server.run(read, write, gateway.options())
+    finally:
+        stop_watching()

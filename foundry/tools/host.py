@@ -20,6 +20,7 @@ import httpx2
 from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp import types as mcp_types
+from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
@@ -238,6 +239,7 @@ class _Run:
     task: asyncio.Task[None] | None = None
     stderr_tail: str = ""
     errlog: TextIO | None = None
+    relisting: asyncio.Future[None] | None = None
 
 
 class _ServerRunner:
@@ -359,7 +361,10 @@ class _ServerRunner:
         async with AsyncExitStack() as stack:
             read, write = await stack.enter_async_context(self._transport(run, stack))
             watched = await stack.enter_async_context(_relay_until_closed(read, run.finish.set))
-            session = await stack.enter_async_context(ClientSession(watched, write))
+            on_message = self._message_handler(run)
+            session = await stack.enter_async_context(
+                ClientSession(watched, write, message_handler=on_message)
+            )
             await session.initialize()
             tools = await self._list_tools(session)
             startup.deadline = math.inf
@@ -369,6 +374,27 @@ class _ServerRunner:
             run.settled.set()
             await run.finish.wait()
             run.session = None
+
+    def _message_handler(self, run: _Run) -> MessageHandlerFnT:
+        """A server that says its tool list changed is listed again (off the receiving task)."""
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, mcp_types.ToolListChangedNotification):
+                run.relisting = asyncio.ensure_future(self._list_again(run))
+
+        return on_message
+
+    async def _list_again(self, run: _Run) -> None:
+        session = run.session
+        if session is None:
+            return
+        try:
+            tools = await self._list_tools(session)
+        except Exception as exc:  # the run ends on its own if the connection is gone
+            logger.info("MCP server %s could not be listed again: %r", self.name, exc)
+            return
+        if run.session is session:
+            self._publish("running", tools=tools)
 
     def _publish_end(self, run: _Run, *, timed_out: bool = False, error: str | None = None) -> None:
         """Publishes how a run ended: stopped when asked to, failed with a reason otherwise."""

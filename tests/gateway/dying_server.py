@@ -1,5 +1,6 @@
 """A small MCP server for the gateway's tests: `die` ends its process (a server that crashes
-mid-session), `say` answers with its text, `leak` answers with a secret."""
+mid-session), `say` answers with its text, `leak` answers with a secret, `grow` adds a tool and
+says its tool list changed."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 OBJECT = {"type": "object", "properties": {}}
+GROWN: list[str] = []
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 
 
@@ -22,6 +24,8 @@ async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
             mcp_types.Tool(name="die", description="Ends the server.", input_schema=OBJECT),
             mcp_types.Tool(name="say", description="Says the text.", input_schema=TEXT),
             mcp_types.Tool(name="leak", description="Says a secret.", input_schema=OBJECT),
+            mcp_types.Tool(name="grow", description="Adds a tool.", input_schema=OBJECT),
+            *(mcp_types.Tool(name=name, input_schema=OBJECT) for name in GROWN),
         ]
     )
 
@@ -29,6 +33,9 @@ async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
 async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
     if params.name == "die":
         os._exit(3)
+    if params.name == "grow":
+        GROWN.append(f"grown{len(GROWN) + 1}")
+        await ctx.session.send_tool_list_changed()
     if params.name in ("say", "leak"):
         text = (params.arguments or {}).get("text", "the key is SECRET-KEY-42")
         return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=text)])

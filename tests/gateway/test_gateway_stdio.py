@@ -323,3 +323,32 @@ async def test_the_guardian_masks_results_and_refuses_blocked_text(
     assert "SECRET-KEY-42" not in json.dumps([event.payload for event in finished])
     assert store.approvals.count() == 0  # a refusal of blocked text asks no one
     store.close()
+
+
+async def test_an_upstream_tool_list_change_reaches_the_client(
+    tmp_path: Path, foundry_home: Path
+) -> None:
+    script = Path(__file__).with_name("dying_server.py")
+    server = {"type": "stdio", "command": "python", "args": [str(script)]}
+    defaults = {"include": "always", "permissionRequired": False}
+    rules = [{"name": "ok", "tool": "*", "action": "allow"}]
+    agent = write_agent(
+        tmp_path / "agent",
+        {"turns": []},
+        servers={"up": {**server, "serverToolDefaults": defaults}},
+        supervisors=[{**POLICY, "config": {"rules": rules}}],
+    )
+    changed = asyncio.Event()
+
+    async def on_message(message: Any) -> None:
+        if type(message).__name__ == "ToolListChangedNotification":
+            changed.set()
+
+    async with gateway(agent, foundry_home, on_message=on_message) as client:
+        before = {tool.name for tool in (await client.list_tools()).tools}
+        await client.call_tool("up__grow", {})
+        await asyncio.wait_for(changed.wait(), 20)
+        after = {tool.name for tool in (await client.list_tools()).tools}
+        grown = await client.call_tool("up__grown1", {})
+    assert "up__grown1" not in before and after - before == {"up__grown1"}
+    assert not grown.is_error
