@@ -35,7 +35,7 @@ class Row:
 
 @dataclass
 class _ToolNotes:
-    decided_by: dict[str, str] = field(default_factory=dict)
+    decided: dict[str, str] = field(default_factory=dict)  # "approved by X" / "denied by X"
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -101,7 +101,8 @@ class ConversationModel(QAbstractListModel):
         elif isinstance(body, MessageRevised):
             self._revise(body)
         elif isinstance(body, ToolCallDecided):
-            self._tools.decided_by[body.call.id] = body.by
+            verdict = "approved" if body.allowed else "denied"
+            self._tools.decided[body.call.id] = f"{verdict} by {body.by}"
         elif isinstance(body, ToolCallFinished):
             self._tools.seconds[body.call_id] = body.duration_s
         elif isinstance(body, ErrorOccurred):
@@ -132,9 +133,8 @@ class ConversationModel(QAbstractListModel):
             call_id = message.tool_call_id or ""
             seconds = self._tools.seconds.get(call_id)
             timing = f" in {seconds:.2f} s" if seconds is not None else ""
-            row.detail = (
-                f"{message.name}{timing}, approved by {self._tools.decided_by.get(call_id, '?')}"
-            )
+            decided = self._tools.decided.get(call_id, "decided by ?")
+            row.detail = f"{message.name}{timing}, {decided}"
         if self.rows and self.rows[-1].streaming and message.role == "assistant":
             self.rows[-1] = row
             self._message_rows.append(len(self.rows) - 1)
