@@ -9,15 +9,11 @@ import pytest
 
 from foundry.cli import main
 from tests.runtime.conftest import write_agent
+from tests.supervision.test_agent_supervisor import write_supervisor
 
 
 def agent_with_failing_supervisor(root: Path, fallback: str) -> Path:
-    supervisor = root / "checker"
-    supervisor.mkdir(parents=True)
-    (supervisor / "turns.json").write_text(json.dumps({"turns": []}))  # it has nothing to say
-    config = {"metadata": {"name": "checker"}, "settings": {"model": "scripted:turns.json"}}
-    (supervisor / "tsagent.json").write_text(json.dumps(config))
-    (supervisor / "prompt.md").write_text("Check messages.")
+    write_supervisor(root / "checker", [])  # it has nothing to say: every review fails
     entry = {
         "type": "agent",
         "id": "checker",

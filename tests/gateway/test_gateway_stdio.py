@@ -46,6 +46,21 @@ def gateway_agent(root: Path, supervisors: list[dict[str, Any]], trusted: bool =
     return write_agent(root, turns, servers=servers, supervisors=supervisors, trusted=trusted)
 
 
+def upstream_agent(root: Path, *supervisors: dict[str, Any]) -> Path:
+    """An agent whose `up` server is tests/gateway/dying_server.py, every call allowed."""
+    script = Path(__file__).with_name("dying_server.py")
+    server = {"type": "stdio", "command": "python", "args": [str(script)]}
+    defaults = {"include": "always", "permissionRequired": False}
+    rules = [{"name": "ok", "tool": "*", "action": "allow"}]
+    allow_all = {**POLICY, "config": {"rules": rules, "loopDetection": False}}
+    return write_agent(
+        root,
+        {"turns": []},
+        servers={"up": {**server, "serverToolDefaults": defaults}},
+        supervisors=[*supervisors, allow_all],
+    )
+
+
 @asynccontextmanager
 async def gateway(
     agent: Path, home: Path, *extra: str, on_message: Any = None
@@ -213,17 +228,7 @@ async def test_a_client_that_cancels_withdraws_its_approval(
 async def test_a_server_that_dies_is_restarted_and_its_calls_fail_clearly_meanwhile(
     tmp_path: Path, foundry_home: Path
 ) -> None:
-    script = Path(__file__).with_name("dying_server.py")
-    server = {"type": "stdio", "command": "python", "args": [str(script)]}
-    defaults = {"include": "always", "permissionRequired": False}
-    rules = [{"name": "ok", "tool": "*", "action": "allow"}]
-    allow_all = {**POLICY, "config": {"rules": rules, "loopDetection": False}}
-    agent = write_agent(
-        tmp_path / "agent",
-        {"turns": []},
-        servers={"up": {**server, "serverToolDefaults": defaults}},
-        supervisors=[allow_all],
-    )
+    agent = upstream_agent(tmp_path / "agent")
     told: list[str] = []
 
     async def on_message(message: Any) -> None:
@@ -293,21 +298,12 @@ def _approve_first(home: Path) -> None:
 async def test_the_guardian_masks_results_and_refuses_blocked_text(
     tmp_path: Path, foundry_home: Path
 ) -> None:
-    script = Path(__file__).with_name("dying_server.py")
-    server = {"type": "stdio", "command": "python", "args": [str(script)]}
-    defaults = {"include": "always", "permissionRequired": False}
-    rules = [{"name": "ok", "tool": "*", "action": "allow"}]
     guardian = {
         "type": "guardian",
         "id": "guardian",
         "config": {"blockKeywords": ["DROP TABLE", "secret-key"]},
     }
-    agent = write_agent(
-        tmp_path / "agent",
-        {"turns": []},
-        servers={"up": {**server, "serverToolDefaults": defaults}},
-        supervisors=[guardian, {**POLICY, "config": {"rules": rules, "loopDetection": False}}],
-    )
+    agent = upstream_agent(tmp_path / "agent", guardian)
     async with gateway(agent, foundry_home) as client:
         masked = await client.call_tool("up__say", {"text": "write to ana@example.com"})
         blocked = await client.call_tool("up__say", {"text": "please drop table users"})
@@ -328,16 +324,7 @@ async def test_the_guardian_masks_results_and_refuses_blocked_text(
 async def test_an_upstream_tool_list_change_reaches_the_client(
     tmp_path: Path, foundry_home: Path
 ) -> None:
-    script = Path(__file__).with_name("dying_server.py")
-    server = {"type": "stdio", "command": "python", "args": [str(script)]}
-    defaults = {"include": "always", "permissionRequired": False}
-    rules = [{"name": "ok", "tool": "*", "action": "allow"}]
-    agent = write_agent(
-        tmp_path / "agent",
-        {"turns": []},
-        servers={"up": {**server, "serverToolDefaults": defaults}},
-        supervisors=[{**POLICY, "config": {"rules": rules}}],
-    )
+    agent = upstream_agent(tmp_path / "agent")
     changed = asyncio.Event()
 
     async def on_message(message: Any) -> None:

@@ -11,6 +11,7 @@ from foundry.runtime.engine import Engine
 from foundry.session.chat import ChatSession
 from foundry.session.events import ContextItemSaved
 from foundry.store import Store
+from tests.supervision.test_agent_supervisor import write_supervisor
 
 from .conftest import write_agent
 
@@ -34,12 +35,7 @@ SUPERVISOR_TURNS = [
 
 
 def supervised_agent(root: Path) -> Path:
-    supervisor = root / "curator"
-    supervisor.mkdir(parents=True)
-    (supervisor / "turns.json").write_text(json.dumps({"turns": SUPERVISOR_TURNS}))
-    config = {"metadata": {"name": "curator"}, "settings": {"model": "scripted:turns.json"}}
-    (supervisor / "tsagent.json").write_text(json.dumps(config))
-    (supervisor / "prompt.md").write_text("You curate the context.")
+    write_supervisor(root / "curator", SUPERVISOR_TURNS)
     entry = {
         "type": "agent",
         "id": "curator",
