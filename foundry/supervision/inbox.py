@@ -16,6 +16,7 @@ from foundry.store import AlreadyResolved, ApprovalRecord, Store
 from foundry.store.tables import utc_now
 from foundry.supervision.redaction import injection_risk
 from foundry.supervision.resolution import resolve_approval
+from foundry.supervision.wakeups import APPROVAL_WAKEUPS
 
 Notify = Callable[[EventBody], Awaitable[object]]
 POLL_S = 0.25
@@ -128,15 +129,26 @@ class HumanInbox:
             return conflict.approval
 
     async def _wait_for(self, approval: ApprovalRecord) -> ApprovalRecord:
-        """Poll the store (another Foundry, the API or the UI may resolve it) until resolved or
-        expired; an expired approval is resolved as timed_out with the configured outcome."""
-        while True:
-            current = await asyncio.to_thread(self._store.approvals.get, approval.id)
-            if current.status != "pending":
-                return current
-            if current.expires_at is not None and utc_now() >= current.expires_at:
-                return await self._time_out(current)
-            await asyncio.sleep(self._poll_s)
+        """Wait until resolved or expired: woken at once by a resolution in this process, and
+        polling the store for one by another process; an expired approval is resolved as
+        timed_out with the configured outcome."""
+        with APPROVAL_WAKEUPS.waiting(approval.id) as resolved_here:
+            while True:
+                current = await asyncio.to_thread(self._store.approvals.get, approval.id)
+                if current.status != "pending":
+                    return current
+                if current.expires_at is not None and utc_now() >= current.expires_at:
+                    return await self._time_out(current)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(resolved_here.wait(), self._next_look(current))
+                resolved_here.clear()
+
+    def _next_look(self, approval: ApprovalRecord) -> float:
+        """Seconds until the store is asked again: the poll, or less when it expires sooner."""
+        if approval.expires_at is None:
+            return self._poll_s
+        left = (approval.expires_at - utc_now()).total_seconds()
+        return max(0.0, min(self._poll_s, left))
 
     def _withdraw(self, approval: ApprovalRecord) -> None:
         """Take a call that was cancelled out of the inbox (it is not run); a resolution that

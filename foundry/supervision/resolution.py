@@ -15,6 +15,7 @@ from typing import Any
 from foundry.store import ApprovalRecord, Store, TraceRecord
 from foundry.store.tables import utc_now
 from foundry.supervision.tracing import ResolvedLevel, decision_trace
+from foundry.supervision.wakeups import APPROVAL_WAKEUPS
 
 API_PREFIX = "api:"
 MAX_CLAIMED_NAME = 200
@@ -60,6 +61,7 @@ def resolve_approval(
         approval_id, status, resolved_by, reasoning, confidence, params=params
     )
     store.traces.add(resolution_trace(record, level, allowed))
+    APPROVAL_WAKEUPS.wake(approval_id)
     return record
 
 

@@ -1,0 +1,79 @@
+"""A session waiting for a person learns a decision made in this process at once, not at the
+next poll of the store."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+from foundry.llm.base import ToolCall
+from foundry.session.events import EventBody
+from foundry.store import Store
+from foundry.supervision.inbox import HumanInbox
+from foundry.supervision.resolution import resolve_approval
+
+AN_HOUR = 3600.0
+
+
+async def nothing(body: EventBody) -> None:
+    return None
+
+
+def inbox(store: Store, poll_s: float) -> HumanInbox:
+    return HumanInbox(store, "agent", "session", nothing, timeout_s=AN_HOUR, poll_s=poll_s)
+
+
+async def first_pending(store: Store) -> str:
+    while not (pending := await asyncio.to_thread(store.approvals.list, "pending")):
+        await asyncio.sleep(0.01)
+    return pending[0].id
+
+
+async def test_a_decision_made_in_this_process_wakes_the_waiting_call(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    call = ToolCall(id="c", name="fs.write_file", arguments={"path": "x"})
+    # The store is polled once an hour: only the wake-up can end this wait in time.
+    deciding = asyncio.ensure_future(inbox(store, AN_HOUR).decide(call, "L0", "asks"))
+    approval_id = await first_pending(store)
+    person = threading.Thread(
+        target=resolve_approval, args=(store, approval_id, "approved", "human:test", "ok")
+    )
+    person.start()
+    decision = await asyncio.wait_for(deciding, 30)
+    person.join()
+    assert decision.allowed and decision.by == "human:test"
+    store.close()
+
+
+async def test_an_approval_that_expires_is_timed_out_without_waiting_for_the_poll(
+    tmp_path: Path,
+) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    call = ToolCall(id="c", name="fs.write_file", arguments={"path": "x"})
+    waiting = HumanInbox(store, "agent", "session", nothing, timeout_s=0.2, poll_s=AN_HOUR)
+    decision = await asyncio.wait_for(waiting.decide(call, "L0", "asks"), 30)
+    assert not decision.allowed and decision.by == "timeout"
+    store.close()
+
+
+async def test_waiting_on_one_approval_is_not_woken_by_another(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    first = asyncio.ensure_future(
+        inbox(store, AN_HOUR).decide(ToolCall(id="a", name="t.a", arguments={}), "L0", "a")
+    )
+    first_id = await first_pending(store)
+    second = asyncio.ensure_future(
+        inbox(store, AN_HOUR).decide(ToolCall(id="b", name="t.b", arguments={}), "L0", "b")
+    )
+    while len(await asyncio.to_thread(store.approvals.list, "pending")) < 2:
+        await asyncio.sleep(0.01)
+    pending = await asyncio.to_thread(store.approvals.list, "pending")
+    second_id = next(a.id for a in pending if a.id != first_id)
+    await asyncio.to_thread(resolve_approval, store, second_id, "denied", "human:test", "no")
+    assert not (await asyncio.wait_for(second, 30)).allowed
+    await asyncio.sleep(0.2)
+    assert not first.done()  # still waiting for its own decision
+    first.cancel()
+    await asyncio.gather(first, return_exceptions=True)
+    store.close()
