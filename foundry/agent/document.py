@@ -23,6 +23,7 @@ from foundry.agent.problems import (
     AgentError,
     AgentProblem,
     field_path,
+    parse_field_path,
     problems_from_validation,
 )
 from foundry.agent.yamlfile import YamlSource, is_yaml_agent, read_yaml_agent, render_yaml_agent
@@ -158,24 +159,13 @@ def _config_failed(error: ValidationError) -> bool:
 def locate_problems(error: ValidationError, source: Source) -> list[AgentProblem]:
     problems = []
     for problem in problems_from_validation(error, Path(".")):
-        location = _parse_field_path(problem.field)
+        location = parse_field_path(problem.field)
         file, inner = source.locate(location)
         line = source.line_of(location)
         problems.append(
             problem.model_copy(update={"file": file, "field": field_path(inner), "line": line})
         )
     return problems
-
-
-def _parse_field_path(text: str) -> tuple[str | int, ...]:
-    """`rules[2].priorityLevel` -> `("rules", 2, "priorityLevel")`."""
-    parts: list[str | int] = []
-    for segment in text.split("."):
-        name, *indexes = segment.split("[")
-        if name:
-            parts.append(name)
-        parts.extend(int(index.rstrip("]")) for index in indexes)
-    return tuple(parts)
 
 
 def load_agent(path: Path) -> AgentDocument:

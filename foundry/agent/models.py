@@ -236,6 +236,7 @@ class AgentSupervisorConfig(AgentModel):
     fallback_behavior: Literal["allow", "block"] = "allow"
     max_modifications: LenientInt = Field(default=10, ge=0, le=1000)
     apply_to: list[Direction] = Field(default_factory=lambda: list(DIRECTIONS))
+    timeout_seconds: LenientFloat = Field(default=60, gt=0, le=3600)
 
     @property
     def permissions(self) -> set[SupervisionPermission]:

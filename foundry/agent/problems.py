@@ -57,6 +57,19 @@ def field_path(location: Iterable[str | int]) -> str:
     return text
 
 
+def parse_field_path(text: str) -> tuple[str | int, ...]:
+    """`rules[2].priorityLevel` -> `("rules", 2, "priorityLevel")`."""
+    parts: list[str | int] = []
+    for segment in text.split("."):
+        name, *indexes = segment.split("[")
+        if name:
+            parts.append(name)
+        for index in indexes:
+            key = index.rstrip("]")
+            parts.append(int(key) if key.isdigit() else key)
+    return tuple(parts)
+
+
 def _clean_location(location: tuple[str | int, ...]) -> tuple[str | int, ...]:
     """Drop what pydantic adds to locations inside unions: the member's tag or validator."""
     kept: list[str | int] = []

@@ -62,7 +62,7 @@ async def message_supervisors(agent: Agent, base_dir: Path) -> list[MessageSuper
 async def _agent_supervisor(entry: AgentSupervisorEntry, base_dir: Path) -> MessageSupervisor:
     from foundry.supervision.agent_supervisor import AgentSupervisor
 
-    supervisor = AgentSupervisor(entry, base_dir)
+    supervisor = AgentSupervisor(entry, base_dir, entry.config.timeout_seconds)
     try:
         await supervisor.start()
     except Exception as error:  # reported through the chain's fallback on every message

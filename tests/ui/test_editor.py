@@ -108,8 +108,14 @@ def test_supervisors_json_problems_show_with_their_line_and_clear_when_fixed(
     text.setPlainText('[\n  {"type": "guardian", "id": "g"},\n  {"type": "bogus", "id": "x"}\n]')
     qtbot.waitUntil(lambda: any("bogus" in line for line in problem_lines(editor)))
     bogus = next(line for line in problem_lines(editor) if "bogus" in line)
-    assert bogus.startswith("tsagent.json:3: supervisors[1]: unknown type 'bogus'")
+    # the line is the JSON box's, and the panel says so (it is not line 3 of tsagent.json)
+    assert bogus.startswith("Supervisors page, JSON: line 3: supervisors[1]: unknown type 'bogus'")
     assert editor.supervisors.problems_model.stringList()[0].startswith("line 3:")
+    editor.show_section("Agent")
+    row = problem_lines(editor).index(bogus)
+    editor.problems.list.activated.emit(editor.problems.model.index(row))
+    assert editor.pages.currentWidget() is editor.supervisors
+    assert text.textCursor().blockNumber() == 2 and text.hasFocus()
     assert len(text.extraSelections()) == 1
     text.setPlainText('[{"type": }]')
     qtbot.waitUntil(lambda: any("not valid JSON" in line for line in problem_lines(editor)))
@@ -134,7 +140,7 @@ def test_open_supervisor_agent_asks_for_the_path_of_the_entry_under_the_cursor(
     editor.show_section("Supervisors")
     entry = '[{"type": "agent", "id": "w", "config": {"agentPath": "../watcher"}}]'
     editor.supervisors.json.setPlainText(entry)
-    qtbot.waitUntil(lambda: problem_lines(editor) == [])
+    qtbot.waitUntil(lambda: editor.supervisors.entries.item(0).text() == "w (agent)")
     with qtbot.waitSignal(editor.open_agent_requested) as signal:
         editor.supervisors.open_agent.click()
     assert signal.args == [(tmp_path / "watcher").resolve()]

@@ -13,18 +13,27 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QWidget
 
 from foundry.agent.checks import check_agent
 from foundry.agent.document import AgentDocument, read_agent, save_agent, to_document
 from foundry.agent.models import Agent
-from foundry.agent.problems import AgentError, AgentProblem, field_path, problems_from_validation
+from foundry.agent.problems import (
+    AgentError,
+    AgentProblem,
+    field_path,
+    parse_field_path,
+    problems_from_validation,
+)
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor.commands import SnapshotCommand
 from foundry.ui.editor.disk_watch import DiskWatch
+from foundry.ui.editor.edit_labels import edit_label, page_of
 from foundry.ui.editor.item_binding import ItemsBinding
 from foundry.ui.editor.metadata_binding import MetadataBinding
 from foundry.ui.editor.providers_binding import ProvidersBinding
+from foundry.ui.editor.sections import ShownProblem
 from foundry.ui.editor.settings_binding import SettingsBinding
 from foundry.ui.editor.supervisors_binding import SupervisorsBinding
 from foundry.ui.editor.tools_binding import ToolsBinding
@@ -35,6 +44,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 Location = tuple[str | int, ...]
 CHECK_DELAY_MS = 300
+UNDO_LABEL_CHARACTERS = 40
+INVALID_FIELD_STYLE = "border: 1px solid #c62828; background: #ffebee;"
 
 
 class EditorController(QObject):
@@ -57,6 +68,8 @@ class EditorController(QObject):
         self._check_timer.setInterval(CHECK_DELAY_MS)
         self._check_timer.timeout.connect(self.show_problems)
         self._check_generation = 0
+        self._was_modified = False
+        self.field_widgets: dict[str, tuple[QWidget, str]] = {}
         self.disk = DiskWatch(self)
         self.metadata = MetadataBinding(view.metadata, self)
         self.settings = SettingsBinding(view.settings, self)
@@ -76,6 +89,9 @@ class EditorController(QObject):
         self.undo_stack.canUndoChanged.connect(view.undo_action.setEnabled)
         self.undo_stack.canRedoChanged.connect(view.redo_action.setEnabled)
         self.undo_stack.cleanChanged.connect(self._clean_changed)
+        self.undo_stack.undoTextChanged.connect(self._name_undo)
+        self.undo_stack.redoTextChanged.connect(self._name_redo)
+        view.problems.activated.connect(self.go_to_problem)
         self.disk.changed.connect(self._disk_changed)
         view.disk_bar.reload.clicked.connect(self.reload)
         view.disk_bar.keep.clicked.connect(view.disk_bar.hide)
@@ -87,7 +103,17 @@ class EditorController(QObject):
 
     @property
     def modified(self) -> bool:
-        return not self.undo_stack.isClean()
+        """Edits not saved yet, applied or not (input that is not valid yet counts too)."""
+        return not self.undo_stack.isClean() or bool(self.pending_problems())
+
+    def pending_keys(self) -> set[str]:
+        """The fields whose input is not valid yet (kept in their widgets, not in the agent)."""
+        return set(self._field_problems)
+
+    def pending_problems(self) -> list[AgentProblem]:
+        """Why input typed into the editor is not in the agent yet: saving waits for a fix."""
+        problems = [problem for found in self._field_problems.values() for problem in found]
+        return [*problems, *self.supervisors.problems]
 
     @property
     def title(self) -> str:
@@ -123,12 +149,14 @@ class EditorController(QObject):
         self.working = document.agent.model_copy(deep=True) if document.agent else None
         self._field_problems.clear()
         self._save_problems = []
+        self.supervisors.discard_pending()
         self.undo_stack.clear()
         self.view.disk_bar.hide()
         self.disk.watch(document)
         self._show_all()
         self.view.save_action.setEnabled(self.working is not None)
         self.show_problems()
+        self._modified_maybe_changed()
         self._title_changed()
 
     def _show_all(self) -> None:
@@ -157,6 +185,7 @@ class EditorController(QObject):
             return False
         key = field_path(location)
         before = self.working.model_copy(deep=True)
+        page = page_of(location, before)
         try:
             change(self.working)
         except ValidationError as error:
@@ -169,8 +198,13 @@ class EditorController(QObject):
             return False
         self._field_problems.pop(key, None)
         after = self.working.model_copy(deep=True)
-        self.undo_stack.push(SnapshotCommand(self, key, before, after, mergeable))
+        label = edit_label(location, before, after)
+        self.undo_stack.push(SnapshotCommand(self, key, before, after, mergeable, label, page))
+        self.problems_changed()
         return True
+
+    def show_page(self, page: str) -> None:
+        self.view.show_section(page)
 
     def restore(self, agent: Agent, refresh: bool) -> None:
         """Make `agent` the working copy (an undo, a redo or a new edit)."""
@@ -193,6 +227,26 @@ class EditorController(QObject):
 
     def problems_changed(self) -> None:
         self._check_timer.start()
+        self._flag_fields()
+        self._modified_maybe_changed()
+
+    def register_field(self, key: str, widget: QWidget) -> None:
+        """`widget` shows the field `key` (`settings.model`): it is flagged when its input is
+        not valid."""
+        self.field_widgets[key] = (widget, widget.toolTip())
+
+    def forget_fields(self, prefix: str) -> None:
+        for key in [key for key in self.field_widgets if key.startswith(prefix)]:
+            widget, tip = self.field_widgets.pop(key)
+            widget.setStyleSheet("")
+            widget.setToolTip(tip)
+
+    def _flag_fields(self) -> None:
+        """Fields whose input is not valid keep it, outlined, with the reason as their tip."""
+        for key, (widget, tip) in self.field_widgets.items():
+            problems = self._field_problems.get(key, [])
+            widget.setStyleSheet(INVALID_FIELD_STYLE if problems else "")
+            widget.setToolTip(f"Not valid: {problems[0].message}" if problems else tip)
 
     def show_problems(self) -> None:
         """Refresh the problems panel; the checks that read supervisor agents from disk run on a
@@ -205,14 +259,34 @@ class EditorController(QObject):
         problems = await self._current_problems_off_thread()
         if generation != self._check_generation:
             return
-        shown = [str(self._shown(problem)) for problem in problems]
+        pending = set(self.supervisors.problems)
+        shown = [
+            self.supervisors.shown(problem) if problem in pending else self._shown(problem)
+            for problem in problems
+        ]
         self.view.problems.show_problems(shown)
 
-    def _shown(self, problem: AgentProblem) -> AgentProblem:
-        """The problem with its file named relative to the agent's folder, when inside it."""
-        if self.document is None or not problem.file.is_relative_to(self.document.base_dir):
-            return problem
-        return problem.model_copy(update={"file": problem.file.relative_to(self.document.base_dir)})
+    def _shown(self, problem: AgentProblem) -> ShownProblem:
+        """The problem with its file named relative to the agent's folder, when inside it, and
+        the page of the field it is about."""
+        location = parse_field_path(problem.field)
+        page = page_of(location, self.working) if location else _page_of_file(problem.file)
+        if self.document is not None and problem.file.is_relative_to(self.document.base_dir):
+            problem = problem.model_copy(
+                update={"file": problem.file.relative_to(self.document.base_dir)}
+            )
+        return ShownProblem(str(problem), page, location)
+
+    def go_to_problem(self, problem: ShownProblem) -> None:
+        """Show the page of the problem, at its line when it is about text typed in the editor."""
+        if problem.page:
+            self.view.show_section(problem.page)
+        if problem.editor == "supervisors":
+            self.supervisors.go_to(problem.line, problem.column)
+        elif problem.location[:1] in (("rules",), ("references",)):
+            binding = self.rules if problem.location[0] == "rules" else self.references
+            if len(problem.location) > 1 and isinstance(problem.location[1], int):
+                binding.select_row(problem.location[1])
 
     async def _current_problems_off_thread(self) -> list[AgentProblem]:
         """The problems of the agent as edited: load, fields, supervisors, checks, last save."""
@@ -236,9 +310,26 @@ class EditorController(QObject):
             return None
         if self._save_task is None or self._save_task.done():
             self.supervisors.check()
+            if self._refuse_save():
+                return None
             document = replace(self.document, agent=self.working.model_copy(deep=True))
             self._save_task = self.spawn(self._save(document, self.undo_stack.index()))
         return self._save_task
+
+    def _refuse_save(self) -> bool:
+        """Input that is not valid is never dropped by a save: the save waits for a fix."""
+        pending = self.pending_problems()
+        if not pending:
+            return False
+        first = pending[0]
+        where = f"{first.field}: " if first.field else ""
+        more = f" (and {len(pending) - 1} more)" if len(pending) > 1 else ""
+        self.view.status.setText(
+            f"Not saved: {where}{first.message}{more}. Everything you typed is kept; fix it "
+            "or undo it, then save."
+        )
+        self.show_problems()
+        return True
 
     async def save_and_wait(self) -> bool:
         """Save, and wait until that save is done (not the editor's other work, such as a tool
@@ -311,13 +402,47 @@ class EditorController(QObject):
 
     # -- signals out ----------------------------------------------------------------------------
 
-    def _clean_changed(self, clean: bool) -> None:
-        self.view.modified_changed.emit(not clean)
+    def _name_undo(self, what: str) -> None:
+        _name_action(self.view.undo_action, "Undo", what)
+
+    def _name_redo(self, what: str) -> None:
+        _name_action(self.view.redo_action, "Redo", what)
+
+    def _clean_changed(self, _clean: bool) -> None:
+        self._modified_maybe_changed()
+
+    def _modified_maybe_changed(self) -> None:
+        modified = self.modified
+        if modified != self._was_modified:
+            self._was_modified = modified
+            self.view.modified_changed.emit(modified)
         self._title_changed()
 
     def _title_changed(self) -> None:
         self.view.heading.setText(self.title)
         self.view.title_changed.emit(self.title)
+
+
+def _name_action(action: Any, verb: str, what: str) -> None:
+    """ "Undo: edit rule 'be-brief'", shortened on the button, whole in the tip."""
+    if not what:
+        action.setText(verb)
+        action.setToolTip(verb)
+        return
+    short = what if len(what) <= UNDO_LABEL_CHARACTERS else what[: UNDO_LABEL_CHARACTERS - 1] + "…"
+    action.setText(f"{verb}: {short}")
+    shortcut = action.shortcut().toString()
+    action.setToolTip(f"{verb}: {what} ({shortcut})")
+
+
+def _page_of_file(file: Path) -> str:
+    """The page of a problem that names no field: a rule's or reference's own file."""
+    parts = file.parts
+    if "rules" in parts:
+        return "Rules"
+    if "refs" in parts:
+        return "References"
+    return ""
 
 
 def _same(first: AgentDocument, second: AgentDocument) -> bool:

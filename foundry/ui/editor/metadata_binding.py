@@ -19,6 +19,8 @@ class MetadataBinding(QObject):
         super().__init__(section)
         self.section = section
         self.editor = editor
+        editor.register_field("metadata.name", section.name)
+        editor.register_field("metadata.version", section.version)
         section.name.textEdited.connect(lambda text: self._set("name", text.strip()))
         section.version.textEdited.connect(lambda text: self._set("version", text.strip() or None))
         section.description.textChanged.connect(

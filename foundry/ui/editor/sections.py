@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QStringListModel, Qt
-from PySide6.QtGui import QFont, QFontDatabase, QKeySequence, QShortcut
+from dataclasses import dataclass
+
+from PySide6.QtCore import QModelIndex, QStringListModel, Qt, Signal
+from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -27,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from foundry.agent.models import IncludeMode, ToolPermission
+from foundry.ui.editor.code_editor import CodeEditor
 from foundry.ui.editor.items_model import ContextItemModel
 
 
@@ -82,7 +85,7 @@ class MarkdownEditor(QSplitter):
 
     def __init__(self, placeholder: str, parent: QWidget | None = None) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
-        self.source = QPlainTextEdit()
+        self.source = CodeEditor()
         self.source.setPlaceholderText(placeholder)
         self.preview = QTextBrowser()
         self.preview.setOpenExternalLinks(True)
@@ -290,51 +293,35 @@ class ItemsSection(QWidget):
         self.delete.setEnabled(visible)
 
 
-class SupervisorsSection(QWidget):
-    """The supervisors list as JSON, checked as you type, with its problems beneath."""
+@dataclass(frozen=True)
+class ShownProblem:
+    """A problem as the panel lists it, and where it leads: a page, a field, a line in a page's
+    text box (`editor` names the box when the line is counted in it rather than in a file)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.json = QPlainTextEdit()
-        self.json.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.json.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.json.setToolTip("A JSON list of {type, id, name, config}; checked as you type")
-        self.problems_model = QStringListModel(self)
-        self.problems = QListView()
-        self.problems.setModel(self.problems_model)
-        self.problems.setMaximumHeight(110)
-        self.problems.setToolTip("Click a problem to go to its line")
-        self.status = QLabel()
-        self.open_agent = QPushButton("Open supervisor agent")
-        self.open_agent.setToolTip(
-            "Open the agent named by the agentPath of the entry under the cursor (Ctrl+Shift+O)"
-        )
-        self.open_shortcut = QShortcut(QKeySequence("Ctrl+Shift+O"), self)
-        self.open_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        header = QHBoxLayout()
-        header.addWidget(heading("Supervisors"))
-        header.addStretch(1)
-        header.addWidget(self.open_agent)
-        layout = QVBoxLayout(self)
-        layout.addLayout(header)
-        layout.addWidget(
-            hint("Types: agent, guardian, policy, collection, architect. See docs/agent-format.md.")
-        )
-        layout.addWidget(self.json, 1)
-        layout.addWidget(self.status)
-        layout.addWidget(self.problems)
+    text: str
+    page: str = ""
+    location: tuple[str | int, ...] = ()
+    editor: str = ""
+    line: int | None = None
+    column: int | None = None
 
 
 class ProblemsPanel(QWidget):
-    """Every problem of the agent as edited: file:line: field: message."""
+    """Every problem of the agent as edited: file:line: field: message. Double-click (or Enter)
+    on one goes to where it is."""
+
+    activated = Signal(ShownProblem)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.problems: list[ShownProblem] = []
         self.model = QStringListModel(self)
         self.list = QListView()
         self.list.setModel(self.model)
         self.list.setWordWrap(True)
         self.list.setAlternatingRowColors(True)
+        self.list.setToolTip("Double-click a problem to go to it")
+        self.list.activated.connect(self._activated)
         self.title = QLabel("Problems")
         bold = QFont(self.title.font())
         bold.setBold(True)
@@ -344,9 +331,14 @@ class ProblemsPanel(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.list)
 
-    def show_problems(self, lines: list[str]) -> None:
-        self.model.setStringList(lines)
-        self.title.setText(f"Problems ({len(lines)})" if lines else "Problems: none")
+    def show_problems(self, problems: list[ShownProblem]) -> None:
+        self.problems = problems
+        self.model.setStringList([problem.text for problem in problems])
+        self.title.setText(f"Problems ({len(problems)})" if problems else "Problems: none")
+
+    def _activated(self, index: QModelIndex) -> None:
+        if 0 <= index.row() < len(self.problems):
+            self.activated.emit(self.problems[index.row()])
 
 
 class DiskChangedBar(QWidget):

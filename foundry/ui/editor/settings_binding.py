@@ -32,6 +32,7 @@ class SettingsBinding(QObject):
         for name in NUMBERS:
             spin = getattr(section, name)
             spin.valueChanged.connect(lambda value, name=name: self._set(name, value))
+        editor.register_field("settings.model", section.model)
         section.model.textEdited.connect(lambda text: self._set("model", text.strip() or None))
         section.tool_permission.currentIndexChanged.connect(
             lambda _: self._set(

@@ -35,8 +35,8 @@ from foundry.ui.editor.sections import (
     ProblemsPanel,
     PromptSection,
     SettingsSection,
-    SupervisorsSection,
 )
+from foundry.ui.editor.supervisors_section import SupervisorsSection
 from foundry.ui.editor.tools_section import ToolsSection
 
 SECTIONS = (
