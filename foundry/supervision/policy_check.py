@@ -7,6 +7,7 @@ decided in order, as one session would see them, so rate limits and loop detecti
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -22,6 +23,7 @@ from foundry.supervision.hierarchy import RouteLevel, RouteOutcome, SupervisedGa
 from foundry.supervision.l1 import L1Supervisor
 
 HUMAN_PREFIXES = ("human:", "api:", "timeout")
+RECENT_SESSIONS = 500  # the sessions looked through for an agent's recorded calls
 
 
 class PolicyCheckError(Exception):
@@ -227,3 +229,37 @@ def summary(results: Iterable[CheckedCall]) -> str:
     if any(r.was is not None for r in results):
         text += f"; {sum(r.changed for r in results)} would be decided differently now"
     return text
+
+
+# -- what-ifs for the editor's try panel ----------------------------------------------------------
+
+
+async def check_calls(checker: PolicyChecker, calls: Iterable[CallToCheck]) -> list[CheckedCall]:
+    """Decide `calls` in order, as one session would see them."""
+    return [await checker.check(call) for call in calls]
+
+
+def what_if(
+    store: Store,
+    config: PolicyConfig,
+    workspace: Path,
+    calls: list[CallToCheck],
+    server_folders: Mapping[str, Path | None] | None = None,
+) -> list[CheckedCall]:
+    """Decide `calls` under `config` on this thread, in an event loop of its own, without the L1
+    supervisor's model (its verdict is what a trial would wait for): for a worker thread."""
+    checker = PolicyChecker(store, config, workspace, server_folders)
+    return asyncio.run(check_calls(checker, calls))
+
+
+def recorded_calls(store: Store, agent_path: Path, limit: int) -> list[CallToCheck]:
+    """The last `limit` tool calls decided in the sessions of the agent at `agent_path`, oldest
+    first, each with what was decided then."""
+    wanted = str(agent_path.resolve())
+    calls: list[CallToCheck] = []
+    for record in store.sessions.list(limit=RECENT_SESSIONS):
+        if record.agent_path == wanted:
+            calls[:0] = calls_from_session(store, record.id)
+            if len(calls) >= limit:
+                break
+    return calls[-limit:] if limit else []

@@ -32,6 +32,7 @@ from foundry.ui.editor.disk_watch import DiskWatch
 from foundry.ui.editor.edit_labels import edit_label, page_of
 from foundry.ui.editor.item_binding import ItemsBinding
 from foundry.ui.editor.metadata_binding import MetadataBinding
+from foundry.ui.editor.policy_binding import PolicyBinding
 from foundry.ui.editor.providers_binding import ProvidersBinding
 from foundry.ui.editor.sections import ShownProblem
 from foundry.ui.editor.settings_binding import SettingsBinding
@@ -54,6 +55,7 @@ class EditorController(QObject):
     def __init__(self, view: AgentEditor, bridge: EngineBridge | None = None) -> None:
         super().__init__(view)
         self.view = view
+        self.bridge = bridge
         self.document: AgentDocument | None = None
         self.working: Agent | None = None
         self.refreshing = False
@@ -76,6 +78,7 @@ class EditorController(QObject):
         self.rules = ItemsBinding(view.rules, "rules", self)
         self.references = ItemsBinding(view.references, "references", self)
         self.supervisors = SupervisorsBinding(view.supervisors, self)
+        self.policy = PolicyBinding(view.policy, self)
         self.tools = ToolsBinding(view.tools, self, bridge)
         self.providers = ProvidersBinding(view.providers, self, bridge)
         self._connect()
@@ -172,6 +175,7 @@ class EditorController(QObject):
             self.rules.show(agent, fill_form=True)
             self.references.show(agent, fill_form=True)
             self.supervisors.show(agent)
+            self.policy.show(agent)
             self.tools.show(agent)
             self.providers.show(agent)
 
@@ -200,11 +204,23 @@ class EditorController(QObject):
         after = self.working.model_copy(deep=True)
         label = edit_label(location, before, after)
         self.undo_stack.push(SnapshotCommand(self, key, before, after, mergeable, label, page))
+        if location[:1] == ("supervisors",):
+            with self.refresh_guard():
+                self.supervisors.follow(after)
         self.problems_changed()
         return True
 
     def show_page(self, page: str) -> None:
         self.view.show_section(page)
+
+    def problem_at(self, location: Location) -> str | None:
+        """Why the last input for the field at `location` was not taken, if it was not."""
+        problems = self._field_problems.get(field_path(location))
+        return problems[0].message if problems else None
+
+    def refresh_all(self) -> None:
+        """Show the working agent on every page (after an edit that changes several)."""
+        self._show_all()
 
     def restore(self, agent: Agent, refresh: bool) -> None:
         """Make `agent` the working copy (an undo, a redo or a new edit)."""
@@ -399,6 +415,7 @@ class EditorController(QObject):
         """Cancel saves and reads still under way and stop its servers (the editor is closing)."""
         self._tasks.cancel_all()
         self.tools.close()
+        self.policy.close()
 
     # -- signals out ----------------------------------------------------------------------------
 

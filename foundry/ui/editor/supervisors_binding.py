@@ -49,6 +49,7 @@ class SupervisorsBinding(QObject):
         self.editor = editor
         self.problems: list[AgentProblem] = []
         self.current: int | None = None
+        self._typed_json = False  # the JSON was typed in since the agent was last shown in it
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(CHECK_DELAY_MS)
@@ -114,9 +115,16 @@ class SupervisorsBinding(QObject):
             self.timer.stop()
             self._set_json(supervisors_text(entries))
 
+    def follow(self, agent: Agent) -> None:
+        """Another page changed the supervisors (the Policy page): show them, unless the JSON
+        holds typing not applied yet."""
+        if not self._typed_json and not self.problems:
+            self.show(agent)
+
     def discard_pending(self) -> None:
         """A new document is shown: JSON typed for the one before is dropped."""
         self.timer.stop()
+        self._typed_json = False
         self.problems = []
         self.current = None
 
@@ -190,6 +198,7 @@ class SupervisorsBinding(QObject):
         self.editor.register_field(f"{prefix}.config.exportPath", forms.collection.export_path)
 
     def _set_json(self, text: str) -> None:
+        self._typed_json = False
         if self.section.json.toPlainText() != text:
             with self.editor.refresh_guard():
                 self.section.json.setPlainText(text)
@@ -310,15 +319,19 @@ class SupervisorsBinding(QObject):
 
     def _typed(self) -> None:
         if not self.editor.refreshing:
+            self._typed_json = True
             self.section.status.setText("Checking…")
             self.timer.start()
 
     def check(self) -> None:
         """Validate the JSON; when valid, it becomes the agent's supervisors (one undo step)."""
         self.timer.stop()
+        if not self._typed_json:
+            return  # the JSON shows the agent as it is: nothing to apply
         text = self.section.json.toPlainText()
         entries, problems = parse_supervisors(text, self.editor.file_of(("supervisors",)))
         self._show_problems(problems)
+        self._typed_json = entries is None
         agent = self.editor.working
         if entries is None or agent is None:
             return

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QHBoxLayout,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from foundry.agent.document import AgentDocument
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor.controller import EditorController
+from foundry.ui.editor.policy_section import PolicySection
 from foundry.ui.editor.providers_section import ProvidersSection
 from foundry.ui.editor.sections import (
     DiskChangedBar,
@@ -48,6 +49,7 @@ SECTIONS = (
     "References",
     "Tools",
     "Supervisors",
+    "Policy",
 )
 
 
@@ -83,6 +85,7 @@ class AgentEditor(QWidget):
         self.providers = ProvidersSection()
         self.tools = ToolsSection()
         self.supervisors = SupervisorsSection()
+        self.policy = PolicySection()
         self.problems = ProblemsPanel()
         self.disk_bar = DiskChangedBar()
         self.sections = QListWidget()
@@ -100,6 +103,7 @@ class AgentEditor(QWidget):
             self.references,
             self.tools,
             self.supervisors,
+            self.policy,
         ):
             self.pages.addWidget(page)
         self.sections.currentRowChanged.connect(self.pages.setCurrentIndex)
@@ -115,6 +119,16 @@ class AgentEditor(QWidget):
         self._route_undo_keys()
         self.sections.setCurrentRow(0)
         self.controller = EditorController(self, bridge)
+        self.sections.currentRowChanged.connect(self._page_shown)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """A closed editor stops its work (a try of the policy, a tool server, a save)."""
+        self.controller.close()
+        super().closeEvent(event)
+
+    def _page_shown(self, row: int) -> None:
+        if SECTIONS[row] == "Policy":
+            self.controller.spawn(self.controller.policy.load_recorded())
 
     def load(self, document: AgentDocument) -> None:
         """Show `document`, dropping any edits of the agent shown before."""

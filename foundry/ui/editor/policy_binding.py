@@ -1,0 +1,481 @@
+"""PolicyBinding: the Policy page edits the working agent's policy supervisor, one undo step per
+edit, and tries calls under the policy as edited, on a worker thread.
+
+The policy edited is the agent's first policy supervisor. Every edit goes through the editor,
+so a value that is not valid stays in its cell, flagged, and the save waits for a fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic.alias_generators import to_camel
+from PySide6.QtCore import QItemSelection, QObject
+from PySide6.QtWidgets import QTableWidgetItem
+
+from foundry.agent.default_policy import default_policy
+from foundry.agent.models import (
+    Agent,
+    PolicyConfig,
+    PolicyMatch,
+    PolicyRule,
+    RateLimit,
+)
+from foundry.agent.templates import default_policy_entry
+from foundry.store import Store
+from foundry.supervision.paths import server_folders
+from foundry.supervision.policy_check import (
+    CallToCheck,
+    CheckedCall,
+    recorded_calls,
+    what_if,
+)
+from foundry.ui.editor.item_binding import free_name
+from foundry.ui.editor.policy_models import GROUPS, value_from_text
+from foundry.ui.editor.policy_section import PolicySection
+
+if TYPE_CHECKING:
+    from foundry.ui.editor.controller import EditorController
+
+Location = tuple[str | int, ...]
+RECORDED_IN_PICKER = 50
+SHOWN_PARAMS = 80
+OUTCOME_WORDS = {"allow": "ALLOWED", "deny": "DENIED", "human": "ASKS A PERSON"}
+
+
+def policy_index(agent: Agent | None) -> int | None:
+    """Where the agent's first policy supervisor is in its supervisors list, if it has one."""
+    if agent is None:
+        return None
+    return next((i for i, e in enumerate(agent.supervisors) if e.type == "policy"), None)
+
+
+class PolicyBinding(QObject):
+    def __init__(self, section: PolicySection, editor: EditorController) -> None:
+        super().__init__(section)
+        self.section = section
+        self.editor = editor
+        self.rule: int | None = None
+        self._store: Store | None = None
+        self._opening_store = asyncio.Lock()
+        self._recorded: list[CallToCheck] = []
+        section.rules_model.commit = self._commit_rule
+        section.conditions_model.commit = self._commit_condition
+        section.limits_model.commit = self._commit_limit
+        self._connect_rules()
+        self._connect_settings()
+        self._connect_try()
+
+    def _connect_rules(self) -> None:
+        section = self.section
+        section.rules.selectionModel().selectionChanged.connect(self._rule_selected)
+        section.new_rule.clicked.connect(self.add_rule)
+        section.new_rule_shortcut.activated.connect(self.add_rule)
+        section.delete_rule.clicked.connect(self.delete_rule)
+        section.rule_up.clicked.connect(lambda: self.move_rule(-1))
+        section.rule_down.clicked.connect(lambda: self.move_rule(1))
+        section.up_shortcut.activated.connect(lambda: self.move_rule(-1))
+        section.down_shortcut.activated.connect(lambda: self.move_rule(1))
+        section.reset.clicked.connect(self.reset_to_default)
+        section.add_policy.clicked.connect(self.add_policy)
+        section.add_condition.clicked.connect(self.add_condition)
+        section.remove_condition.clicked.connect(self.remove_condition)
+
+    def _connect_settings(self) -> None:
+        section = self.section
+        section.loop_detection.toggled.connect(lambda on: self._set("loop_detection", on))
+        section.approval_timeout.valueChanged.connect(
+            lambda value: self._set("approval_timeout_seconds", value)
+        )
+        section.on_timeout.currentIndexChanged.connect(
+            lambda _: self._set("on_timeout", section.on_timeout.currentData())
+        )
+        section.supervisor_path.textEdited.connect(
+            lambda text: self._set("supervisor_agent_path", text.strip() or None)
+        )
+        section.threshold.valueChanged.connect(
+            lambda value: self._set("confidence_threshold", value)
+        )
+        section.add_limit.clicked.connect(self.add_limit)
+        section.remove_limit.clicked.connect(self.remove_limit)
+
+    def _connect_try(self) -> None:
+        section = self.section
+        section.decide.clicked.connect(self.try_call)
+        section.decide_shortcut.activated.connect(self.try_call)
+        section.replay.clicked.connect(self.test_recorded)
+        section.recorded.activated.connect(self._recorded_chosen)
+
+    # -- showing --------------------------------------------------------------------------------
+
+    @property
+    def index(self) -> int | None:
+        return policy_index(self.editor.working)
+
+    @property
+    def config(self) -> PolicyConfig | None:
+        agent, index = self.editor.working, self.index
+        if agent is None or index is None:
+            return None
+        config = agent.supervisors[index].config
+        return config if isinstance(config, PolicyConfig) else None
+
+    def show(self, agent: Agent) -> None:
+        index = policy_index(agent)
+        entry = agent.supervisors[index] if index is not None else None
+        label = f"from the supervisor '{entry.name or entry.id}'" if entry else ""
+        self.section.show_policy(entry is not None, label)
+        config = self.config
+        if config is None:
+            return
+        pending = bool(self.editor.pending_keys())
+        if self.rule is not None and self.rule >= len(config.rules):
+            self.rule = None
+        with self.editor.refresh_guard():
+            self.section.rules_model.show_rules(config.rules, keep_pending=pending)
+            self._select_rule_row(self.rule)
+            self._show_conditions(pending)
+            self.section.limits_model.show_limits(config.rate_limits, keep_pending=pending)
+            self._show_settings(config)
+
+    def _show_settings(self, config: PolicyConfig) -> None:
+        section = self.section
+        section.loop_detection.setChecked(config.loop_detection)
+        section.approval_timeout.setValue(config.approval_timeout_seconds)
+        section.on_timeout.setCurrentIndex(section.on_timeout.findData(config.on_timeout))
+        path = config.supervisor_agent_path or ""
+        if section.supervisor_path.text().strip() != path:
+            section.supervisor_path.setText(path)
+        section.threshold.setValue(config.confidence_threshold)
+
+    def _show_conditions(self, keep_pending: bool = False) -> None:
+        config = self.config
+        rule = config.rules[self.rule] if config and self.rule is not None else None
+        self.section.conditions_model.show_conditions(rule, keep_pending)
+        self.section.add_condition.setEnabled(rule is not None)
+        self.section.remove_condition.setEnabled(rule is not None)
+
+    def _select_rule_row(self, row: int | None) -> None:
+        rules = self.section.rules
+        if row is None:
+            rules.clearSelection()
+            return
+        rules.selectRow(row)
+        rules.scrollTo(self.section.rules_model.index(row, 1))
+
+    def _rule_selected(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+        if self.editor.refreshing:
+            return
+        rows = self.section.rules.selectionModel().selectedRows()
+        self.rule = rows[0].row() if rows else None
+        self._show_conditions()
+
+    def _refresh(self) -> None:
+        """After an edit made here: the page follows the agent, keeping input not yet valid."""
+        if self.editor.working is not None:
+            self.show(self.editor.working)
+
+    # -- editing --------------------------------------------------------------------------------
+
+    def _edit(self, location: Location, change: Callable[[Agent], None]) -> str | None:
+        """Apply `change` as one undoable step of the policy; why not, if it is not valid."""
+        index = self.index
+        if index is None:
+            return "the agent has no policy"
+        full = ("supervisors", index, "config", *location)
+        if self.editor.edit(full, change, mergeable=False):
+            self._refresh()
+            return None
+        return self.editor.problem_at(full) or "not valid"
+
+    def _policy(self, agent: Agent) -> PolicyConfig:
+        config = agent.supervisors[self.index or 0].config
+        assert isinstance(config, PolicyConfig)
+        return config
+
+    def _set(self, name: str, value: Any) -> None:
+        if not self.editor.refreshing:
+            self._edit((to_camel(name),), lambda agent: setattr(self._policy(agent), name, value))
+
+    def _commit_rule(self, row: int, field: str, value: Any) -> str | None:
+        if self.editor.refreshing:
+            return None
+        text = str(value).strip()
+        return self._edit(
+            ("rules", row, field),
+            lambda agent: setattr(self._policy(agent).rules[row], field, text),
+        )
+
+    def _commit_condition(self, row: int, field: str, value: Any) -> str | None:
+        rule = self.rule
+        if rule is None or self.editor.refreshing:
+            return None
+        model = self.section.conditions_model
+        rows = [dict(r) for r in model.rows]
+        for (pending_row, column), (text, _) in model.pending.items():
+            name = model.columns[column][1]
+            rows[pending_row][name] = value_from_text(text) if name == "value" else text
+        rows[row][field] = value
+        return self._set_conditions(rule, rows)
+
+    def _set_conditions(self, rule: int, rows: list[dict[str, Any]]) -> str | None:
+        def change(agent: Agent) -> None:
+            groups: dict[str, list[dict[str, Any]]] = {group: [] for group in GROUPS}
+            for row in rows:
+                condition = {key: row.get(key) for key in ("param", "op", "value")}
+                groups.setdefault(str(row.get("group")), []).append(condition)
+            when = PolicyMatch.model_validate(groups) if rows else None
+            self._policy(agent).rules[rule].when = when
+
+        return self._edit(("rules", rule, "when"), change)
+
+    def _commit_limit(self, row: int, field: str, value: Any) -> str | None:
+        if self.editor.refreshing:
+            return None
+        return self._edit(
+            ("rateLimits", row, to_camel(field)),
+            lambda agent: setattr(self._policy(agent).rate_limits[row], field, value),
+        )
+
+    def add_rule(self) -> None:
+        config = self.config
+        if config is None:
+            return
+        taken = {rule.name for rule in config.rules}
+        rule = PolicyRule(name=free_name("new-rule", taken), tool="*", action="human")
+        self.insert_rule(rule, self._new_rule_position(config))
+        rules = self.section.rules
+        rules.setFocus()
+        rules.edit(self.section.rules_model.index(self.rule or 0, 1))
+
+    def insert_rule(self, rule: PolicyRule, position: int) -> None:
+        def change(agent: Agent) -> None:
+            rules = list(self._policy(agent).rules)
+            rules.insert(position, rule)
+            self._policy(agent).rules = rules
+
+        self.rule = position
+        self._edit(("rules",), change)
+
+    def _new_rule_position(self, config: PolicyConfig) -> int:
+        """Above the selected rule; else above the catch-all that ends the list (a rule after it
+        would never decide anything); else at the end."""
+        if self.rule is not None:
+            return self.rule
+        last = config.rules[-1] if config.rules else None
+        catch_all = last is not None and last.tool == "*" and last.when is None
+        return len(config.rules) - 1 if catch_all else len(config.rules)
+
+    def delete_rule(self) -> None:
+        config, row = self.config, self.rule
+        if config is None or row is None:
+            return
+
+        def change(agent: Agent) -> None:
+            policy = self._policy(agent)
+            policy.rules = [rule for i, rule in enumerate(policy.rules) if i != row]
+
+        self.rule = min(row, len(config.rules) - 2) if len(config.rules) > 1 else None
+        self._edit(("rules",), change)
+
+    def move_rule(self, step: int) -> None:
+        config, row = self.config, self.rule
+        if config is None or row is None or not 0 <= row + step < len(config.rules):
+            return
+
+        def change(agent: Agent) -> None:
+            rules = list(self._policy(agent).rules)
+            rules[row], rules[row + step] = rules[row + step], rules[row]
+            self._policy(agent).rules = rules
+
+        self.rule = row + step
+        self._edit(("rules",), change)
+
+    def add_condition(self) -> None:
+        if self.rule is None:
+            return
+        rows = [dict(row) for row in self.section.conditions_model.rows]
+        rows.append({"group": "all", "param": "path", "op": "within", "value": "."})
+        self._set_conditions(self.rule, rows)
+
+    def remove_condition(self) -> None:
+        selected = self.section.conditions.selectionModel().selectedRows()
+        if self.rule is None or not selected:
+            return
+        gone = selected[0].row()
+        rows = [dict(r) for i, r in enumerate(self.section.conditions_model.rows) if i != gone]
+        self._set_conditions(self.rule, rows)
+
+    def add_limit(self) -> None:
+        def change(agent: Agent) -> None:
+            policy = self._policy(agent)
+            limit = RateLimit(tool="*", max_calls=30, per_seconds=60)
+            policy.rate_limits = [*policy.rate_limits, limit]
+
+        self._edit(("rateLimits",), change)
+
+    def remove_limit(self) -> None:
+        selected = self.section.limits.selectionModel().selectedRows()
+        if not selected:
+            return
+        gone = selected[0].row()
+
+        def change(agent: Agent) -> None:
+            policy = self._policy(agent)
+            policy.rate_limits = [limit for i, limit in enumerate(policy.rate_limits) if i != gone]
+
+        self._edit(("rateLimits",), change)
+
+    def reset_to_default(self) -> None:
+        index = self.index
+        if index is None:
+            return
+        self.rule = None
+        self.editor.edit(
+            ("supervisors", index, "config"),
+            lambda agent: setattr(agent.supervisors[index], "config", default_policy()),
+            mergeable=False,
+        )
+        self._refresh()
+        self.section.verdict.setText("The policy is Foundry's careful default again.")
+
+    def add_policy(self) -> None:
+        agent = self.editor.working
+        if agent is None or self.index is not None:
+            return
+        entries = [*agent.supervisors, default_policy_entry()]
+        self.editor.edit(
+            ("supervisors",), lambda agent: setattr(agent, "supervisors", entries), False
+        )
+        self.editor.refresh_all()
+
+    # -- trying calls ---------------------------------------------------------------------------
+
+    def try_call(self) -> None:
+        tool = self.section.try_tool.text().strip()
+        params_text = self.section.try_params.toPlainText().strip() or "{}"
+        if not tool:
+            self.section.verdict.setText("Name the tool to try (server.tool).")
+            return
+        try:
+            params = json.loads(params_text)
+        except json.JSONDecodeError as error:
+            self.section.verdict.setText(f"The parameters are not valid JSON: {error}")
+            return
+        if not isinstance(params, dict):
+            self.section.verdict.setText('The parameters must be a JSON object: {"name": value}')
+            return
+        call = CallToCheck(id="try", agent=self._agent_name(), tool=tool, params=params)
+        self.editor.spawn(self._decide(call))
+
+    async def _decide(self, call: CallToCheck) -> None:
+        started = time.perf_counter()
+        results = await self._what_if([call])
+        if results is None:
+            return
+        elapsed = (time.perf_counter() - started) * 1000
+        result = results[0]
+        row = self.section.rules_model.mark_matched(result.rule)
+        if row is not None:
+            self._select_rule_row(row)  # its conditions show beneath
+        self.section.verdict.setText(f"{verdict_text(result)} (decided in {elapsed:.0f} ms)")
+        self.last_answer_ms = elapsed
+
+    def test_recorded(self) -> None:
+        self.editor.spawn(self._test_recorded(self.section.replay_count.value()))
+
+    async def _test_recorded(self, count: int) -> None:
+        self.section.replay_summary.setText("Deciding the recorded calls…")
+        calls = await self._calls_recorded(count)
+        results = await self._what_if(calls) if calls else []
+        if results is None:
+            return
+        changed = [result for result in results if result.changed]
+        self._list_changed(changed, {call.id: call for call in calls})
+        if not calls:
+            self.section.replay_summary.setText("This agent has no recorded tool calls yet.")
+        else:
+            self.section.replay_summary.setText(
+                f"{len(changed)} of {len(calls)} recorded calls would be decided differently."
+            )
+
+    def _list_changed(self, changed: list[CheckedCall], calls: dict[str, CallToCheck]) -> None:
+        table = self.section.changed
+        table.setRowCount(len(changed))
+        for row, result in enumerate(changed):
+            params = json.dumps(calls[result.id].params, ensure_ascii=False)
+            values = (
+                result.tool,
+                params if len(params) <= SHOWN_PARAMS else params[: SHOWN_PARAMS - 1] + "…",
+                str(result.was),
+                str(result.outcome),
+                result.rule or "(no rule)",
+            )
+            for column, value in enumerate(values):
+                item = QTableWidgetItem(value)
+                item.setToolTip(params if column == 1 else result.reason)
+                table.setItem(row, column, item)
+
+    async def load_recorded(self) -> None:
+        """Fill the picker with this agent's latest recorded calls (when the page is shown)."""
+        self._recorded = list(reversed(await self._calls_recorded(RECORDED_IN_PICKER)))
+        picker = self.section.recorded
+        picker.clear()
+        picker.addItem("(pick a recorded call)" if self._recorded else "(no recorded calls)")
+        for call in self._recorded:
+            params = json.dumps(call.params, ensure_ascii=False)
+            picker.addItem(f"{call.tool} {params[:60]}")
+
+    def _recorded_chosen(self, row: int) -> None:
+        if 1 <= row <= len(self._recorded):
+            call = self._recorded[row - 1]
+            self.section.try_tool.setText(call.tool)
+            self.section.try_params.setPlainText(json.dumps(call.params, indent=1))
+            self.try_call()
+
+    async def _calls_recorded(self, count: int) -> list[CallToCheck]:
+        document = self.editor.document
+        if document is None:
+            return []
+        store = await self._store_to_use()
+        return await asyncio.to_thread(recorded_calls, store, document.path, count)
+
+    async def _what_if(self, calls: list[CallToCheck]) -> list[CheckedCall] | None:
+        agent, document, config = self.editor.working, self.editor.document, self.config
+        if agent is None or document is None or config is None:
+            return None
+        edited = config.model_copy(deep=True)
+        folders = server_folders(agent.mcp_servers, document.base_dir)
+        store = await self._store_to_use()
+        workspace = document.base_dir.resolve()
+        return await asyncio.to_thread(what_if, store, edited, workspace, calls, folders)
+
+    async def _store_to_use(self) -> Store:
+        """The engine's store in the app; opened once (off the GUI thread) without one."""
+        bridge = self.editor.bridge
+        if bridge is not None:
+            return bridge.engine.store
+        async with self._opening_store:
+            if self._store is None:
+                self._store = await asyncio.to_thread(Store.open)
+        return self._store
+
+    def _agent_name(self) -> str:
+        agent = self.editor.working
+        return agent.metadata.name if agent is not None else "agent"
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+def verdict_text(result: CheckedCall) -> str:
+    """`DENY at L0, rule 'deny-writing-outside-the-workspace': path is outside…`."""
+    rule = f", rule '{result.rule}'" if result.rule else ", no rule matched"
+    outcome = OUTCOME_WORDS[result.outcome]
+    return f"{outcome} (decided at {result.level}{rule}): {result.reason}"

@@ -1,0 +1,220 @@
+"""The Policy page: rules as a table with each error at its cell, and the try panel that decides
+typed and recorded calls under the policy as edited, before it is saved."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from foundry.agent.default_policy import default_policy
+from foundry.agent.document import read_agent
+from foundry.agent.models import PolicyConfig
+from foundry.agent.templates import create_agent, new_agent
+from foundry.llm.base import ToolCall
+from foundry.session.events import ToolCallDecided
+from foundry.store import Store
+from foundry.ui.editor import AgentEditor
+
+from .conftest import save_screenshot
+from .test_editor import make_agent, open_editor, save
+
+pytestmark = pytest.mark.usefixtures("gui_loop")
+
+
+def policy(editor: AgentEditor) -> PolicyConfig:
+    config = editor.controller.policy.config
+    assert config is not None
+    return config
+
+
+def rule_names(editor: AgentEditor) -> list[str]:
+    return [rule.name for rule in policy(editor).rules]
+
+
+def cell(editor: AgentEditor, row: int, column: int) -> str:
+    return str(editor.policy.rules_model.index(row, column).data())
+
+
+def set_cell(editor: AgentEditor, row: int, column: int, value: str) -> None:
+    model = editor.policy.rules_model
+    assert model.setData(model.index(row, column), value, Qt.ItemDataRole.EditRole)
+
+
+def with_file_server(path: Path) -> Path:
+    """The agent gets a stdio server named `files` (never started here): it runs in the
+    agent's folder, so the policy can tell where its paths lead."""
+    config = json.loads((path / "tsagent.json").read_text())
+    config["mcpServers"] = {"files": {"command": "python", "args": ["-m", "files_server"]}}
+    (path / "tsagent.json").write_text(json.dumps(config, indent=2))
+    return path
+
+
+def try_call(qtbot: QtBot, editor: AgentEditor, tool: str, params: dict[str, object]) -> str:
+    page = editor.policy
+    page.verdict.clear()
+    page.try_tool.setText(tool)
+    page.try_params.setPlainText(json.dumps(params))
+    page.decide.click()
+    qtbot.waitUntil(lambda: "decided in" in page.verdict.text(), timeout=10000)
+    return page.verdict.text()
+
+
+def test_the_rules_show_in_deciding_order_and_an_edited_cell_is_saved(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path = make_agent(tmp_path / "rules")
+    editor = open_editor(qtbot, path)
+    editor.show_section("Policy")
+    expected = [rule.name for rule in default_policy().rules]
+    assert [cell(editor, row, 1) for row in range(len(expected))] == expected
+    assert cell(editor, 0, 0) == "1"
+    row = rule_names(editor).index("current-time-is-routine")
+    set_cell(editor, row, 3, "clock.now")
+    assert policy(editor).rules[row].tool == "clock.now"
+    assert editor.undo_action.text() == "Undo: edit rule 'current-time-is-routine'"
+    save(qtbot, editor)
+    saved = read_agent(path).agent
+    assert saved is not None
+    assert saved.supervisors[0].config.rules[row].tool == "clock.now"  # type: ignore[union-attr]
+
+
+def test_an_invalid_rule_name_stays_in_its_cell_in_red_and_the_save_waits(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path = make_agent(tmp_path / "invalid")
+    before = (path / "tsagent.json").read_text()
+    editor = open_editor(qtbot, path)
+    editor.show_section("Policy")
+    set_cell(editor, 0, 1, "has spaces!")
+    model = editor.policy.rules_model
+    index = model.index(0, 1)
+    assert index.data() == "has spaces!"
+    assert index.data(Qt.ItemDataRole.BackgroundRole) is not None
+    assert str(index.data(Qt.ItemDataRole.ToolTipRole)).startswith("Not valid: ")
+    assert editor.modified
+    editor.save_action.trigger()
+    assert editor.status.text().startswith("Not saved: supervisors[0].config.rules[0].name")
+    assert (path / "tsagent.json").read_text() == before
+    set_cell(editor, 0, 5, "human")  # another cell's edit keeps the bad name where it is
+    assert model.index(0, 1).data() == "has spaces!"
+    set_cell(editor, 0, 1, "no-spaces")
+    assert model.index(0, 1).data(Qt.ItemDataRole.BackgroundRole) is None
+    save(qtbot, editor)
+    assert "no-spaces" in (path / "tsagent.json").read_text()
+
+
+def test_a_tried_call_is_decided_under_the_edited_policy_before_it_is_saved(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path = with_file_server(make_agent(tmp_path / "tried"))
+    (path / "notes").mkdir()
+    before = (path / "tsagent.json").read_text()
+    editor = open_editor(qtbot, path)
+    editor.show_section("Policy")
+    outside = try_call(qtbot, editor, "files.write_file", {"path": "/etc/passwd", "content": ""})
+    assert outside.startswith("DENIED (decided at L0, rule 'deny-writing-outside-the-workspace')")
+    matched = rule_names(editor).index("deny-writing-outside-the-workspace")
+    assert editor.policy.rules.selectionModel().selectedRows()[0].row() == matched
+    note = str(path / "notes" / "a.md")
+    escape = str(path / "notes" / ".." / ".." / "x")
+    escaped = try_call(qtbot, editor, "files.write_file", {"path": escape, "content": ""})
+    assert escaped.startswith("DENIED")  # '..' out of the workspace is outside
+    inside = try_call(qtbot, editor, "files.write_file", {"path": note, "content": ""})
+    assert inside.startswith("ALLOWED (decided at L0, rule 'writing-inside-the-workspace')")
+    # a rule added above, not saved: the next try follows it
+    editor.policy.rules.selectRow(rule_names(editor).index("writing-inside-the-workspace"))
+    editor.policy.new_rule.click()
+    row = editor.controller.policy.rule
+    assert row is not None and rule_names(editor)[row] == "new-rule"
+    set_cell(editor, row, 3, "*.write_file")
+    set_cell(editor, row, 5, "deny")
+    editor.policy.add_condition.click()
+    conditions = editor.policy.conditions_model
+    conditions.setData(conditions.index(0, 3), "notes")
+    rule = policy(editor).rules[row]
+    assert rule.when is not None and rule.when.all[0].value == "notes"
+    again = try_call(qtbot, editor, "files.write_file", {"path": note, "content": ""})
+    assert again.startswith("DENIED (decided at L0, rule 'new-rule')")
+    assert (path / "tsagent.json").read_text() == before
+    save_screenshot(editor, tmp_path, "policy-table-tried-call.png")
+
+
+def test_a_condition_that_is_not_valid_is_flagged_at_its_cell(qtbot: QtBot, tmp_path: Path) -> None:
+    path = make_agent(tmp_path / "regex")
+    editor = open_editor(qtbot, path)
+    editor.show_section("Policy")
+    editor.policy.rules.selectRow(0)
+    conditions = editor.policy.conditions_model
+    assert conditions.rowCount() == 4 and conditions.index(0, 2).data() == "matches"
+    conditions.setData(conditions.index(0, 3), "([unclosed")
+    index = conditions.index(0, 3)
+    assert index.data() == "([unclosed"
+    assert "not a valid regular expression" in str(index.data(Qt.ItemDataRole.ToolTipRole))
+    assert editor.modified
+    editor.save_action.trigger()
+    assert editor.status.text().startswith("Not saved: ")
+
+
+def test_test_against_recorded_calls_lists_each_decision_that_would_change(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path = with_file_server(make_agent(tmp_path / "recorded"))
+    with Store.open() as store:
+        session = store.sessions.create(str(path.resolve()), "Demo", "earlier")
+        for number, (tool, target, allowed) in enumerate(
+            (
+                ("time.get_current_time", None, True),
+                ("files.read_file", "README.md", True),
+                ("files.read_file", "/etc/shadow", False),
+            )
+        ):
+            params = {"path": target} if target else {}
+            call = ToolCall(id=f"c{number}", name=tool, arguments=params)
+            body = ToolCallDecided(call=call, allowed=allowed, by="policy:x")
+            store.events.append(session.id, body.kind, body.model_dump(mode="json"))
+    editor = open_editor(qtbot, path)
+    editor.show_section("Policy")
+    qtbot.waitUntil(lambda: editor.policy.recorded.count() == 4)
+    row = rule_names(editor).index("current-time-is-routine")
+    set_cell(editor, row, 5, "human")
+    editor.policy.replay.click()
+    summary = editor.policy.replay_summary
+    qtbot.waitUntil(lambda: "decided differently" in summary.text(), timeout=10000)
+    assert summary.text() == "1 of 3 recorded calls would be decided differently."
+    changed = editor.policy.changed
+    assert changed.rowCount() == 1
+    assert [changed.item(0, c).text() for c in (0, 2, 3, 4)] == [
+        "time.get_current_time",
+        "allow",
+        "human",
+        "current-time-is-routine",
+    ]
+    editor.policy.recorded.setCurrentIndex(1)
+    editor.policy.recorded.activated.emit(1)
+    qtbot.waitUntil(lambda: "decided in" in editor.policy.verdict.text(), timeout=10000)
+    assert editor.policy.try_tool.text() == "files.read_file"
+
+
+def test_reset_to_the_careful_default_and_an_agent_without_a_policy(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path = tmp_path / "bare"
+    create_agent(path, new_agent("Bare", "no policy", policy=False))
+    editor = open_editor(qtbot, path)
+    editor.show_section("Policy")
+    assert editor.policy.add_policy.isVisibleTo(editor) and not editor.policy.body.isVisibleTo(
+        editor
+    )
+    editor.policy.add_policy.click()
+    assert editor.policy.body.isVisibleTo(editor)
+    assert rule_names(editor) == [rule.name for rule in default_policy().rules]
+    editor.policy.rules.selectRow(0)
+    editor.policy.delete_rule.click()
+    assert len(rule_names(editor)) == len(default_policy().rules) - 1
+    editor.policy.reset.click()
+    assert rule_names(editor) == [rule.name for rule in default_policy().rules]
+    assert editor.undo_action.text().startswith("Undo: ")
