@@ -37,6 +37,7 @@ from foundry.ui.tasks.runs import TaskRuns
 from foundry.ui.unsaved import UnsavedQuestion, saved, unsaved_editors
 
 if TYPE_CHECKING:
+    from foundry.store.tables import ApprovalRecord
     from foundry.ui.dashboards import DashboardController, DashboardView
 
 log = logging.getLogger(__name__)
@@ -159,6 +160,9 @@ class MainWindow(QMainWindow):
         self.inbox_controller = InboxController(self.inbox, self.bridge)
         self.inbox_controller.open_session_requested.connect(
             lambda session_id: self._spawn(self.reopen_session(session_id))
+        )
+        self.inbox_controller.make_rule_requested.connect(
+            lambda record: self._spawn(self.make_rule(record))
         )
         self.alerts = ApprovalAlerts(self, self.tabs, self.inbox, system_tray(self))
         self.inbox_controller.pending_changed.connect(self.alerts.show_pending)
@@ -312,14 +316,31 @@ class MainWindow(QMainWindow):
             return
         self._open_editor(document)
 
-    def _open_editor(self, document: AgentDocument) -> None:
+    async def make_rule(self, record: ApprovalRecord) -> None:
+        """The policy of the approval's agent, open with a rule made from its call."""
+        session_id = record.session_id
+        if session_id is None:
+            self.statusBar().showMessage("This approval names no session, so no agent.", 6000)
+            return
+        session = await asyncio.to_thread(self.bridge.engine.store.sessions.get, session_id)
+        try:
+            document = await asyncio.to_thread(read_agent, Path(session.agent_path))
+        except AgentError as error:
+            self.statusBar().showMessage(f"Cannot open its agent: {error.problems[0]}", 8000)
+            return
+        editor = self._open_editor(document)
+        editor.controller.policy.propose_rule(
+            record.agent_id, record.tool, dict(record.params), record.policy_rule
+        )
+
+    def _open_editor(self, document: AgentDocument) -> AgentEditor:
         """An editor tab for `document`, or the one already showing it."""
         for index in range(self.tabs.count()):
             widget = self.tabs.widget(index)
             shown = widget.controller.document if isinstance(widget, AgentEditor) else None
-            if shown is not None and shown.path == document.path:
+            if isinstance(widget, AgentEditor) and shown and shown.path == document.path:
                 self.tabs.setCurrentIndex(index)
-                return
+                return widget
         editor = AgentEditor(bridge=self.bridge)
         editor.load(document)
         index = self.tabs.addTab(editor, editor.title)
@@ -328,6 +349,7 @@ class MainWindow(QMainWindow):
         )
         editor.open_agent_requested.connect(lambda path: self._spawn(self.edit_agent_at(path)))
         self.tabs.setCurrentIndex(index)
+        return editor
 
     def create_agent(self) -> None:
         dialog = CreateAgentDialog(parent=self, folder=Path.home())

@@ -34,6 +34,7 @@ from foundry.supervision.policy_check import (
     recorded_calls,
     what_if,
 )
+from foundry.supervision.rule_from_call import rule_from_call
 from foundry.ui.editor.item_binding import free_name
 from foundry.ui.editor.policy_models import GROUPS, value_from_text
 from foundry.ui.editor.policy_section import PolicySection
@@ -269,6 +270,30 @@ class PolicyBinding(QObject):
         last = config.rules[-1] if config.rules else None
         catch_all = last is not None and last.tool == "*" and last.when is None
         return len(config.rules) - 1 if catch_all else len(config.rules)
+
+    def propose_rule(
+        self, agent: str, tool: str, params: dict[str, Any], decided_by: str | None
+    ) -> None:
+        """A rule made from an approval's call, placed above the rule that sent the call to a
+        person, and what it would change among the recorded calls: for review, not saved."""
+        if self.config is None:
+            self.add_policy()
+        config = self.config
+        if config is None:
+            return
+        rule = rule_from_call(agent, tool, params, {r.name for r in config.rules})
+        names = [r.name for r in config.rules]
+        self.rule = None
+        position = (
+            names.index(decided_by) if decided_by in names else self._new_rule_position(config)
+        )
+        self.insert_rule(rule, position)
+        self.editor.show_page("Policy")
+        self.section.verdict.setText(
+            f"Rule '{rule.name}' was made from the approval and placed above the rule that "
+            "asked you. Review it, then save (Ctrl+S); Undo (Ctrl+Z) takes it back."
+        )
+        self.test_recorded()
 
     def delete_rule(self) -> None:
         config, row = self.config, self.rule

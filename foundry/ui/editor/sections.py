@@ -222,8 +222,8 @@ class ItemsSection(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.setAlternatingRowColors(True)
         self.new = QPushButton(f"New {noun}")
-        self.new.setToolTip(f"Add a {noun} (Ctrl+Shift+N)")
-        self.new_shortcut = QShortcut(QKeySequence("Ctrl+Shift+N"), self)
+        self.new.setToolTip(f"Add a {noun} (Ctrl+Shift+R)")
+        self.new_shortcut = QShortcut(QKeySequence("Ctrl+Shift+R"), self)
         self.new_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.delete = QPushButton("Delete")
         self.delete.setToolTip(f"Delete the selected {noun} (undo with Ctrl+Z)")
@@ -239,7 +239,7 @@ class ItemsSection(QWidget):
         self.include.setToolTip(f"When the {noun} is put into the model's context")
         self.text = MarkdownEditor(f"The {noun}'s text, in markdown")
         self.form = self._form()
-        self.empty = hint(f"Select a {noun} above, or add one with New {noun} (Ctrl+Shift+N).")
+        self.empty = hint(f"Select a {noun} above, or add one with New {noun} (Ctrl+Shift+R).")
         self._lay_out(title)
 
     def _form(self) -> QWidget:

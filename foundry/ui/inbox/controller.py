@@ -51,6 +51,7 @@ class InboxController(QObject):
     pending_changed = Signal(int)
     arrived = Signal(list)  # approvals that came in since the last look
     open_session_requested = Signal(str)
+    make_rule_requested = Signal(object)  # the ApprovalRecord a rule is to be made from
     _delivered = Signal(object)  # a callable to run on the GUI thread
 
     def __init__(
@@ -114,6 +115,7 @@ class InboxController(QObject):
         detail.reasoning.cancelled.connect(self._focus_list)
         detail.show_content.toggled.connect(lambda _: detail.show_params())
         detail.open_session.connect(self.open_session_requested.emit)
+        detail.make_rule.clicked.connect(self.make_rule)
         view.approve_selected.clicked.connect(lambda: self.confirm_bulk(True))
         view.deny_selected.clicked.connect(lambda: self.confirm_bulk(False))
         keys: dict[str, Callable[[], None]] = {
@@ -124,6 +126,7 @@ class InboxController(QObject):
             "edit": self.edit,
             "grant": self.grant,
             "open": self.open_session,
+            "rule": self.make_rule,
             "filter": self.focus_filter,
             "approve_selected": lambda: self.confirm_bulk(True),
             "deny_selected": lambda: self.confirm_bulk(False),
@@ -360,6 +363,11 @@ class InboxController(QObject):
 
     def _focus_list(self) -> None:
         self.view.current_table().setFocus()
+
+    def make_rule(self) -> None:
+        record = self.current_record()
+        if record is not None:
+            self.make_rule_requested.emit(record)
 
     def open_session(self) -> None:
         record = self.current_record()

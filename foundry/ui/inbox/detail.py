@@ -170,6 +170,11 @@ class ApprovalDetailView(QWidget):
             "No grant ever reaches outside the agent's workspace, or covers a call whose\n"
             "parameters read like a prompt injection."
         )
+        self.make_rule = QPushButton("Make a rule from this  (R)")
+        self.make_rule.setToolTip(
+            "Open the agent's policy with a rule for calls like this one, and see what it "
+            "would change among the recorded calls"
+        )
         self.grant = QPushButton("Approve + grant  (G)")
         self.grant.setToolTip(
             "Approve, and let this agent call matching tools without asking for the chosen time (G)"
@@ -218,6 +223,7 @@ class ApprovalDetailView(QWidget):
         grid.addWidget(self.approve, 1, 0)
         grid.addWidget(self.deny, 1, 1)
         grid.addWidget(self.edit, 1, 2)
+        grid.addWidget(self.make_rule, 1, 3)
         grant = QHBoxLayout()
         grant.addWidget(QLabel("Grant"))
         grant.addWidget(self.grant_glob, 1)

@@ -63,8 +63,8 @@ HISTORY_COLUMNS = (
     Column.WAITED,
 )
 KEYS_HINT = (
-    "J/K or ↓/↑ move · A approve · D deny · E edit · G grant · O open session · / filter · "
-    "Ctrl+Shift+A approve selected"
+    "J/K or ↓/↑ move · A approve · D deny · E edit · G grant · R make a rule · O open session · "
+    "/ filter · Ctrl+Shift+A approve selected"
 )
 BANNER_STYLES = {
     "info": "background: #e8f5e9; color: #1b5e20; border: 1px solid #a5d6a7; padding: 6px;",
@@ -167,6 +167,7 @@ class InboxView(QWidget):
             "edit": "E",
             "grant": "G",
             "open": "O",
+            "rule": "R",
             "filter": "/",
             "approve_selected": "Ctrl+Shift+A",
             "deny_selected": "Ctrl+Shift+D",
