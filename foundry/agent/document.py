@@ -133,10 +133,13 @@ def _validate(document: dict[str, Any], source: Source) -> tuple[Agent | None, l
     except ValidationError as error:
         problems = locate_problems(error, source)
         failed = _failed_items(error)
-        if not isinstance(source, FolderSource) or not failed or _config_failed(error):
+        config_failed = _config_failed(error)
+        if not isinstance(source, FolderSource) or not failed:
             return None, problems
-    for section, indexes in failed.items():
+    for section, indexes in failed.items():  # never written by a save, whatever else fails
         document = drop_items(source, section, indexes)
+    if config_failed:
+        return None, problems
     try:
         return Agent.model_validate(document), problems
     except ValidationError:

@@ -190,3 +190,40 @@ def test_an_invalid_supervisor_id_stays_in_its_field_while_other_fields_are_edit
     assert editor.modified
     editor.save_action.trigger()
     assert editor.status.text().startswith("Not saved: supervisors[1].id")
+
+
+def test_a_broken_agent_opens_lists_every_problem_and_saves_only_once_fixed(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path = make_agent(tmp_path / "broken")
+    config = json.loads((path / "tsagent.json").read_text())
+    config["settings"]["temperature"] = "hot"
+    config["supervisors"].append({"type": "bogus", "id": "x"})
+    (path / "tsagent.json").write_text(json.dumps(config, indent=2))
+    (path / "rules").mkdir(exist_ok=True)
+    broken_rule = path / "rules" / "bad.mdt"
+    broken_rule.write_text('---\n{"name": "bad", "priorityLevel": "high"}---\ntext\n')
+    rule_bytes = broken_rule.read_bytes()
+    assert read_agent(path).agent is None  # it does not validate
+    editor = open_editor(qtbot, path)
+    assert editor.pages.isEnabled()
+    qtbot.waitUntil(lambda: len(problem_lines(editor)) >= 4)
+    lines = problem_lines(editor)
+    assert any("bad.mdt" in line for line in lines)
+    assert any("settings.temperature" in line for line in lines)
+    assert any("Supervisors page, JSON" in line and "bogus" in line for line in lines)
+    assert "bogus" in editor.supervisors.json.toPlainText()  # as read, to fix
+    assert "border" in editor.settings.temperature.styleSheet()
+    assert editor.modified
+    editor.save_action.trigger()
+    assert editor.status.text().startswith("Not saved: ")
+    save_screenshot(editor, tmp_path, "editor-broken-agent.png")
+    text = editor.supervisors.json.toPlainText().replace('"bogus"', '"guardian"')
+    editor.supervisors.json.setPlainText(text)
+    qtbot.waitUntil(lambda: len(working(editor).supervisors) == 2)
+    editor.settings.temperature.setValue(0.4)
+    save(qtbot, editor)
+    saved = read_agent(path)
+    assert [e.type for e in saved.agent.supervisors] == ["policy", "guardian"]  # type: ignore[union-attr]
+    assert saved.agent.settings.temperature == 0.4  # type: ignore[union-attr]
+    assert broken_rule.read_bytes() == rule_bytes  # the file it could not read is untouched

@@ -25,6 +25,7 @@ from foundry.agent.problems import (
     parse_field_path,
     problems_from_validation,
 )
+from foundry.agent.salvage import salvage
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor.commands import SnapshotCommand
@@ -148,8 +149,12 @@ class EditorController(QObject):
     # -- loading --------------------------------------------------------------------------------
 
     def load(self, document: AgentDocument) -> None:
+        """Show `document`; an agent that does not validate opens with the parts that fail set
+        aside as input still to fix (see agent/salvage.py)."""
         self.document = document
-        self.working = document.agent.model_copy(deep=True) if document.agent else None
+        salvaged = salvage(document.data) if document.agent is None and document.data else None
+        agent = document.agent or (salvaged.agent if salvaged else None)
+        self.working = agent.model_copy(deep=True) if agent else None
         self._field_problems.clear()
         self._save_problems = []
         self.supervisors.discard_pending()
@@ -157,10 +162,25 @@ class EditorController(QObject):
         self.view.disk_bar.hide()
         self.disk.watch(document)
         self._show_all()
+        if salvaged is not None and salvaged.agent is not None:
+            self._show_set_aside(salvaged.set_aside)
         self.view.save_action.setEnabled(self.working is not None)
         self.show_problems()
         self._modified_maybe_changed()
         self._title_changed()
+
+    def _show_set_aside(self, parts: dict[str, Any]) -> None:
+        for key, value in parts.items():
+            if key == "supervisors":
+                self.supervisors.show_set_aside(value)
+                continue
+            message = (
+                f"{value!r} was read from the file and is not valid; the field shows the "
+                "default until you set a value (the save waits for it)"
+            )
+            file = self.file_of(parse_field_path(key))
+            self._field_problems[key] = [AgentProblem(file=file, field=key, message=message)]
+        self.problems_changed()
 
     def _show_all(self) -> None:
         agent = self.working

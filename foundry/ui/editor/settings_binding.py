@@ -31,6 +31,7 @@ class SettingsBinding(QObject):
         self.editor = editor
         for name in NUMBERS:
             spin = getattr(section, name)
+            editor.register_field(f"settings.{to_camel(name)}", spin)
             spin.valueChanged.connect(lambda value, name=name: self._set(name, value))
         editor.register_field("settings.model", section.model)
         section.model.textEdited.connect(lambda text: self._set("model", text.strip() or None))

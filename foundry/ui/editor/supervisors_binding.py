@@ -121,6 +121,13 @@ class SupervisorsBinding(QObject):
         if not self._typed_json and not self.problems:
             self.show(agent)
 
+    def show_set_aside(self, raw: Any) -> None:
+        """Supervisors read from the file that do not validate: shown as JSON to fix, pending."""
+        with self.editor.refresh_guard():
+            self.section.json.setPlainText(json.dumps(raw, indent=2, ensure_ascii=False) + "\n")
+        self._typed_json = True
+        self.check()
+
     def discard_pending(self) -> None:
         """A new document is shown: JSON typed for the one before is dropped."""
         self.timer.stop()
