@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QToolButton
 from pytestqt.qtbot import QtBot
 
 from foundry.agent.document import read_agent
@@ -236,3 +237,21 @@ def test_the_new_agent_dialog_can_leave_the_policy_out(qtbot: QtBot, tmp_path: P
     with qtbot.waitSignal(dialog.created, timeout=10000) as signal:
         dialog.submit()
     assert signal.args[0].agent.supervisors == []
+
+
+def test_a_very_long_agent_name_is_shortened_and_never_widens_the_editor(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    long_name = "A" + "very-long-name-" * 22  # 331 characters
+    path = make_agent(tmp_path / "long", long_name)
+    editor = open_editor(qtbot, path)
+    assert editor.minimumSizeHint().width() < 1000
+    assert editor.width() == 1280
+    heading = editor.heading
+    assert heading.full_text() == long_name and heading.text().endswith("…")
+    assert heading.toolTip() == long_name
+    assert editor.save_action.isEnabled()
+    button = next(
+        b for b in editor.findChildren(QToolButton) if b.defaultAction() is editor.save_action
+    )
+    assert button.geometry().right() <= editor.width()

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPlainTextEdit,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QToolButton,
@@ -39,6 +40,7 @@ from foundry.ui.editor.sections import (
 )
 from foundry.ui.editor.supervisors_section import SupervisorsSection
 from foundry.ui.editor.tools_section import ToolsSection
+from foundry.ui.elided_label import ElidedLabel
 
 SECTIONS = (
     "Agent",
@@ -107,10 +109,12 @@ class AgentEditor(QWidget):
         ):
             self.pages.addWidget(page)
         self.sections.currentRowChanged.connect(self.pages.setCurrentIndex)
-        self.heading = QLabel()
+        self.heading = ElidedLabel()
         self.heading.setStyleSheet("font-size: 15pt; font-weight: bold;")
         self.status = QLabel()
         self.status.setStyleSheet("color: #616161;")
+        self.status.setWordWrap(True)
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.save_action = _action(self, "Save", "Ctrl+S", "Write the agent's files")
         self.undo_action = _action(self, "Undo", "Ctrl+Z", "Undo the last edit")
         self.redo_action = _action(self, "Redo", "Ctrl+Shift+Z", "Redo the edit you undid")
@@ -148,8 +152,8 @@ class AgentEditor(QWidget):
 
     def _toolbar(self) -> QHBoxLayout:
         bar = QHBoxLayout()
-        bar.addWidget(self.heading)
-        bar.addWidget(self.status, 1)
+        bar.addWidget(self.heading, 2)
+        bar.addWidget(self.status, 3)
         for action in (self.undo_action, self.redo_action, self.save_action):
             button = QToolButton()
             button.setDefaultAction(action)
