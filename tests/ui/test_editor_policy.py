@@ -193,6 +193,7 @@ def test_test_against_recorded_calls_lists_each_decision_that_would_change(
         "human",
         "current-time-is-routine",
     ]
+    save_screenshot(editor, tmp_path, "policy-what-if.png")
     editor.policy.recorded.setCurrentIndex(1)
     editor.policy.recorded.activated.emit(1)
     qtbot.waitUntil(lambda: "decided in" in editor.policy.verdict.text(), timeout=10000)

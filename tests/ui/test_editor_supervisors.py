@@ -90,6 +90,7 @@ def test_an_agent_supervisor_form_keeps_fields_it_does_not_show(
     form.fallback.setCurrentIndex(form.fallback.findData("block"))
     form.timeout.setValue(15)
     shown = json_entries(editor)[0]
+    save_screenshot(editor, tmp_path, "supervisors-forms.png")
     assert shown["futureField"] == {"kept": True}
     config = shown["config"]
     assert isinstance(config, dict) and config["tsagentOnly"] == 7

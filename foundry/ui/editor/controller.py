@@ -328,7 +328,9 @@ class EditorController(QObject):
         """The problems of the agent as edited: load, fields, supervisors, checks, last save."""
         if self.document is None:
             return []
-        problems = [*self.document.problems, *self._save_problems]
+        pending_fields = set(self._field_problems)
+        read = [p for p in self.document.problems if p.field not in pending_fields]
+        problems = [*read, *self._save_problems]
         for field_problems in self._field_problems.values():
             problems.extend(field_problems)
         problems.extend(self.supervisors.problems)
@@ -357,12 +359,10 @@ class EditorController(QObject):
         pending = self.pending_problems()
         if not pending:
             return False
-        first = pending[0]
-        where = f"{first.field}: " if first.field else ""
-        more = f" (and {len(pending) - 1} more)" if len(pending) > 1 else ""
+        first = pending[0].field or "a field"
+        more = f" and {len(pending) - 1} more" if len(pending) > 1 else ""
         self.view.status.setText(
-            f"Not saved: {where}{first.message}{more}. Everything you typed is kept; fix it "
-            "or undo it, then save."
+            f"Not saved: {first}{more} to fix first (see Problems). Everything you typed is kept."
         )
         self.show_problems()
         return True
@@ -470,6 +470,9 @@ def _name_action(action: Any, verb: str, what: str) -> None:
     action.setText(f"{verb}: {short}")
     shortcut = action.shortcut().toString()
     action.setToolTip(f"{verb}: {what} ({shortcut})")
+    for widget in action.associatedObjects():
+        if isinstance(widget, QWidget):
+            widget.updateGeometry()  # a button sized for "Undo" fits the longer text
 
 
 def _page_of_file(file: Path) -> str:

@@ -130,7 +130,7 @@ class RulesModel(EditableTable):
                 "name": rule.name,
                 "agent": rule.agent,
                 "tool": rule.tool,
-                "when": conditions_summary(rule),
+                "when": conditions_summary(rule) or "(always)",
                 "action": rule.action,
             }
             for number, rule in enumerate(rules, start=1)

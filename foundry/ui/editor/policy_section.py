@@ -234,7 +234,9 @@ class PolicySection(QWidget):
         self.changed.setHorizontalHeaderLabels(list(CHANGED_COLUMNS))
         self.changed.verticalHeader().hide()
         self.changed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.changed.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header = self.changed.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
 
     # -- layout ---------------------------------------------------------------------------------
 

@@ -180,7 +180,7 @@ class SupervisorsBinding(QObject):
             _check(agent.allowed_actions, config.allowed_actions)
             _check(agent.apply_to, config.apply_to)
             agent.max_modifications.setValue(config.max_modifications)
-            agent.timeout.setValue(config.timeout_seconds)
+            agent.timeout.setValue(round(config.timeout_seconds))
             agent.fallback.setCurrentIndex(agent.fallback.findData(config.fallback_behavior))
         elif isinstance(config, PolicyConfig):
             forms.policy.summary.setText(_policy_summary(config))

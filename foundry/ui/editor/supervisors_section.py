@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QDoubleSpinBox,
     QFormLayout,
     QGridLayout,
     QHBoxLayout,
@@ -107,9 +106,8 @@ class AgentSupervisorForm(QWidget):
         self.fallback.addItem("allow the message", "allow")
         self.fallback.addItem("block the message", "block")
         self.fallback.setToolTip("What happens when the supervisor fails or runs out of time")
-        self.timeout = QDoubleSpinBox()
+        self.timeout = QSpinBox()
         self.timeout.setRange(1, 3600)
-        self.timeout.setDecimals(0)
         self.timeout.setSuffix(" s")
         self.timeout.setToolTip("How long a review may take before the fallback applies")
         self.apply_to = checkboxes(DIRECTIONS)
