@@ -2,7 +2,12 @@
 
 1. Start-up: from process start to the first paint of the main window, with the sample agent
    (`foundry.ui.app.run()` in a fresh process on a temporary FOUNDRY_HOME); median of 3 runs.
-   The time until the agent's first chat tab is ready is shown beside it.
+   The time until the agent's first chat tab is ready is shown beside it. With --baseline REV,
+   the app as it was at git revision REV is started in turn with this checkout's, and measured
+   the same way. Target: the window painted within 1 s.
+   1b (with --memory): the app's resident memory once the chat tab is open, and after one
+   reply of the sample agent (the embedded model, used by its supervisors too). Target: under
+   300 MiB after the reply.
 2. GUI-thread lateness: a 10 ms timer on the GUI thread; lateness = actual interval - 10 ms,
    for an idle window and while a session streams 1,000 tokens through a guardian and a
    collection supervisor. Target: p99 under 16 ms and max under 50 ms.
@@ -18,7 +23,8 @@
    each step alone (reading and computing on a worker thread, drawing and painting on the GUI
    thread), and a filter change.
 
-Run: python bench/ui.py [--runs 3] [--tokens 1000] [--messages 10000] [--approvals 10000]
+Run: python bench/ui.py [--runs 3] [--baseline REV] [--memory [MESSAGE]] [--startup-only]
+                        [--tokens 1000] [--messages 10000] [--approvals 10000]
                         [--arrivals 10] [--events 100000] [--display]
 (Qt runs offscreen unless DISPLAY is set and --display is given.)
 """
@@ -35,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,6 +65,9 @@ SAMPLE_AGENT = REPO / "agents" / "assistant"
 PROBE_MS = 10
 TARGET_P99_MS = 16.0
 TARGET_MAX_MS = 50.0
+TARGET_VISIBLE_S = 1.0
+TARGET_MEMORY_MIB = 300
+MEMORY_MESSAGE = "Hello! In one sentence, what can you do?"
 GUARDIAN = {
     "type": "guardian",
     "id": "g",
@@ -94,50 +103,91 @@ def row(name: str, value: str, note: str = "") -> None:
     print(f"  {name:36} {value:>34}   {note}".rstrip())
 
 
-# -- 1. start-up --------------------------------------------------------------------------------
+# -- 1. start-up and memory ---------------------------------------------------------------------
 
 
 def startup_child(spawned_at: float, timeout_s: float = 30.0) -> None:
     """In the spawned process: the app's own start-up, timed at the main window's first paint;
     the window closes (and the app exits) once the sample agent's chat tab is there."""
-    from PySide6.QtWidgets import QApplication
-
-    from foundry.ui import app as foundry_app
-
     marks: dict[str, float] = {}
-    application = QApplication(sys.argv)
-    watcher = _first_paint_watcher(marks, spawned_at, timeout_s)
-    application.installEventFilter(watcher)
-    foundry_app.run(foundry_app.sample_agent() or SAMPLE_AGENT)
+
+    def when_ready(window: MainWindow) -> None:
+        marks["ready_s"] = time.time() - spawned_at
+        window.close()
+
+    def when_painted(window: MainWindow) -> None:
+        marks["visible_s"] = time.time() - spawned_at
+        _when_chat_is_there(window, spawned_at + timeout_s, when_ready)
+
+    _run_app(when_painted)
     print(json.dumps(marks))
 
 
-def _first_paint_watcher(marks: dict[str, float], spawned_at: float, timeout_s: float) -> QObject:
-    from PySide6.QtCore import QEvent, QObject
+def memory_child(message: str, timeout_s: float = 900.0) -> None:
+    """In the spawned process: the app with the sample agent; once its chat tab is there, one
+    message is sent, and the process's memory is read when the reply has finished."""
+    figures: dict[str, float] = {}
 
-    from foundry.ui.main_window import MainWindow
+    def when_replied(window: MainWindow) -> None:
+        figures.update(memory_mib(), replied=1.0)
+        window.close()
+
+    def when_ready(window: MainWindow) -> None:
+        figures.update({f"ready_{name}": value for name, value in memory_mib().items()})
+        controller = window.controllers[0]
+        _when_turn_finished(window, controller.session_id, when_replied)
+        controller.view.input.setPlainText(message)
+        controller.send()
+
+    _run_app(lambda window: _when_chat_is_there(window, time.time() + timeout_s, when_ready))
+    print(json.dumps(figures))
+
+
+def memory_mib() -> dict[str, float]:
+    """This process's resident memory (and its peak, anonymous and file-backed parts), MiB."""
+    status = Path("/proc/self/status")
+    if not status.exists():
+        return {}
+    fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+    names = {"rss": "VmRSS", "peak": "VmHWM", "anon": "RssAnon", "file": "RssFile"}
+    return {name: int(fields[field].split()[0]) / 1024 for name, field in names.items()}
+
+
+def _run_app(on_first_paint: Callable[[MainWindow], None]) -> None:
+    """Run the app with the sample agent as a user starts it; `on_first_paint` gets the window."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication, QMainWindow
+
+    from foundry.ui import app as foundry_app
 
     class FirstPaint(QObject):
+        painted = False
+
         def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-            painted = event.type() == QEvent.Type.Paint and isinstance(watched, MainWindow)
-            if painted and "visible_s" not in marks:
-                marks["visible_s"] = time.time() - spawned_at
-                _close_when_ready(watched, marks, spawned_at, timeout_s)
+            painted = event.type() == QEvent.Type.Paint and isinstance(watched, QMainWindow)
+            if painted and not self.painted:
+                self.painted = True
+                on_first_paint(watched)  # type: ignore[arg-type]
             return False
 
-    return FirstPaint()
+    application = QApplication(sys.argv)
+    watcher = FirstPaint()
+    application.installEventFilter(watcher)
+    foundry_app.run(foundry_app.sample_agent() or SAMPLE_AGENT)
 
 
-def _close_when_ready(
-    window: MainWindow, marks: dict[str, float], spawned_at: float, timeout_s: float
+def _when_chat_is_there(
+    window: MainWindow, deadline: float, then: Callable[[MainWindow], None]
 ) -> None:
+    """`then(window)` once the window has its first chat tab; the window closes at `deadline`."""
     from PySide6.QtCore import QTimer
 
     def poll() -> None:
-        ready = window.tabs.count() > 0
+        ready = window.tabs.count() > 0 and bool(window.controllers)
         if ready:
-            marks["ready_s"] = time.time() - spawned_at
-        if ready or time.time() - spawned_at > timeout_s:
+            timer.stop()
+            then(window)
+        elif time.time() > deadline:
             timer.stop()
             window.close()
 
@@ -146,23 +196,80 @@ def _close_when_ready(
     timer.start(5)
 
 
-def spawn_startup(home: Path) -> dict[str, float]:
-    environment = {**os.environ, "FOUNDRY_HOME": str(home)}
-    command = [sys.executable, __file__, "--startup-child", repr(time.time())]
-    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=90)
+def _when_turn_finished(
+    window: MainWindow, session_id: str, then: Callable[[MainWindow], None]
+) -> None:
+    from foundry.session.events import TurnFinished
+
+    def on_event(event: Event) -> None:
+        if event.session_id == session_id and isinstance(event.body, TurnFinished):
+            window.bridge.event_arrived.disconnect(on_event)
+            then(window)
+
+    window.bridge.event_arrived.connect(on_event)
+
+
+def spawn_child(tree: Path, home: Path, *arguments: str) -> dict[str, float]:
+    """A child process running `tree`'s copy of this file (and so `tree`'s Foundry)."""
+    environment = {**os.environ, "FOUNDRY_HOME": str(home), "PYTHONPATH": str(tree)}
+    command = [sys.executable, str(tree / "bench" / "ui.py"), *arguments]
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
-        raise RuntimeError(f"the start-up process failed:\n{done.stderr[-2000:]}")
+        raise RuntimeError(f"the child process failed:\n{done.stderr[-2000:]}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def bench_startup(runs: int, workdir: Path) -> None:
-    results = [spawn_startup(workdir / f"home-{number}") for number in range(runs)]
-    visible = [result["visible_s"] for result in results]
-    ready = [result["ready_s"] for result in results if "ready_s" in result]
-    print(f"\n1. Start-up with the sample agent ({runs} processes, each on a fresh FOUNDRY_HOME)")
-    row("process start -> window painted", ms(statistics.median(visible)), _runs(visible))
-    if ready:
-        row("process start -> first chat tab", ms(statistics.median(ready)), _runs(ready))
+def baseline_tree(revision: str, workdir: Path) -> Path:
+    """Foundry as it was at `revision`, with this file as its benchmark: the same measurement
+    of the older code."""
+    tree = workdir / "baseline"
+    tree.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", revision], capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    (tree / "bench" / "ui.py").write_bytes(Path(__file__).read_bytes())
+    return tree
+
+
+def bench_startup(args: argparse.Namespace, workdir: Path) -> None:
+    trees = {"new": REPO}
+    if args.baseline:
+        trees[f"old ({args.baseline})"] = baseline_tree(args.baseline, workdir)
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    for number in range(args.runs):  # the trees in turn, so that both see the same load
+        for name, tree in trees.items():
+            home = workdir / f"home-{number}-{tree.name}"
+            results[name].append(spawn_child(tree, home, "--startup-child", repr(time.time())))
+    print(
+        f"\n1. Start-up with the sample agent ({args.runs} processes each, fresh FOUNDRY_HOME; "
+        f"target: the window painted within {TARGET_VISIBLE_S:.0f} s)"
+    )
+    for name, runs in results.items():
+        visible = [run["visible_s"] for run in runs]
+        ready = [run["ready_s"] for run in runs if "ready_s" in run]
+        row(f"{name}: window painted", ms(statistics.median(visible)), _runs(visible))
+        if ready:
+            row(f"{name}: first chat tab", ms(statistics.median(ready)), _runs(ready))
+    if args.memory:
+        bench_memory(trees, workdir, args.memory)
+
+
+def bench_memory(trees: dict[str, Path], workdir: Path, message: str) -> None:
+    print(
+        f"\n1b. Memory of the app with the sample agent, before and after one reply to "
+        f"{message!r} (target after it: under {TARGET_MEMORY_MIB} MiB resident)"
+    )
+    for name, tree in trees.items():
+        figures = spawn_child(tree, workdir / f"memory-{tree.name}", "--memory-child", message)
+        if "ready_rss" in figures:
+            row(f"{name}: chat tab open", f"{figures['ready_rss']:.0f} MiB")
+        if "replied" not in figures:
+            row(f"{name}: after the reply", "no reply in time")
+            continue
+        parts = f"{figures['anon']:.0f} anonymous + {figures['file']:.0f} file-backed"
+        row(f"{name}: after the reply", f"{figures['rss']:.0f} MiB", parts)
+        row(f"{name}: peak", f"{figures['peak']:.0f} MiB")
 
 
 def _runs(values: list[float]) -> str:
@@ -688,7 +795,21 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--arrivals", type=float, default=10.0, help="seconds of arrivals (part 5)")
     parser.add_argument("--events", type=int, default=100_000, help="metric events (part 6)")
     parser.add_argument("--display", action="store_true", help="use $DISPLAY, not offscreen")
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also start the app as it was at git revision REV"
+    )
+    parser.add_argument(
+        "--memory",
+        nargs="?",
+        const=MEMORY_MESSAGE,
+        metavar="MESSAGE",
+        help="also measure memory after one reply of the sample agent (slow: a real model)",
+    )
+    parser.add_argument(
+        "--startup-only", action="store_true", help="part 1 only (with --memory, 1b too)"
+    )
     parser.add_argument("--startup-child", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     parser.add_argument("--asking-child", nargs=3, help=argparse.SUPPRESS)
     return parser.parse_args()
 
@@ -698,6 +819,9 @@ def main() -> None:
     if args.startup_child is not None:
         startup_child(args.startup_child)
         return
+    if args.memory_child is not None:
+        memory_child(args.memory_child)
+        return
     if args.asking_child is not None:
         database, seconds, rate = args.asking_child
         asking_child(database, float(seconds), int(rate))
@@ -706,8 +830,9 @@ def main() -> None:
     print(f"Foundry UI benchmarks (Qt platform {platform}, {os.cpu_count()} CPUs)")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
-        bench_startup(args.runs, Path(folder))
-        run_window(args, Path(folder))
+        bench_startup(args, Path(folder))
+        if not args.startup_only:
+            run_window(args, Path(folder))
     print(f"\n(whole run {time.perf_counter() - started:.0f} s)")
 
 

@@ -1,4 +1,8 @@
-"""The `foundry` command."""
+"""The `foundry` command.
+
+Each command imports what it uses when it runs: building the parser reads this module and the
+cli_* modules only, so that `foundry --version` and `--help` stay fast (tests/test_cli_imports.py
+holds every command to it)."""
 
 from __future__ import annotations
 
@@ -6,14 +10,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from foundry import __version__
-from foundry.agent import AgentError, AgentFormat, AgentProblem, format_for_path
-from foundry.agent.checks import inspect_agent, validate_agent
-from foundry.agent.document import ignored_config, new_agent_path_problem, resolve_agent_path
-from foundry.agent.relocate import convert_agent
-from foundry.agent.templates import create_agent, new_agent
-from foundry.agent.trust import UntrustedAgent
 from foundry.cli_doctor import add_doctor_commands
 from foundry.cli_gateway import add_gateway_commands
 from foundry.cli_metrics import add_metrics_commands
@@ -22,12 +20,15 @@ from foundry.cli_sessions import add_session_commands
 from foundry.cli_supervision import add_supervision_commands
 from foundry.cli_tasks import add_task_commands
 from foundry.cli_trust import REFUSED, add_trust_commands
-from foundry.llm.base import ProviderError
 from foundry.logs import configure_logging
-from foundry.store import StoreError
+
+if TYPE_CHECKING:
+    from foundry.agent import AgentProblem
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from foundry.agent.checks import validate_agent
+
     failed = False
     for path in args.paths:
         problems = validate_agent(Path(path))
@@ -42,6 +43,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _file_note(path: Path) -> str:
     """Which file of a folder was read, when a YAML file and an old tsagent.json are both there."""
+    from foundry.agent.document import ignored_config, resolve_agent_path
+
     ignored = ignored_config(path)
     if ignored is None:
         return ""
@@ -50,6 +53,9 @@ def _file_note(path: Path) -> str:
 
 
 def _create_agent(args: argparse.Namespace) -> int:
+    from foundry.agent import AgentFormat, format_for_path
+    from foundry.agent.templates import create_agent, new_agent
+
     path = Path(args.path)
     if args.format == "yaml" and format_for_path(path) is not AgentFormat.YAML:
         path = path.with_suffix(".yaml")
@@ -63,6 +69,11 @@ def _create_agent(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
+    from foundry.agent import format_for_path
+    from foundry.agent.checks import inspect_agent
+    from foundry.agent.document import new_agent_path_problem
+    from foundry.agent.relocate import convert_agent
+
     source, target = Path(args.source), Path(args.target)
     problem = new_agent_path_problem(target)
     if problem and not args.force:
@@ -86,6 +97,8 @@ def _refuse_conversion(source: Path, problems: list[AgentProblem], forceable: bo
 
 def _report_written(target: Path, forced: bool) -> int:
     """The written agent's problems, if it has any, on stderr; 1 for them unless forced."""
+    from foundry.agent.checks import validate_agent
+
     problems = validate_agent(target)
     if problems:
         print(
@@ -103,12 +116,24 @@ def _gui(args: argparse.Namespace) -> int:
     return run(Path(agent) if agent else None)
 
 
+class _PrintVersion(argparse.Action):
+    """`--version`: the installed version is looked up only when asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        import foundry
+
+        print(f"foundry {foundry.__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="foundry",
         description="Build AI agents and supervise them while they run.",
     )
-    parser.add_argument("--version", action="version", version=f"foundry {__version__}")
+    parser.add_argument(
+        "--version", action=_PrintVersion, nargs=0, help="print the version and exit"
+    )
     parser.set_defaults(handler=_gui)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 
@@ -177,28 +202,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(quiet=True)
     try:
         return int(args.handler(args))
-    except AgentError as error:
-        for problem in error.problems:
-            print(problem, file=sys.stderr)
-        return 1
-    except UntrustedAgent as error:
-        print(f"foundry: {error}", file=sys.stderr)
-        return REFUSED
-    except (ProviderError, StoreError, LookupError) as error:
-        print(f"foundry: {error}", file=sys.stderr)
-        return 1
-    except UnicodeDecodeError as error:  # a file read outside the agent formats' own reader
+    except BrokenPipeError:
+        return 0
+    except Exception as error:
+        return _exit_code(error)
+
+
+def _exit_code(error: Exception) -> int:
+    """Errors a user can cause said in one line per problem, with the exit code; others raised.
+
+    Foundry's own error types are imported here, not at the top: a command that raised one has
+    imported its module already."""
+    if isinstance(error, UnicodeDecodeError):  # a file read outside the agent formats' reader
         print(
             f"foundry: a file is not UTF-8 text ({error.reason} at byte {error.start}); "
             "save it as UTF-8",
             file=sys.stderr,
         )
         return 1
-    except BrokenPipeError:
-        return 0
-    except OSError as error:
+    if isinstance(error, OSError):
         print(f"foundry: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
         return 1
+    from foundry.agent import AgentError
+    from foundry.agent.trust import UntrustedAgent
+    from foundry.llm.base import ProviderError
+    from foundry.store import StoreError
+
+    if isinstance(error, AgentError):
+        for problem in error.problems:
+            print(problem, file=sys.stderr)
+        return 1
+    if isinstance(error, UntrustedAgent):
+        print(f"foundry: {error}", file=sys.stderr)
+        return REFUSED
+    if isinstance(error, ProviderError | StoreError | LookupError):
+        print(f"foundry: {error}", file=sys.stderr)
+        return 1
+    raise error
 
 
 if __name__ == "__main__":

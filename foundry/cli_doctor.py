@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foundry.doctor import CHECKS, Check, run_checks
+if TYPE_CHECKING:
+    from foundry.doctor import Check
 
 
 def format_check(check: Check, width: int) -> str:
@@ -25,6 +26,8 @@ def summary_line(checks: list[Check]) -> str:
 
 
 def doctor_command(args: argparse.Namespace) -> int:
+    from foundry.doctor import CHECKS, run_checks
+
     if args.json:
         checks = run_checks()
         report = {"ok": _passed(checks), "checks": [check.model_dump() for check in checks]}

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foundry.agent.trust import TrustStore
 from foundry.cli_trust import add_trust_flag, ensure_trusted
+
+if TYPE_CHECKING:
+    from foundry.agent.trust import TrustStore
 
 DEFAULT_PORT = 8788
 
 
 def gateway_command(args: argparse.Namespace) -> int:
+    from foundry.agent.trust import TrustStore
+
     agent = Path(args.agent)
     if args.print_config:
         from foundry.gateway.client_config import CONFIG_FILES, client_config
@@ -30,6 +33,8 @@ def gateway_command(args: argparse.Namespace) -> int:
 
 
 def _serve(agent: Path, trust: TrustStore, port: int | None) -> int:
+    import asyncio
+
     from foundry.gateway.server import Gateway, serve_stdio
     from foundry.runtime.engine import Engine
 

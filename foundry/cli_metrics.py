@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from foundry.metrics import MetricsFilter, dashboard_series, export_csv, load_metric_events
-from foundry.store import Store
-
 
 def export_command(args: argparse.Namespace) -> int:
+    from foundry.metrics import MetricsFilter, dashboard_series, export_csv, load_metric_events
+    from foundry.store import Store
+
     where = MetricsFilter(
         agents=frozenset(args.agent or ()),
         task_ids=frozenset(args.task or ()),

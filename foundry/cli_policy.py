@@ -3,33 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foundry.agent.default_policy import default_policy
-from foundry.agent.document import AgentDocument, load_agent
-from foundry.agent.models import PolicyConfig
-from foundry.store import Store
-from foundry.supervision.hierarchy import policy_entry_config
-from foundry.supervision.l1 import L1Supervisor, open_l1_supervisor
-from foundry.supervision.paths import server_folders
-from foundry.supervision.policy_check import (
-    CallToCheck,
-    CheckedCall,
-    PolicyChecker,
-    PolicyCheckError,
-    calls_from_audit,
-    calls_from_file,
-    calls_from_session,
-    result_json,
-    result_line,
-    summary,
-)
+if TYPE_CHECKING:
+    from foundry.agent.document import AgentDocument
+    from foundry.agent.models import PolicyConfig
+    from foundry.store import Store
+    from foundry.supervision.l1 import L1Supervisor
+    from foundry.supervision.policy_check import CallToCheck, CheckedCall, PolicyChecker
 
 
 def policy_check_command(args: argparse.Namespace) -> int:
+    from foundry.supervision.policy_check import PolicyCheckError, result_json, result_line, summary
+
     try:
         results = _check(args)
     except PolicyCheckError as error:
@@ -42,6 +30,12 @@ def policy_check_command(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> list[CheckedCall]:
+    import asyncio
+
+    from foundry.agent.document import load_agent
+    from foundry.store import Store
+    from foundry.supervision.policy_check import PolicyChecker, PolicyCheckError
+
     document = load_agent(Path(args.agent)) if args.agent else None
     config = _policy_of(document)
     workspace = Path(args.workspace or (document.base_dir if document else Path.cwd()))
@@ -56,6 +50,10 @@ def _check(args: argparse.Namespace) -> list[CheckedCall]:
 
 
 def _policy_of(document: AgentDocument | None) -> PolicyConfig:
+    from foundry.agent.default_policy import default_policy
+    from foundry.supervision.hierarchy import policy_entry_config
+    from foundry.supervision.policy_check import PolicyCheckError
+
     if document is None:
         return default_policy()
     assert document.agent is not None
@@ -71,12 +69,16 @@ def _policy_of(document: AgentDocument | None) -> PolicyConfig:
 
 def _server_folders(document: AgentDocument | None) -> dict[str, Path | None] | None:
     """Where the agent's servers run; without an agent, every tool runs in the workspace."""
+    from foundry.supervision.paths import server_folders
+
     if document is None or document.agent is None:
         return None
     return server_folders(document.agent.mcp_servers, document.base_dir)
 
 
 def _supervisor(document: AgentDocument | None, config: PolicyConfig) -> L1Supervisor | None:
+    from foundry.supervision.l1 import open_l1_supervisor
+
     base_dir = document.base_dir if document else Path.cwd()
     return open_l1_supervisor(base_dir, config)
 
@@ -84,6 +86,12 @@ def _supervisor(document: AgentDocument | None, config: PolicyConfig) -> L1Super
 def _calls(
     args: argparse.Namespace, store: Store, document: AgentDocument | None
 ) -> list[CallToCheck]:
+    from foundry.supervision.policy_check import (
+        calls_from_audit,
+        calls_from_file,
+        calls_from_session,
+    )
+
     agent = document.agent.metadata.name if document and document.agent else "agent"
     if args.calls:
         return calls_from_file(Path(args.calls), agent)

@@ -3,36 +3,35 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foundry.agent.trust import TrustStore
 from foundry.cli_trust import add_trust_flag, ensure_trusted
-from foundry.llm.base import ToolCall
-from foundry.runtime.engine import Engine
-from foundry.session.chat import TurnResult
-from foundry.session.context import ItemKind
-from foundry.session.events import (
-    ApprovalRequested,
-    ErrorOccurred,
-    Event,
-    SupervisorDecided,
-    TokenDelta,
-    ToolCallFinished,
-)
-from foundry.session.gate import AskUser, GateDecision
-from foundry.store import EventRecord
+
+if TYPE_CHECKING:
+    from foundry.llm.base import ToolCall
+    from foundry.runtime.engine import Engine
+    from foundry.session.chat import TurnResult
+    from foundry.session.context import ItemKind
+    from foundry.session.events import Event, SupervisorDecided
+    from foundry.session.gate import AskUser, GateDecision
+    from foundry.store import EventRecord
 
 
 async def approve_everything(call: ToolCall) -> GateDecision:
+    from foundry.session.gate import GateDecision
+
     return GateDecision(allowed=True, by="cli:--yes", reason="approved on the command line")
 
 
 async def ask_in_terminal(call: ToolCall) -> GateDecision:
+    import asyncio
+
+    from foundry.session.gate import GateDecision
+
     question = f"\nAllow {call.name}({json.dumps(call.arguments)})? [y/N] "
     answer = await asyncio.get_running_loop().run_in_executor(None, input, question)
     allowed = answer.strip().lower() in ("y", "yes")
@@ -40,6 +39,14 @@ async def ask_in_terminal(call: ToolCall) -> GateDecision:
 
 
 def _printer(show_tokens: bool) -> Callable[[Event], None]:
+    from foundry.session.events import (
+        ApprovalRequested,
+        ErrorOccurred,
+        SupervisorDecided,
+        TokenDelta,
+        ToolCallFinished,
+    )
+
     def show(event: Event) -> None:
         body = event.body
         if isinstance(body, TokenDelta) and show_tokens:
@@ -80,6 +87,9 @@ def _turn(engine: Engine, session_id: str, text: str | None) -> TurnResult:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from foundry.agent.trust import TrustStore
+    from foundry.runtime.engine import Engine
+
     ask: AskUser | None = approve_everything if args.yes else None
     trust = TrustStore.default()
     refused = ensure_trusted(Path(args.agent), args.trust, trust)
@@ -115,6 +125,8 @@ def _summary(engine: Engine, session_id: str, result: TurnResult) -> dict[str, A
 
 def _fallbacks(engine: Engine, session_id: str) -> list[dict[str, Any]]:
     """Each supervisor that failed in the session and the fallback it applied."""
+    from foundry.session.events import SupervisorDecided
+
     records = engine.store.events.list(session_id, kinds=("supervisor_decided",))
     decided = [SupervisorDecided.model_validate(record.payload) for record in records]
     return [
@@ -138,6 +150,9 @@ def chat_command(args: argparse.Namespace) -> int:
     if not args.agent and not args.session:
         print("foundry chat: give an AGENT, or --session ID to reopen a session", file=sys.stderr)
         return 2
+    from foundry.agent.trust import TrustStore
+    from foundry.runtime.engine import Engine
+
     trust = TrustStore.default()
     with Engine(trust=trust) as engine:
         agent = Path(args.agent) if args.agent else _agent_of(engine, args.session)

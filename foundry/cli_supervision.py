@@ -11,18 +11,12 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foundry.api import ApiServer, ApiServerError, create_app, load_or_create_token
-from foundry.api.server import is_loopback
-from foundry.api.token import TOKEN_ENV, TOKEN_FILE
-from foundry.api.views import go_duration
 from foundry.home import FoundryHome
-from foundry.runtime.engine import Engine
-from foundry.store import AlreadyResolved, ApprovalRecord, Store, TraceRecord
-from foundry.store.tables import utc_now
-from foundry.supervision.redaction import injection_risk, redact_params
-from foundry.supervision.resolution import human_resolver, resolve_approval
+
+if TYPE_CHECKING:
+    from foundry.store import ApprovalRecord, TraceRecord
 
 DEFAULT_PORT = 8787
 STATUSES = ("pending", "approved", "denied", "timed_out", "all")
@@ -34,6 +28,10 @@ RISK_WORDS = "YES: the params contain phrases used to steer a reviewer"
 
 
 def serve_command(args: argparse.Namespace) -> int:
+    from foundry.api import ApiServer, ApiServerError, create_app, load_or_create_token
+    from foundry.api.server import is_loopback
+    from foundry.runtime.engine import Engine
+
     if not is_loopback(args.host):
         print(
             f"foundry serve: the approvals API listens on loopback only, and {args.host} is not "
@@ -74,6 +72,8 @@ def _stop_on_signals() -> Iterator[threading.Event]:
 
 
 def _announce(url: str, token: str, home: FoundryHome) -> None:
+    from foundry.api.token import TOKEN_ENV, TOKEN_FILE
+
     if os.environ.get(TOKEN_ENV, "").strip():
         where = f"from {TOKEN_ENV}"
     else:
@@ -92,6 +92,9 @@ def _announce(url: str, token: str, home: FoundryHome) -> None:
 
 
 def approvals_list_command(args: argparse.Namespace) -> int:
+    from foundry.store import Store
+    from foundry.store.tables import utc_now
+
     status = None if args.status == "all" else args.status
     with Store.open() as store:
         records = store.approvals.list(status=status, tool_glob=args.tool)
@@ -105,6 +108,8 @@ def approvals_list_command(args: argparse.Namespace) -> int:
 
 
 def _approval_row(record: ApprovalRecord, now: datetime) -> tuple[str, ...]:
+    from foundry.api.views import go_duration
+
     return (
         record.id,
         record.status,
@@ -117,6 +122,8 @@ def _approval_row(record: ApprovalRecord, now: datetime) -> tuple[str, ...]:
 
 
 def _time_left(record: ApprovalRecord, now: datetime) -> str:
+    from foundry.api.views import go_duration
+
     if record.status != "pending" or record.expires_at is None:
         return "-"
     if record.expires_at <= now:
@@ -134,6 +141,9 @@ def print_table(rows: Sequence[tuple[str, ...]]) -> None:
 
 
 def approvals_show_command(args: argparse.Namespace) -> int:
+    from foundry.store import Store
+    from foundry.store.tables import utc_now
+
     with Store.open() as store:
         record = store.approvals.get(args.approval_id)
     print("\n".join(approval_lines(record, args.content, utc_now())))
@@ -142,6 +152,9 @@ def approvals_show_command(args: argparse.Namespace) -> int:
 
 def approval_lines(record: ApprovalRecord, show_content: bool, now: datetime) -> list[str]:
     """The approval as `foundry approvals show` prints it."""
+    from foundry.api.views import go_duration
+    from foundry.supervision.redaction import injection_risk, redact_params
+
     left = _time_left(record, now)
     risky = record.injection_risk or injection_risk(record.params)
     shown = "as given" if show_content else "content redacted; --content shows it"
@@ -196,6 +209,9 @@ def approvals_deny_command(args: argparse.Namespace) -> int:
 def _resolve(
     approval_id: str, status: str, reasoning: str | None, params: dict[str, Any] | None
 ) -> int:
+    from foundry.store import AlreadyResolved, Store
+    from foundry.supervision.resolution import resolve_approval
+
     with Store.open() as store:
         try:
             record = resolve_approval(
@@ -211,6 +227,8 @@ def _resolve(
 
 def cli_user() -> str:
     """Who resolves from this terminal: human:cli:<login name>."""
+    from foundry.supervision.resolution import human_resolver
+
     return human_resolver("cli")
 
 
@@ -229,6 +247,8 @@ def json_object(text: str) -> dict[str, Any]:
 
 
 def audit_export_command(args: argparse.Namespace) -> int:
+    from foundry.store import Store
+
     with Store.open() as store:
         traces = store.traces.list(args.agent, EVERY_TRACE)
     chosen = [

@@ -5,30 +5,26 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foundry.agent.trust import TrustStore
-from foundry.cli_sessions import approve_everything
 from foundry.cli_trust import add_trust_flag, ensure_trusted
-from foundry.metrics import format_task_metrics, load_task_log, task_metrics
-from foundry.orchestration.events import (
-    CriterionScored,
-    PhaseFinished,
-    PhaseStarted,
-    RescueDecided,
-    RetryDecided,
-    TaskResumed,
-    WorkerFinished,
-)
-from foundry.orchestration.journal import JournalError
-from foundry.orchestration.taskfile import load_task
-from foundry.runtime.engine import Engine
-from foundry.session.events import Event
-from foundry.store import Store
+
+if TYPE_CHECKING:
+    from foundry.session.events import Event
 
 
 def _progress_line(body: object) -> str | None:
     """What a task is doing, one line per phase and decision (task events only)."""
+    from foundry.orchestration.events import (
+        CriterionScored,
+        PhaseFinished,
+        PhaseStarted,
+        RescueDecided,
+        RetryDecided,
+        TaskResumed,
+        WorkerFinished,
+    )
+
     if isinstance(body, PhaseStarted):
         return f"[{body.iteration}] {body.phase.replace('_', ' ')} {body.label}".rstrip() + " ..."
     if isinstance(body, PhaseFinished) and body.summary:
@@ -54,6 +50,12 @@ def _show_progress(event: Event) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from foundry.agent.trust import TrustStore
+    from foundry.cli_sessions import approve_everything
+    from foundry.orchestration.journal import JournalError
+    from foundry.orchestration.taskfile import load_task
+    from foundry.runtime.engine import Engine
+
     trust = TrustStore.default()
     for agent in load_task(Path(args.file)).agent_paths():
         refused = ensure_trusted(agent, args.trust, trust)
@@ -81,6 +83,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def list_command(args: argparse.Namespace) -> int:
+    from foundry.store import Store
+
     with Store.open() as store:
         tasks = store.tasks.list(args.limit)
     if not tasks:
@@ -94,6 +98,9 @@ def list_command(args: argparse.Namespace) -> int:
 
 
 def metrics_command(args: argparse.Namespace) -> int:
+    from foundry.metrics import format_task_metrics, load_task_log, task_metrics
+    from foundry.store import Store
+
     with Store.open() as store:
         store.tasks.get(args.id)  # a clear error for an unknown id
         events = load_task_log(store, args.id)

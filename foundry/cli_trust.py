@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from foundry.agent.document import load_agent
-from foundry.agent.trust import TrustCheck, TrustStore, UntrustedAgent
+if TYPE_CHECKING:
+    from foundry.agent.trust import TrustCheck, TrustStore
 
 REFUSED = 2
 
@@ -27,6 +28,9 @@ def ensure_trusted(
     """None when the agent's commands may run (trusted, `--trust`, or a yes on the terminal,
     unless not `interactive`); otherwise REFUSED, with the commands and how to trust them on
     stderr."""
+    from foundry.agent.document import load_agent
+    from foundry.agent.trust import UntrustedAgent
+
     document = load_agent(agent_path)
     check = store.check(document)
     if check.trusted:
@@ -58,6 +62,9 @@ def _asked_yes(check: TrustCheck) -> bool:
 
 
 def _trust(args: argparse.Namespace) -> int:
+    from foundry.agent.document import load_agent
+    from foundry.agent.trust import TrustStore, UntrustedAgent
+
     store = TrustStore.default()
     if args.list:
         return _list(store)

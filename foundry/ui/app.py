@@ -1,11 +1,19 @@
-"""Starting the desktop app: Qt on the main thread driven by qasync, the engine on its own."""
+"""Starting the desktop app: the main window first, then the engine, loaded on a worker thread.
+
+Importing the engine (the store, MCP, the model providers, the supervisors) takes most of a
+start-up, so the window is shown before it: this module imports Qt, qasync and the window only,
+and the rest is imported off the GUI thread while the window says that the engine is loading.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
+import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import qasync
 from PySide6.QtGui import QIcon
@@ -13,9 +21,12 @@ from PySide6.QtWidgets import QApplication
 
 from foundry.home import APP_ID, shipped_path
 from foundry.logs import configure_logging, log_uncaught_exceptions
-from foundry.runtime.engine import Engine
-from foundry.ui.bridge import EngineBridge
-from foundry.ui.main_window import MainWindow
+from foundry.ui.main_window import WINDOW_PARTS, MainWindow
+
+if TYPE_CHECKING:
+    from foundry.runtime.engine import Engine
+
+log = logging.getLogger(__name__)
 
 
 def sample_agent() -> Path | None:
@@ -37,14 +48,48 @@ def last_agent(window: MainWindow) -> Path | None:
     return next(iter(window.recent.existing()), None)
 
 
+def start_engine() -> Engine:
+    """A started engine, and the window's parts imported: run on a worker thread."""
+    from foundry.runtime.engine import Engine
+
+    for module in WINDOW_PARTS:
+        importlib.import_module(module)
+    return Engine().start()
+
+
 async def _main(window: MainWindow, agent: Path | None) -> None:
     window.show()
-    if agent is not None:
-        await window.open_agent(agent)
-    # What start-up allocated lives as long as the app: keep it out of the full collections,
-    # which otherwise stall the GUI thread for 100 ms and more in the middle of a reply.
-    gc.freeze()
-    await window.closed.wait()
+    try:
+        engine = await asyncio.to_thread(start_engine)
+    except Exception as error:  # said in the window, which stays until it is closed
+        log.exception("The engine could not start")
+        window.engine_failed(error)
+        await window.closed.wait()
+        return
+    try:
+        await _run_window(window, engine, agent)
+    finally:
+        engine.stop()
+
+
+async def _run_window(window: MainWindow, engine: Engine, agent: Path | None) -> None:
+    from foundry.ui.bridge import EngineBridge
+
+    if window.closed.is_set():  # closed while the engine was loading
+        return
+    bridge = EngineBridge(engine)
+    try:
+        window.attach(bridge)
+        agent = agent or last_agent(window) or sample_agent()
+        if agent is not None:
+            await window.open_agent(agent)
+        # What start-up allocated lives as long as the app: keep it out of the full
+        # collections, which otherwise stall the GUI thread for 100 ms and more in the middle
+        # of a reply.
+        gc.freeze()
+        await window.closed.wait()
+    finally:
+        bridge.close()
 
 
 def run(agent: Path | None = None) -> int:
@@ -56,13 +101,7 @@ def run(agent: Path | None = None) -> int:
     app.setWindowIcon(app_icon())
     configure_logging()
     log_uncaught_exceptions()
-    engine = Engine().start()
-    bridge = EngineBridge(engine)
-    window = MainWindow(bridge)
-    try:
-        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-            runner.run(_main(window, agent or last_agent(window) or sample_agent()))
-    finally:
-        bridge.close()
-        engine.stop()
+    window = MainWindow()
+    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        runner.run(_main(window, agent))
     return 0

@@ -1,4 +1,10 @@
-"""The main window: the open agent on the left, its chat sessions as tabs."""
+"""The main window: the open agent on the left, its chat sessions as tabs.
+
+The window is built and shown before the engine exists (`MainWindow()`), so that start-up shows
+it at once: this module imports Qt and nothing heavy, and the parts that need the engine import
+their modules when `attach` builds them. The app imports WINDOW_PARTS on a worker thread while
+the engine starts, so that the GUI thread finds them loaded.
+"""
 
 from __future__ import annotations
 
@@ -22,23 +28,38 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from foundry.agent import AgentError, AgentProblem, load_agent
-from foundry.agent.document import AgentDocument, read_agent
 from foundry.ui.background import BackgroundTasks
-from foundry.ui.bridge import EngineBridge
-from foundry.ui.editor import AgentEditor, CloneAgentDialog, CreateAgentDialog
-from foundry.ui.gateway_view import GatewayView
-from foundry.ui.inbox import ApprovalAlerts, InboxController, InboxView, system_tray
-from foundry.ui.recent import RecentAgents, RecentAgentsMenu, agent_paths_in
-from foundry.ui.session_controller import SessionController
-from foundry.ui.session_picker import SessionPicker
-from foundry.ui.session_view import SessionView
-from foundry.ui.tasks.runs import TaskRuns
-from foundry.ui.unsaved import UnsavedQuestion, saved, unsaved_editors
 
 if TYPE_CHECKING:
+    from foundry.agent import AgentProblem
+    from foundry.agent.document import AgentDocument
     from foundry.store.tables import ApprovalRecord
+    from foundry.ui.bridge import EngineBridge
     from foundry.ui.dashboards import DashboardController, DashboardView
+    from foundry.ui.editor import AgentEditor
+    from foundry.ui.gateway_view import GatewayView
+    from foundry.ui.inbox import ApprovalAlerts, InboxController, InboxView
+    from foundry.ui.session_controller import SessionController
+    from foundry.ui.tasks.runs import TaskRuns
+
+# The modules the window imports in its methods, once the engine is attached.
+WINDOW_PARTS = (
+    "foundry.agent",
+    "foundry.ui.bridge",
+    "foundry.ui.editor",
+    "foundry.ui.gateway_view",
+    "foundry.ui.inbox",
+    "foundry.ui.recent",
+    "foundry.ui.session_controller",
+    "foundry.ui.session_picker",
+    "foundry.ui.session_view",
+    "foundry.ui.tasks.runs",
+    "foundry.ui.unsaved",
+)
+NO_AGENT = "Open an agent to start (Ctrl+O)."
+LOADING = "Loading the engine…"
+DASHBOARDS_TIP = "Metrics of tasks and sessions, updated live"
+GATEWAY_TIP = "MCP clients connected through the gateway and their calls"
 
 log = logging.getLogger(__name__)
 
@@ -70,14 +91,21 @@ def describe_problems(path: Path, problems: list[AgentProblem]) -> str:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, bridge: EngineBridge) -> None:
+    """Without a bridge the window says that the engine is loading, and offers nothing that
+    needs it until `attach` gives it one."""
+
+    def __init__(self, bridge: EngineBridge | None = None) -> None:
         super().__init__()
-        self.bridge = bridge
         self.agent: AgentDocument | None = None
         self.closed = asyncio.Event()
         self.controllers: list[SessionController] = []
         self._tasks = BackgroundTasks("main window task", self.statusBar().showMessage)
         self._view: QMenu | None = None
+        self._engine_actions: list[QAction] = []  # enabled once the engine is attached
+        self.engine_ready = False
+        self.dashboards: DashboardView | None = None
+        self.dashboards_controller: DashboardController | None = None
+        self.gateway: GatewayView | None = None
         self.setWindowTitle("Foundry")
         self.resize(1280, 800)
         self.tabs = QTabWidget()
@@ -85,7 +113,7 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.tabs.tabCloseRequested.connect(self.close_tab)
         self.setCentralWidget(self.tabs)
-        self.agent_panel = QLabel("Open an agent to start (Ctrl+O).")
+        self.agent_panel = QLabel(LOADING)
         self.agent_panel.setWordWrap(True)
         self.agent_panel.setAlignment(Qt.AlignmentFlag.AlignTop)
         self.agent_panel.setMargin(10)
@@ -99,80 +127,131 @@ class MainWindow(QMainWindow):
         self.progress.setMaximumWidth(160)
         self.progress.hide()
         self.statusBar().addPermanentWidget(self.progress)
-        self.recent = RecentAgents.load()
         self._leaving = False  # unsaved edits were saved or discarded: closing may go on
         self.setAcceptDrops(True)  # an agent folder or .yaml file dropped on the window opens
         self._menus()
+        if bridge is None:
+            self._busy(LOADING)
+        else:
+            self.attach(bridge)
+
+    def attach(self, bridge: EngineBridge) -> None:
+        """The engine is there: build what needs it and enable the window's actions."""
+        from foundry.ui.recent import RecentAgents
+
+        self.bridge = bridge
+        self.engine_ready = True
+        self.recent = RecentAgents.load()
+        self._recent_menu()
+        self._task_runs()
         self._approval_inbox()
-        self._metrics_dashboards()
-        self._gateway_view()
+        for action in self._engine_actions:
+            action.setEnabled(True)
+        self.progress.hide()
+        self.statusBar().clearMessage()
+        self.agent_panel.setText(NO_AGENT)
+
+    def engine_failed(self, error: Exception) -> None:
+        """The engine could not start: said in the window, which offers only Quit."""
+        self.progress.hide()
+        self.agent_panel.setText(
+            "<h3>The engine could not start</h3>"
+            f"<p>{html.escape(str(error))}</p>"
+            "<p><code>foundry doctor</code> checks the installation and says how to fix it.</p>"
+        )
+        self.statusBar().showMessage("The engine could not start; see the Agent panel.")
+
+    def _engine_action(
+        self,
+        menu: QMenu,
+        text: str,
+        shortcut: QKeySequence | QKeySequence.StandardKey,
+        slot: Any,
+        tip: str = "",
+    ) -> QAction:
+        """An action of `menu` that needs the engine: disabled until the engine is attached."""
+        action = QAction(text, self)
+        action.setShortcut(shortcut)
+        if tip:
+            action.setToolTip(tip)
+        action.triggered.connect(slot)
+        action.setEnabled(False)
+        menu.addAction(action)
+        self._engine_actions.append(action)
+        return action
 
     def _menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        for text, shortcut, slot in (
-            ("&Open Agent…", QKeySequence.StandardKey.Open, self.choose_agent),
-            ("&New Chat", QKeySequence.StandardKey.New, self.new_chat),
-            ("&Reopen Session…", QKeySequence("Ctrl+R"), self.choose_session),
-            ("&Edit Agent", QKeySequence("Ctrl+E"), self.edit_agent),
-            ("New &Agent…", QKeySequence("Ctrl+Shift+N"), self.create_agent),
-            ("&Quit", QKeySequence.StandardKey.Quit, self.close),
+        """File (Open Recent comes with the engine) and View."""
+        self._file_menu = file = self.menuBar().addMenu("&File")
+        self._engine_action(file, "&Open Agent…", QKeySequence.StandardKey.Open, self.choose_agent)
+        self._clone_action = self._engine_action(
+            file,
+            "&Clone Agent…",
+            QKeySequence("Ctrl+Shift+C"),
+            self.clone_agent,
+            "Copy the open agent under a new name, then open the copy",
+        )
+        self._engine_action(file, "&New Chat", QKeySequence.StandardKey.New, self.new_chat)
+        self._engine_action(file, "&Reopen Session…", QKeySequence("Ctrl+R"), self.choose_session)
+        self._engine_action(file, "&Edit Agent", QKeySequence("Ctrl+E"), self.edit_agent)
+        self._engine_action(file, "New &Agent…", QKeySequence("Ctrl+Shift+N"), self.create_agent)
+        self._engine_action(
+            file, "Run &Task…", QKeySequence("Ctrl+Shift+T"), self.run_task, "Run a task file"
+        )
+        self._engine_action(
+            file, "Task R&uns…", QKeySequence("Ctrl+Shift+U"), self.show_task_run, "Show a task run"
+        )
+        file.addSeparator()
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file.addAction(quit_action)
+        view = self._view_menu()
+        for text, shortcut, slot, tip in (
+            ("&Approvals", "Ctrl+Shift+I", self.show_inbox, "The approval inbox of every session"),
+            ("&Dashboards", "Ctrl+Shift+M", self.show_dashboards, DASHBOARDS_TIP),
+            ("&Gateway", "Ctrl+Shift+G", self.show_gateway, GATEWAY_TIP),
         ):
-            action = QAction(text, self)
-            action.setShortcut(shortcut)
-            action.triggered.connect(slot)
-            file_menu.addAction(action)
-        self._agent_file_menus(file_menu)
-        self._task_menus(file_menu)
+            self._engine_action(view, text, QKeySequence(shortcut), slot, f"{tip} ({shortcut})")
 
-    def _agent_file_menus(self, file_menu: QMenu) -> None:
-        """Open Recent and Clone Agent, placed after Open Agent."""
+    def _recent_menu(self) -> None:
+        """File > Open Recent, placed after Open Agent."""
+        from foundry.ui.recent import RecentAgentsMenu
+
         self.recent_menu = RecentAgentsMenu(self.recent, self)
         self.recent_menu.chosen.connect(lambda path: self._spawn(self.open_agent(path)))
-        clone = QAction("&Clone Agent…", self)
-        clone.setShortcut(QKeySequence("Ctrl+Shift+C"))
-        clone.setToolTip("Copy the open agent under a new name, then open the copy")
-        clone.triggered.connect(self.clone_agent)
-        after_open = file_menu.actions()[1]
-        file_menu.insertMenu(after_open, self.recent_menu)
-        file_menu.insertAction(after_open, clone)
+        self._file_menu.insertMenu(self._clone_action, self.recent_menu)
 
-    def _task_menus(self, file_menu: QMenu) -> None:
-        """Run Task and Task Runs, placed before Quit; each run is a tab (see ui/tasks)."""
-        self.task_runs = TaskRuns(self.tabs, self.bridge, self.statusBar().showMessage)
+    def _task_runs(self) -> None:
+        """Each run of a task is a tab (see ui/tasks)."""
+        from foundry.ui.tasks.runs import TaskRuns
+
+        self.task_runs: TaskRuns = TaskRuns(self.tabs, self.bridge, self.statusBar().showMessage)
         self.task_runs.open_session_requested.connect(
             lambda session_id: self._spawn(self.reopen_session(session_id))
         )
-        quit_action = file_menu.actions()[-1]
-        for text, shortcut, slot, tip in (
-            ("Run &Task…", "Ctrl+Shift+T", self.task_runs.choose_file, "Run a task file"),
-            ("Task R&uns…", "Ctrl+Shift+U", self.task_runs.choose_run, "Show a task run"),
-        ):
-            action = QAction(text, self)
-            action.setShortcut(QKeySequence(shortcut))
-            action.setToolTip(tip)
-            action.triggered.connect(slot)
-            file_menu.insertAction(quit_action, action)
-        file_menu.insertSeparator(quit_action)
+
+    def run_task(self) -> None:
+        self.task_runs.choose_file()
+
+    def show_task_run(self) -> None:
+        self.task_runs.choose_run()
 
     def _approval_inbox(self) -> None:
         """The inbox follows approvals from the start; its tab opens with Ctrl+Shift+I."""
-        self.inbox = InboxView()
-        self.inbox_controller = InboxController(self.inbox, self.bridge)
+        from foundry.ui.inbox import ApprovalAlerts, InboxController, InboxView, system_tray
+
+        self.inbox: InboxView = InboxView()
+        self.inbox_controller: InboxController = InboxController(self.inbox, self.bridge)
         self.inbox_controller.open_session_requested.connect(
             lambda session_id: self._spawn(self.reopen_session(session_id))
         )
         self.inbox_controller.make_rule_requested.connect(
             lambda record: self._spawn(self.make_rule(record))
         )
-        self.alerts = ApprovalAlerts(self, self.tabs, self.inbox, system_tray(self))
+        self.alerts: ApprovalAlerts = ApprovalAlerts(self, self.tabs, self.inbox, system_tray(self))
         self.inbox_controller.pending_changed.connect(self.alerts.show_pending)
         self.inbox_controller.arrived.connect(self.alerts.announce)
-        view_menu = self._view_menu()
-        show = QAction("&Approvals", self)
-        show.setShortcut(QKeySequence("Ctrl+Shift+I"))
-        show.setToolTip("The approval inbox of every session (Ctrl+Shift+I)")
-        show.triggered.connect(self.show_inbox)
-        view_menu.addAction(show)
 
     def show_inbox(self) -> None:
         if self.tabs.indexOf(self.inbox) < 0:
@@ -181,26 +260,9 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(self.inbox)
         self.inbox.current_table().setFocus()
 
-    def _metrics_dashboards(self) -> None:
-        """View > Dashboards (Ctrl+Shift+M); the tab is built the first time it is asked for."""
-        self.dashboards: DashboardView | None = None
-        self.dashboards_controller: DashboardController | None = None
-        show = QAction("&Dashboards", self)
-        show.setShortcut(QKeySequence("Ctrl+Shift+M"))
-        show.setToolTip("Metrics of tasks and sessions, updated live (Ctrl+Shift+M)")
-        show.triggered.connect(self.show_dashboards)
-        self._view_menu().addAction(show)
-
-    def _gateway_view(self) -> None:
-        """View > Gateway (Ctrl+Shift+G): MCP clients supervised through `foundry gateway`."""
-        self.gateway: GatewayView | None = None
-        show = QAction("&Gateway", self)
-        show.setShortcut(QKeySequence("Ctrl+Shift+G"))
-        show.setToolTip("MCP clients connected through the gateway and their calls (Ctrl+Shift+G)")
-        show.triggered.connect(self.show_gateway)
-        self._view_menu().addAction(show)
-
     def show_gateway(self) -> None:
+        from foundry.ui.gateway_view import GatewayView
+
         if self.gateway is None:
             self.gateway = GatewayView(self.bridge.engine.store)
         if self.tabs.indexOf(self.gateway) < 0:
@@ -252,6 +314,8 @@ class MainWindow(QMainWindow):
     async def open_agent(self, path: Path) -> None:
         """Load an agent (off the GUI thread), show it, and start a chat with it; an agent that
         `foundry validate` rejects shows its problems instead."""
+        from foundry.agent import AgentError, load_agent
+
         try:
             document = await asyncio.to_thread(load_agent, path)
         except AgentError as error:
@@ -264,6 +328,8 @@ class MainWindow(QMainWindow):
         await self.start_chat()
 
     async def start_chat(self) -> str | None:
+        from foundry.agent import AgentError
+
         assert self.agent is not None
         self._busy("Starting the agent's tools and supervisors…")
         try:
@@ -293,6 +359,9 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Cannot open {path}: {count}, listed in the Agent panel")
 
     def _add_tab(self, session_id: str, title: str) -> SessionController:
+        from foundry.ui.session_controller import SessionController
+        from foundry.ui.session_view import SessionView
+
         view = SessionView()
         controller = SessionController(view, self.bridge, session_id)
         self.controllers.append(controller)
@@ -309,6 +378,8 @@ class MainWindow(QMainWindow):
 
     async def edit_agent_at(self, path: Path) -> None:
         """Open the agent at `path` in an editor tab (a supervisor's agent), without a chat."""
+        from foundry.agent import AgentError, read_agent
+
         try:
             document = await asyncio.to_thread(read_agent, path)
         except AgentError as error:
@@ -318,6 +389,8 @@ class MainWindow(QMainWindow):
 
     async def make_rule(self, record: ApprovalRecord) -> None:
         """The policy of the approval's agent, open with a rule made from its call."""
+        from foundry.agent import AgentError, read_agent
+
         session_id = record.session_id
         if session_id is None:
             self.statusBar().showMessage("This approval names no session, so no agent.", 6000)
@@ -335,6 +408,8 @@ class MainWindow(QMainWindow):
 
     def _open_editor(self, document: AgentDocument) -> AgentEditor:
         """An editor tab for `document`, or the one already showing it."""
+        from foundry.ui.editor import AgentEditor
+
         for index in range(self.tabs.count()):
             widget = self.tabs.widget(index)
             shown = widget.controller.document if isinstance(widget, AgentEditor) else None
@@ -352,11 +427,15 @@ class MainWindow(QMainWindow):
         return editor
 
     def create_agent(self) -> None:
+        from foundry.ui.editor import CreateAgentDialog
+
         dialog = CreateAgentDialog(parent=self, folder=Path.home())
         dialog.created.connect(lambda document: self._spawn(self.open_agent(document.path)))
         dialog.open()
 
     def clone_agent(self) -> None:
+        from foundry.ui.editor import CloneAgentDialog
+
         if self.agent is None:
             self.statusBar().showMessage("Open an agent first (Ctrl+O).", 4000)
             return
@@ -365,19 +444,29 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if agent_paths_in(event.mimeData()):
+        if self._dropped_agents(event):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:
-        paths = agent_paths_in(event.mimeData())
+        paths = self._dropped_agents(event)
         if paths:
             event.acceptProposedAction()
             self._spawn(self.open_agent(paths[0]))
+
+    def _dropped_agents(self, event: QDragEnterEvent | QDropEvent) -> list[Path]:
+        """The agents being dragged, once the engine is there to open them."""
+        if not self.engine_ready:
+            return []
+        from foundry.ui.recent import agent_paths_in
+
+        return agent_paths_in(event.mimeData())
 
     def choose_session(self) -> None:
         self._spawn(self._choose_session())
 
     async def _choose_session(self) -> None:
+        from foundry.ui.session_picker import SessionPicker
+
         store = self.bridge.engine.store
         records = await asyncio.to_thread(store.sessions.list, 200)  # not on the GUI thread
         dialog = SessionPicker(records, self)
@@ -421,6 +510,8 @@ class MainWindow(QMainWindow):
         self.progress.show()
 
     def close_tab(self, index: int) -> None:
+        from foundry.ui.unsaved import unsaved_editors
+
         view = self.tabs.widget(index)
         if view is not None and unsaved_editors([view]):
             self._spawn(self._close_tab_when_settled(view))
@@ -429,6 +520,8 @@ class MainWindow(QMainWindow):
 
     async def _close_tab_when_settled(self, view: QWidget) -> None:
         """An editor with unsaved edits closes after they are saved or discarded."""
+        from foundry.ui.unsaved import UnsavedQuestion, saved, unsaved_editors
+
         editors = unsaved_editors([view])
         answer = await UnsavedQuestion(editors, self).answer()
         if answer == "cancel" or (answer == "save" and not await saved(editors)):
@@ -447,6 +540,8 @@ class MainWindow(QMainWindow):
 
     def _release(self, view: QWidget | None) -> SessionController | None:
         """Stop what a tab runs (an editor's tool servers, a task's updates); its chat, if any."""
+        from foundry.ui.editor import AgentEditor
+
         if isinstance(view, AgentEditor):
             view.controller.close()
         self.task_runs.forget(view)
@@ -457,6 +552,8 @@ class MainWindow(QMainWindow):
         return chat
 
     async def _close_when_settled(self, editors: list[AgentEditor]) -> None:
+        from foundry.ui.unsaved import UnsavedQuestion, saved
+
         answer = await UnsavedQuestion(editors, self).answer()
         if answer == "cancel" or (answer == "save" and not await saved(editors)):
             return
@@ -467,6 +564,12 @@ class MainWindow(QMainWindow):
         return self.tabs.currentWidget()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.engine_ready:  # nothing was opened yet
+            self.closed.set()
+            super().closeEvent(event)
+            return
+        from foundry.ui.unsaved import unsaved_editors
+
         editors = unsaved_editors([self.tabs.widget(i) for i in range(self.tabs.count())])
         if editors and not self._leaving:
             event.ignore()  # asked first; the window closes again once the edits are settled
