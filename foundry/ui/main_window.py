@@ -59,6 +59,7 @@ WINDOW_PARTS = (
 NO_AGENT = "Open an agent to start (Ctrl+O)."
 LOADING = "Loading the engine…"
 DASHBOARDS_TIP = "Metrics of tasks and sessions, updated live"
+TAB_TITLE_CHARACTERS = 32
 GATEWAY_TIP = "MCP clients connected through the gateway and their calls"
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,15 @@ def describe_problems(path: Path, problems: list[AgentProblem]) -> str:
         f"<h3>This agent cannot be used</h3><p style='color:#757575'>{html.escape(str(path))}</p>"
         "<p>Fix these problems, then open it again (<code>foundry validate</code> lists the "
         f"same):</p><ul>{items}</ul>"
+        "<p><a href='edit'>Open it in the editor to fix it</a> (Ctrl+E)</p>"
     )
+
+
+def short_title(title: str) -> str:
+    """A tab's title cut to a width a tab bar can hold; the whole one goes in its tip."""
+    if len(title) <= TAB_TITLE_CHARACTERS:
+        return title
+    return title[: TAB_TITLE_CHARACTERS - 1] + "…"
 
 
 class MainWindow(QMainWindow):
@@ -97,6 +106,8 @@ class MainWindow(QMainWindow):
     def __init__(self, bridge: EngineBridge | None = None) -> None:
         super().__init__()
         self.agent: AgentDocument | None = None
+        self.broken_agent: Path | None = None  # an agent shown with its problems, to fix
+        self.tab_agents: dict[QWidget, AgentDocument] = {}  # the agent of each chat tab
         self.closed = asyncio.Event()
         self.controllers: list[SessionController] = []
         self._tasks = BackgroundTasks("main window task", self.statusBar().showMessage)
@@ -112,11 +123,14 @@ class MainWindow(QMainWindow):
         self.tabs.setTabsClosable(True)
         self.tabs.setDocumentMode(True)
         self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.tabs.currentChanged.connect(self._tab_shown)
+        self.tabs.setElideMode(Qt.TextElideMode.ElideRight)
         self.setCentralWidget(self.tabs)
         self.agent_panel = QLabel(LOADING)
         self.agent_panel.setWordWrap(True)
         self.agent_panel.setAlignment(Qt.AlignmentFlag.AlignTop)
         self.agent_panel.setMargin(10)
+        self.agent_panel.linkActivated.connect(self._panel_link)
         dock = QDockWidget("Agent", self)
         dock.setObjectName("agent-dock")
         dock.setWidget(self.agent_panel)
@@ -213,6 +227,28 @@ class MainWindow(QMainWindow):
             ("&Gateway", "Ctrl+Shift+G", self.show_gateway, GATEWAY_TIP),
         ):
             self._engine_action(view, text, QKeySequence(shortcut), slot, f"{tip} ({shortcut})")
+        self._help_menu()
+
+    def _help_menu(self) -> None:
+        self._help = help_menu = self.menuBar().addMenu("&Help")
+        shortcuts = QAction("&Keyboard Shortcuts", self)
+        shortcuts.setShortcut(QKeySequence("Ctrl+/"))
+        shortcuts.triggered.connect(self.show_shortcuts)
+        about = QAction("&About Foundry", self)
+        about.triggered.connect(self.show_about)
+        help_menu.addAction(shortcuts)
+        help_menu.addAction(about)
+
+    def show_shortcuts(self) -> QWidget:
+        from foundry.ui.help import show_shortcuts
+
+        return show_shortcuts(self, (self._file_menu, self._view_menu(), self._help))
+
+    def show_about(self) -> QWidget:
+        from foundry.home import FoundryHome
+        from foundry.ui.help import show_about
+
+        return show_about(self, str(FoundryHome.from_environment().data_dir))
 
     def _recent_menu(self) -> None:
         """File > Open Recent, placed after Open Agent."""
@@ -321,11 +357,31 @@ class MainWindow(QMainWindow):
         except AgentError as error:
             self._show_problems(path, error.problems)
             return
-        self.agent = document
+        self._show_agent(document)
         self._spawn(asyncio.to_thread(self.recent.add, document.path))
+        await self.start_chat()
+
+    def _show_agent(self, document: AgentDocument) -> None:
+        """`document` is the current agent: the Agent panel and the title show it."""
+        self.agent = document
+        self.broken_agent = None
         self.agent_panel.setText(describe_agent(document))
         self.setWindowTitle(f"{document.agent.metadata.name} — Foundry")  # type: ignore[union-attr]
-        await self.start_chat()
+
+    def _tab_shown(self, index: int) -> None:
+        """The Agent panel follows the selected tab: its chat's agent, or its editor's."""
+        from foundry.ui.editor import AgentEditor
+
+        widget = self.tabs.widget(index)
+        document = self.tab_agents.get(widget) if widget is not None else None
+        if isinstance(widget, AgentEditor):
+            document = widget.controller.document
+        if document is not None and document.agent is not None and document is not self.agent:
+            self._show_agent(document)
+
+    def _panel_link(self, link: str) -> None:
+        if link == "edit" and self.broken_agent is not None:
+            self._spawn(self.edit_agent_at(self.broken_agent))
 
     async def start_chat(self) -> str | None:
         from foundry.agent import AgentError
@@ -346,13 +402,16 @@ class MainWindow(QMainWindow):
             return None
         finally:
             self.progress.hide()
-        self._add_tab(session_id, f"Chat {self.tabs.count() + 1}").show_trust(trust)
+        controller = self._add_tab(session_id, self._chat_title(self.agent))
+        self.tab_agents[controller.view] = self.agent
+        controller.show_trust(trust)
         self.statusBar().showMessage("Ready.", 3000)
         return session_id
 
     def _show_problems(self, path: Path, problems: list[AgentProblem]) -> None:
         """The agent panel lists why the agent at `path` cannot be used; no agent is open."""
         self.agent = None
+        self.broken_agent = path
         self.setWindowTitle("Foundry")
         self.agent_panel.setText(describe_problems(path, problems))
         count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
@@ -365,12 +424,24 @@ class MainWindow(QMainWindow):
         view = SessionView()
         controller = SessionController(view, self.bridge, session_id)
         self.controllers.append(controller)
-        self.tabs.setCurrentIndex(self.tabs.addTab(view, title))
+        index = self.tabs.addTab(view, short_title(title))
+        self.tabs.setTabToolTip(index, title)
+        self.tabs.setCurrentIndex(index)
         view.input.setFocus()
         return controller
 
+    def _chat_title(self, document: AgentDocument) -> str:
+        """The agent's name, numbered from its second chat: "Assistant", "Assistant 2"."""
+        name = document.agent.metadata.name if document.agent else document.path.name
+        chats = sum(1 for shown in self.tab_agents.values() if shown.path == document.path)
+        return name if chats == 0 else f"{name} {chats + 1}"
+
     def edit_agent(self) -> None:
-        """Open the current agent in an editor tab (or show the one already open)."""
+        """Open the current agent in an editor tab (or show the one already open); an agent
+        shown with its problems opens in the editor to be fixed."""
+        if self.agent is None and self.broken_agent is not None:
+            self._spawn(self.edit_agent_at(self.broken_agent))
+            return
         if self.agent is None:
             self.statusBar().showMessage("Open an agent first (Ctrl+O).", 4000)
             return
@@ -418,20 +489,34 @@ class MainWindow(QMainWindow):
                 return widget
         editor = AgentEditor(bridge=self.bridge)
         editor.load(document)
-        index = self.tabs.addTab(editor, editor.title)
-        editor.title_changed.connect(
-            lambda title: self.tabs.setTabText(self.tabs.indexOf(editor), title)
-        )
+        index = self.tabs.addTab(editor, short_title(editor.title))
+        self.tabs.setTabToolTip(index, editor.title)
+        editor.title_changed.connect(lambda title: self._retitle(editor, title))
         editor.open_agent_requested.connect(lambda path: self._spawn(self.edit_agent_at(path)))
         self.tabs.setCurrentIndex(index)
         return editor
+
+    def _retitle(self, tab: QWidget, title: str) -> None:
+        index = self.tabs.indexOf(tab)
+        if index >= 0:
+            self.tabs.setTabText(index, short_title(title))
+            self.tabs.setTabToolTip(index, title)
 
     def create_agent(self) -> None:
         from foundry.ui.editor import CreateAgentDialog
 
         dialog = CreateAgentDialog(parent=self, folder=Path.home())
-        dialog.created.connect(lambda document: self._spawn(self.open_agent(document.path)))
+        dialog.created.connect(self.agent_created)
         dialog.open()
+
+    def agent_created(self, document: AgentDocument) -> AgentEditor:
+        """A new agent becomes the current one and opens in its editor, its policy shown."""
+        if document.agent is not None:
+            self._show_agent(document)
+            self._spawn(asyncio.to_thread(self.recent.add, document.path))
+        editor = self._open_editor(document)
+        editor.show_section("Policy")
+        return editor
 
     def clone_agent(self) -> None:
         from foundry.ui.editor import CloneAgentDialog
@@ -493,6 +578,7 @@ class MainWindow(QMainWindow):
         finally:
             self.progress.hide()
         controller = self._add_tab(session_id, f"{chat.agent.metadata.name} (reopened)")
+        self._spawn(self._remember_tab_agent(controller.view, session_id))
         controller.load_history(history)
         controller.show_trust(trust)
         if engine.is_answering(session_id):  # a task's agent at work: follow it, do not resume
@@ -504,6 +590,20 @@ class MainWindow(QMainWindow):
         elif chat.needs_resume:
             self.statusBar().showMessage("The last turn was interrupted; finishing it…")
             controller.resume()
+
+    async def _remember_tab_agent(self, view: QWidget, session_id: str) -> None:
+        """A reopened chat's agent, read off the GUI thread, for the Agent panel."""
+        from foundry.agent import AgentError, read_agent
+
+        record = await asyncio.to_thread(self.bridge.engine.store.sessions.get, session_id)
+        try:
+            document = await asyncio.to_thread(read_agent, Path(record.agent_path))
+        except AgentError:
+            return  # the agent is gone or broken: the panel keeps what it shows
+        if self.tabs.indexOf(view) >= 0:
+            self.tab_agents[view] = document
+            if self.tabs.currentWidget() is view and document.agent is not None:
+                self._show_agent(document)
 
     def _busy(self, message: str) -> None:
         self.statusBar().showMessage(message)
@@ -545,6 +645,8 @@ class MainWindow(QMainWindow):
         if isinstance(view, AgentEditor):
             view.controller.close()
         self.task_runs.forget(view)
+        if view is not None:
+            self.tab_agents.pop(view, None)
         chat = next((c for c in self.controllers if c.view is view), None)
         if chat is not None:
             self.controllers.remove(chat)

@@ -158,7 +158,9 @@ def test_a_supervisors_agent_opens_in_its_own_editor_tab(
     opened = window.tabs.currentWidget()
     assert isinstance(opened, AgentEditor) and opened.controller.document is not None
     assert opened.controller.document.path == watcher
-    assert window.agent is not None and window.agent.path == worker  # the chat's agent stays
+    assert window.agent is not None and window.agent.path == watcher  # the panel follows the tab
+    window.tabs.setCurrentIndex(0)  # the chat
+    assert window.agent is not None and window.agent.path == worker
     assert read_agent(watcher).agent is not None
 
 
@@ -175,3 +177,80 @@ def test_an_agent_that_validate_rejects_shows_its_problems_instead_of_a_chat(
     assert html.escape(str(problem)) in window.agent_panel.text()
     assert "1 problem, listed in the Agent panel" in window.statusBar().currentMessage()
     save_screenshot(window, tmp_path, "agent-problems.png")
+
+
+def test_chat_tabs_are_named_after_their_agent_and_the_agent_panel_follows_the_tab(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    worker = agent_at(tmp_path / "worker")
+    long_name = agent_at(tmp_path / ("a-very-long-agent-name-" * 6).rstrip("-"))
+    window = new_window(qtbot, bridge)
+    window.resize(1280, 800)
+    open_in(qtbot, window, worker)
+    open_in(qtbot, window, long_name)
+    starting = asyncio.ensure_future(window.start_chat())  # a second chat with the same agent
+    qtbot.waitUntil(starting.done, timeout=20000)
+    titles = [window.tabs.tabText(i) for i in range(window.tabs.count())]
+    assert titles[0] == "worker"
+    assert titles[1] == long_name.name[:31] + "…" and titles[2].endswith("…")
+    assert window.tabs.tabToolTip(2) == f"{long_name.name} 2"
+    assert window.width() == 1280
+    window.tabs.setCurrentIndex(0)
+    assert window.windowTitle() == "worker — Foundry"
+    assert "<h3>worker</h3>" in window.agent_panel.text()
+    window.tabs.setCurrentIndex(1)
+    assert window.agent is not None and window.agent.path == long_name
+
+
+def test_new_agent_opens_its_editor_with_the_default_policy_shown(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    from foundry.agent.templates import create_agent, new_agent
+
+    window = new_window(qtbot, bridge)
+    document = create_agent(tmp_path / "fresh", new_agent("Fresh", "made just now"))
+    editor = window.agent_created(document)
+    assert window.tabs.currentWidget() is editor
+    assert editor.pages.currentWidget() is editor.policy
+    assert editor.policy.rules_model.rowCount() > 50  # the careful default, as a table
+    assert window.agent is not None and window.agent.path == document.path
+
+
+def test_an_agent_with_problems_opens_in_the_editor_from_the_agent_panel(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    bad = {"type": "bogus", "id": "x"}
+    path = write_agent(tmp_path / "broken", TURNS, servers={}, supervisors=[bad])
+    window = new_window(qtbot, bridge)
+    opening = asyncio.ensure_future(window.open_agent(path))
+    qtbot.waitUntil(opening.done, timeout=20000)
+    assert "Open it in the editor to fix it" in window.agent_panel.text()
+    window.agent_panel.linkActivated.emit("edit")
+    qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), AgentEditor), timeout=10000)
+    editor = window.tabs.currentWidget()
+    assert isinstance(editor, AgentEditor) and editor.pages.isEnabled()
+    qtbot.waitUntil(lambda: any("bogus" in line for line in editor.problems.model.stringList()))
+
+
+def test_help_lists_the_keyboard_shortcuts_and_says_what_foundry_is(
+    qtbot: QtBot, bridge: EngineBridge
+) -> None:
+    import foundry
+
+    window = new_window(qtbot, bridge)
+    dialog = window.show_shortcuts()
+    table = dialog.table  # type: ignore[attr-defined]
+    rows = [
+        tuple(table.item(row, column).text() for column in range(3))
+        for row in range(table.rowCount())
+    ]
+    assert ("File menu", "Ctrl+Shift+N", "New Agent…") in rows
+    assert ("View menu", "Ctrl+Shift+I", "Approvals") in rows
+    assert ("Approvals", "R", "Make a policy rule from the approval") in rows
+    window_keys = [keys for where, keys, _ in rows if where.endswith("menu")]
+    assert len(window_keys) == len(set(window_keys))  # no window key does two things
+    assert "Ctrl+Shift+R" not in window_keys  # the editor's New rule takes no window key
+    dialog.close()
+    about = window.show_about()
+    assert f"Foundry {foundry.__version__}" in about.text()  # type: ignore[attr-defined]
+    about.close()
