@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -97,8 +98,18 @@ def _known(script: ScriptDirectory, revision: str) -> bool:
         return False
 
 
+# alembic keeps the migration under way in module globals: two at once in one process (stores
+# opened on two threads) would run in each other's context
+_MIGRATING = threading.Lock()
+
+
 def migrate(engine: sa.Engine, revision: str = "head") -> None:
     """Upgrade the schema to `revision`; refuse a database written by a newer Foundry."""
+    with _MIGRATING:
+        _migrate(engine, revision)
+
+
+def _migrate(engine: sa.Engine, revision: str) -> None:
     config = alembic_config(engine)
     script = ScriptDirectory.from_config(config)
     current = current_revision(engine)

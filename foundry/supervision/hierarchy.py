@@ -86,10 +86,13 @@ class SupervisedGate:
         expose_content: bool = False,
         poll_s: float = POLL_S,
         server_folders: Mapping[str, Path | None] | None = None,
+        policy_engine: PolicyEngine | None = None,
     ) -> None:
         self._store = store
         self._config = config
-        self._policy = PolicyEngine(config, project_root, server_folders=server_folders)
+        self._policy = policy_engine or PolicyEngine(
+            config, project_root, server_folders=server_folders
+        )
         self._root = project_root
         self._server_folders = server_folders
         self._folders = ServerFolders(project_root, server_folders)

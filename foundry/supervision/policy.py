@@ -8,6 +8,7 @@ working folder is unknown, never satisfies it.
 
 from __future__ import annotations
 
+import copy
 import fnmatch
 import json
 import operator
@@ -331,6 +332,17 @@ class PolicyEngine:
         self._recent_calls: deque[tuple[float, str]] = deque()
         self._recent_counts: Counter[str] = Counter()
         self._lock = threading.Lock()
+
+    def fresh(self) -> PolicyEngine:
+        """The same compiled rules with no call counted yet: a dry run decides each call as
+        the first, without compiling the policy again."""
+        engine = copy.copy(self)
+        engine._covering = {}
+        engine._limit_calls = {}
+        engine._recent_calls = deque()
+        engine._recent_counts = Counter()
+        engine._lock = threading.Lock()
+        return engine
 
     def decide(self, agent_id: str, tool: str, params: dict[str, Any]) -> PolicyDecision:
         with self._lock:

@@ -21,6 +21,7 @@ from foundry.session.events import EventBody, ToolCallDecided, event_body
 from foundry.store import Store
 from foundry.supervision.hierarchy import RouteLevel, RouteOutcome, SupervisedGate
 from foundry.supervision.l1 import L1Supervisor
+from foundry.supervision.policy import PolicyEngine
 
 HUMAN_PREFIXES = ("human:", "api:", "timeout")
 RECENT_SESSIONS = 500  # the sessions looked through for an agent's recorded calls
@@ -68,9 +69,11 @@ class PolicyChecker:
         workspace: Path,
         server_folders: Mapping[str, Path | None] | None = None,
         supervisor: L1Supervisor | None = None,
+        compiled: PolicyEngine | None = None,
     ) -> None:
         self._store = store
         self._config = config
+        self._compiled = compiled
         self._workspace = workspace
         self._server_folders = server_folders
         self._supervisor = supervisor
@@ -100,6 +103,7 @@ class PolicyChecker:
                 notify=_ignore,
                 supervisor=self._supervisor,
                 server_folders=self._server_folders,
+                policy_engine=self._compiled.fresh() if self._compiled else None,
             )
         return self._gates[agent]
 
@@ -241,14 +245,16 @@ async def check_calls(checker: PolicyChecker, calls: Iterable[CallToCheck]) -> l
 
 def what_if(
     store: Store,
+    compiled: PolicyEngine,
     config: PolicyConfig,
     workspace: Path,
     calls: list[CallToCheck],
     server_folders: Mapping[str, Path | None] | None = None,
 ) -> list[CheckedCall]:
-    """Decide `calls` under `config` on this thread, in an event loop of its own, without the L1
+    """Decide `calls` under `config` (compiled once into `compiled`, nothing counted from one
+    what-if to the next) on this thread, in an event loop of its own, without the L1
     supervisor's model (its verdict is what a trial would wait for): for a worker thread."""
-    checker = PolicyChecker(store, config, workspace, server_folders)
+    checker = PolicyChecker(store, config, workspace, server_folders, compiled=compiled)
     return asyncio.run(check_calls(checker, calls))
 
 

@@ -230,6 +230,17 @@ class EditorController(QObject):
         self.problems_changed()
         return True
 
+    def snapshot(self) -> Agent | None:
+        """The agent as edited, as an object no later edit changes (for work off the GUI
+        thread): the undo stack's copy when there is one, else a copy made now."""
+        index = self.undo_stack.index()
+        command = self.undo_stack.command(index - 1) if index > 0 else None
+        if isinstance(command, SnapshotCommand):
+            return command.after
+        if index == 0 and self.document is not None and self.document.agent is not None:
+            return self.document.agent
+        return self.working.model_copy(deep=True) if self.working is not None else None
+
     def show_page(self, page: str) -> None:
         self.view.show_section(page)
 

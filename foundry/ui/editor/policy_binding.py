@@ -28,6 +28,7 @@ from foundry.agent.models import (
 from foundry.agent.templates import default_policy_entry
 from foundry.store import Store
 from foundry.supervision.paths import server_folders
+from foundry.supervision.policy import PolicyEngine
 from foundry.supervision.policy_check import (
     CallToCheck,
     CheckedCall,
@@ -62,6 +63,7 @@ class PolicyBinding(QObject):
         self.editor = editor
         self.rule: int | None = None
         self._store: Store | None = None
+        self._compiled: tuple[PolicyConfig, PolicyEngine] | None = None
         self._opening_store = asyncio.Lock()
         self._recorded: list[CallToCheck] = []
         section.rules_model.commit = self._commit_rule
@@ -470,14 +472,26 @@ class PolicyBinding(QObject):
         return await asyncio.to_thread(recorded_calls, store, document.path, count)
 
     async def _what_if(self, calls: list[CallToCheck]) -> list[CheckedCall] | None:
-        agent, document, config = self.editor.working, self.editor.document, self.config
-        if agent is None or document is None or config is None:
+        """Decide `calls` under the policy as edited, on a worker thread; the policy is compiled
+        once per edit (the snapshot an edit leaves is never changed afterwards)."""
+        agent, document = self.editor.snapshot(), self.editor.document
+        index = policy_index(agent)
+        if agent is None or document is None or index is None:
             return None
-        edited = config.model_copy(deep=True)
+        config = agent.supervisors[index].config
+        assert isinstance(config, PolicyConfig)
         folders = server_folders(agent.mcp_servers, document.base_dir)
         store = await self._store_to_use()
         workspace = document.base_dir.resolve()
-        return await asyncio.to_thread(what_if, store, edited, workspace, calls, folders)
+        compiled = self._compiled[1] if self._compiled and self._compiled[0] is config else None
+
+        def decide() -> tuple[PolicyEngine, list[CheckedCall]]:
+            engine = compiled or PolicyEngine(config, workspace, server_folders=folders)
+            return engine, what_if(store, engine, config, workspace, calls, folders)
+
+        engine, results = await asyncio.to_thread(decide)
+        self._compiled = (config, engine)
+        return results
 
     async def _store_to_use(self) -> Store:
         """The engine's store in the app; opened once (off the GUI thread) without one."""
