@@ -255,3 +255,22 @@ def test_a_very_long_agent_name_is_shortened_and_never_widens_the_editor(
         b for b in editor.findChildren(QToolButton) if b.defaultAction() is editor.save_action
     )
     assert button.geometry().right() <= editor.width()
+
+
+def test_an_invalid_rule_name_stays_flagged_while_the_rule_text_is_edited(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path = make_agent(tmp_path / "rule-name")
+    editor = open_editor(qtbot, path)
+    editor.show_section("Rules")
+    add_rule(qtbot, editor, "has space", "Be brief.", "always")
+    assert editor.rules.name.text() == "has space"
+    assert "border" in editor.rules.name.styleSheet()
+    assert editor.modified
+    editor.save_action.trigger()
+    assert editor.status.text().startswith("Not saved: rules[0].name")
+    editor.rules.name.selectAll()
+    qtbot.keyClicks(editor.rules.name, "be-brief")
+    assert editor.rules.name.styleSheet() == ""
+    save(qtbot, editor)
+    assert (path / "rules" / "be-brief.mdt").exists()

@@ -55,12 +55,20 @@ class ItemsBinding(QObject):
         else:
             self.section.table.selectRow(row)
         self.section.show_form(self.current is not None)
+        self._register_fields()
         if fill_form and self.current is not None:
             self._fill(self.items(agent)[self.current])
 
+    def _register_fields(self) -> None:
+        """The selected item's name is flagged by the editor while its input is not valid."""
+        self.editor.forget_fields(f"{self.field}[")
+        if self.current is not None:
+            self.editor.register_field(f"{self.field}[{self.current}].name", self.section.name)
+
     def _fill(self, item: ContextItem) -> None:
         section = self.section
-        if section.name.text() != item.name:
+        pending = f"{self.field}[{self.current}].name" in self.editor.pending_keys()
+        if section.name.text() != item.name and not pending:
             section.name.setText(item.name)
         if section.description.text() != item.description:
             section.description.setText(item.description)
