@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from foundry.agent.models import PolicyCondition, PolicyMatch, PolicyRule
+from foundry.agent.names import free_name
 
 PATH_KEYS = ("path", "file", "filename", "source", "destination", "repo_path", "directory")
 _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]+")
@@ -30,7 +31,7 @@ def rule_from_call(
         when = PolicyMatch(all=[PolicyCondition(param=path_key, op="within", value=folder)])
         stem += f"-in-{_folder_name(folder)}"
     return PolicyRule(
-        name=_free(_slug(stem), set(taken)), agent=agent, tool=tool, when=when, action="allow"
+        name=free_name(_slug(stem), set(taken)), agent=agent, tool=tool, when=when, action="allow"
     )
 
 
@@ -51,12 +52,3 @@ def _folder_name(folder: str) -> str:
 
 def _slug(text: str) -> str:
     return _NOT_IN_NAME.sub("-", text).strip("-")[:NAME_CHARACTERS] or "rule"
-
-
-def _free(stem: str, taken: set[str]) -> str:
-    if stem not in taken:
-        return stem
-    number = 2
-    while f"{stem}-{number}" in taken:
-        number += 1
-    return f"{stem}-{number}"

@@ -9,6 +9,7 @@ from pydantic.alias_generators import to_camel
 from PySide6.QtCore import QItemSelection, QObject
 
 from foundry.agent.models import Agent, ContextItem, IncludeMode, Reference, Rule
+from foundry.agent.names import free_name
 from foundry.ui.editor.sections import ItemsSection
 
 if TYPE_CHECKING:
@@ -129,13 +130,3 @@ class ItemsBinding(QObject):
 
     def _replace(self, items: list[ContextItem]) -> Callable[[Agent], None]:
         return lambda agent: setattr(agent, self.field, items)
-
-
-def free_name(stem: str, taken: set[str]) -> str:
-    """`stem`, or `stem-2`, `stem-3`… whichever is not taken."""
-    if stem not in taken:
-        return stem
-    number = 2
-    while f"{stem}-{number}" in taken:
-        number += 1
-    return f"{stem}-{number}"

@@ -25,6 +25,7 @@ from foundry.agent.models import (
     PolicyRule,
     RateLimit,
 )
+from foundry.agent.names import free_name
 from foundry.agent.templates import default_policy_entry
 from foundry.store import Store
 from foundry.supervision.paths import server_folders
@@ -36,7 +37,6 @@ from foundry.supervision.policy_check import (
     what_if,
 )
 from foundry.supervision.rule_from_call import rule_from_call
-from foundry.ui.editor.item_binding import free_name
 from foundry.ui.editor.policy_models import GROUPS, value_from_text
 from foundry.ui.editor.policy_section import PolicySection
 

@@ -9,33 +9,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, get_args
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from foundry.agent.models import PolicyCondition, PolicyRule, RateLimit
+from foundry.agent.models import PolicyCondition, PolicyOperator, PolicyRule, RateLimit
 from foundry.supervision.policy import describe_condition
 
 Index = QModelIndex | QPersistentModelIndex
 Commit = Callable[[int, str, Any], str | None]
 INVALID = QBrush(QColor("#ffcdd2"))
 MATCHED = QBrush(QColor("#fff59d"))
-ACTIONS = ("allow", "deny", "supervisor", "human")
-OPERATORS = (
-    "==",
-    "!=",
-    "<",
-    "<=",
-    ">",
-    ">=",
-    "in",
-    "contains",
-    "starts_with",
-    "within",
-    "matches",
-    "larger_than",
-)
+ACTIONS: tuple[str, ...] = get_args(PolicyRule.model_fields["action"].annotation)
+OPERATORS: tuple[str, ...] = get_args(PolicyOperator)
 GROUPS = ("all", "any")
 
 

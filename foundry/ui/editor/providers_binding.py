@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QItemSelection, QObject
 
 from foundry.agent.models import Agent
+from foundry.agent.names import free_name
 from foundry.llm.base import ProviderError
 from foundry.llm.registry import DEFAULT_MODEL_REFERENCE, ModelChoice
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.editor.item_binding import free_name
 from foundry.ui.editor.provider_probe import (
     KINDS,
     ProbeResult,

@@ -26,8 +26,8 @@ from foundry.agent.models import (
     PolicyConfig,
     SupervisorEntry,
 )
+from foundry.agent.names import free_name
 from foundry.agent.problems import AgentProblem
-from foundry.ui.editor.item_binding import free_name
 from foundry.ui.editor.sections import ShownProblem
 from foundry.ui.editor.supervisors_json import entry_spans, parse_supervisors, supervisors_text
 from foundry.ui.editor.supervisors_section import SupervisorsSection

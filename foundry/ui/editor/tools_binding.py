@@ -21,9 +21,9 @@ from foundry.agent.models import (
     StdioServer,
     ToolOverride,
 )
+from foundry.agent.names import free_name
 from foundry.tools import ServerStatus, ToolInfo, resolve_tool_settings
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.editor.item_binding import free_name
 from foundry.ui.editor.live_servers import NO_ENGINE, LiveServers
 from foundry.ui.editor.sections import set_line
 from foundry.ui.editor.tool_form import ArgumentError
