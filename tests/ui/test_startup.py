@@ -167,3 +167,21 @@ def test_an_engine_that_cannot_start_is_said_in_the_window(
     assert enabled == ["&Quit"]
     window.close()
     qtbot.waitUntil(running.done, timeout=5000)
+
+
+def test_a_window_closed_while_the_engine_loads_opens_nothing_and_stops_it(
+    qtbot: QtBot, held_engine: HeldEngine, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "helper", {"turns": [{"text": "Hello."}]}, servers={})
+    window = MainWindow()
+    qtbot.addWidget(window)
+    running = asyncio.ensure_future(foundry_app._main(window, agent))
+    qtbot.waitUntil(window.isVisible, timeout=5000)
+
+    window.close()
+    held_engine.release.set()
+    qtbot.waitUntil(running.done, timeout=30000)
+
+    running.result()
+    assert not window.engine_ready and window.tabs.count() == 0
+    assert not held_engine.started[0]._thread.is_alive()
