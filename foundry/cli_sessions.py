@@ -91,6 +91,7 @@ def run_command(args: argparse.Namespace) -> int:
         ).result()
         engine.bus.subscribe(_printer(show_tokens=not args.json))
         result = _turn(engine, session_id, args.message)
+        engine.submit(engine.settle(session_id)).result()  # the reviews after the reply
         if args.json:
             print(json.dumps(_summary(engine, session_id, result), indent=2))
         else:

@@ -26,7 +26,7 @@ from foundry.orchestration.taskfile import load_task
 from foundry.orchestration.tools import CombinedTools
 from foundry.runtime.bus import EventBus
 from foundry.runtime.journal import EventJournal
-from foundry.session.chain import HumanReview, SupervisionChain
+from foundry.session.chain import HumanReview, ReviewTimes, SupervisionChain
 from foundry.session.chat import RETRY_DELAYS_S, ChatSession, TurnResult
 from foundry.session.events import (
     Event,
@@ -93,6 +93,7 @@ class Engine:
         self._background: set[asyncio.Task[Any]] = set()
         self._journal: EventJournal | None = None
         self._task_runs: dict[str, asyncio.Task[TaskOutcome]] = {}
+        self._review_times = ReviewTimes()  # which context supervisors are worth waiting for
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -282,7 +283,8 @@ class Engine:
             message_supervisors(agent, document.base_dir),
         )
         tools = host if extra_tools is None else CombinedTools(host, extra_tools)
-        chain = SupervisionChain(supervisors, self._human_review(session_id, agent, ask))
+        review = self._human_review(session_id, agent, ask)
+        chain = SupervisionChain(supervisors, review, self._review_times)
         chat = ChatSession(
             session_id,
             agent,
@@ -430,6 +432,11 @@ class Engine:
         live.turn = asyncio.create_task(turn)
         return await live.turn
 
+    async def settle(self, session_id: str, timeout_s: float | None = None) -> None:
+        """Wait for the session's supervisor reviews that run after replies (the ones still
+        running after `timeout_s` stop, recorded with their fallbacks)."""
+        await self._live(session_id).chat.chain.settle(timeout_s)
+
     async def cancel(self, session_id: str) -> None:
         live = self._sessions.get(session_id)
         if live and live.turn and not live.turn.done():
@@ -518,6 +525,7 @@ class Engine:
         if live.turn and not live.turn.done():
             live.turn.cancel()
             await asyncio.gather(live.turn, return_exceptions=True)
+        await live.chat.chain.settle(timeout_s=0)
         await live.tools.aclose()
         await live.provider.aclose()
         for supervisor in live.chat.chain.supervisors:
