@@ -6,7 +6,7 @@ import asyncio
 import logging
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, Qt
+from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer
 
 from foundry.agent.trust import TrustCheck
 from foundry.session.context import ItemKind
@@ -20,6 +20,7 @@ from foundry.session.events import (
     TurnStarted,
 )
 from foundry.supervision.resolution import human_resolver
+from foundry.ui.at_work import SupervisorsAtWork
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.inbox.actions import decide
@@ -28,6 +29,7 @@ from foundry.ui.timeline import MESSAGE_ROLE
 
 log = logging.getLogger(__name__)
 ITEM_PREFIXES: dict[str, ItemKind] = {"rule": "rule", "ref": "reference", "tool": "tool"}
+AT_WORK_TICK_MS = 100
 
 
 class SessionController(QObject):
@@ -39,6 +41,10 @@ class SessionController(QObject):
         self._tasks = BackgroundTasks("session action", view.status.setText)
         self._pending_approval: str | None = None
         self._totals = {"turns": 0, "input": 0, "output": 0, "model time": 0.0}
+        self._at_work = SupervisorsAtWork()
+        self._at_work_clock = QTimer(self)
+        self._at_work_clock.setInterval(AT_WORK_TICK_MS)
+        self._at_work_clock.timeout.connect(self._show_at_work)
         bridge.event_arrived.connect(self.on_event)
         view.conversation.rowsInserted.connect(lambda *_: view.messages.scrollToBottom())
         view.conversation.dataChanged.connect(lambda *_: view.messages.scrollToBottom())
@@ -186,6 +192,7 @@ class SessionController(QObject):
     def close(self) -> None:
         """Stop following the engine's events (the chat's tab is closing)."""
         self.bridge.event_arrived.disconnect(self.on_event)
+        self._at_work_clock.stop()
 
     def on_event(self, event: Event) -> None:
         if event.session_id != self.session_id:
@@ -193,6 +200,16 @@ class SessionController(QObject):
         self.view.conversation.apply(event)
         self.view.timeline.apply(event)
         self._note(event, live=True)
+        self._at_work.apply(event.body)
+        self._show_at_work()
+
+    def _show_at_work(self) -> None:
+        """Name the supervisors at work with their elapsed time, ticking while there are any."""
+        self.view.at_work.setText(self._at_work.line())
+        if self._at_work and not self._at_work_clock.isActive():
+            self._at_work_clock.start()
+        elif not self._at_work:
+            self._at_work_clock.stop()
 
     def _note(self, event: Event, live: bool) -> None:
         """What an event changes besides the two lists: context, stats, busy state, approvals."""
