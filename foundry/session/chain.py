@@ -176,18 +176,20 @@ class SupervisionChain:
     ) -> list[MessageSupervisor]:
         """Run the context supervisors of a request at the same time, each within its budget;
         the ones that finished in time (the rest review after the reply, said so)."""
-        hopeful = [s for s in curators if self._times.fits(s)]
+        hopeful = [s for s in curators if s.budget_s > 0 and self._times.fits(s)]
         for supervisor in curators:
             if supervisor not in hopeful:
-                last = self._times.last(supervisor) or 0.0
-                why = (
-                    f"its last review took {last:.1f} s, over its {supervisor.budget_s:g} s budget"
-                )
-                await session.record(_deferred(supervisor, index, why))
+                await session.record(_deferred(supervisor, index, self._not_waited(supervisor)))
         finished = await asyncio.gather(
             *(self._within_budget(s, session, index, message) for s in hopeful)
         )
         return [s for s, done in zip(hopeful, finished, strict=True) if done]
+
+    def _not_waited(self, supervisor: MessageSupervisor) -> str:
+        if supervisor.budget_s <= 0:
+            return "its budget before a request is 0 s (a model run in-process is too slow)"
+        last = self._times.last(supervisor) or 0.0
+        return f"its last review took {last:.1f} s, over its {supervisor.budget_s:g} s budget"
 
     async def _within_budget(
         self, supervisor: MessageSupervisor, session: ChatSession, index: int, message: ChatMessage

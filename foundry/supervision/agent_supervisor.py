@@ -106,6 +106,8 @@ class AgentSupervisor:
         async with self._starting:
             if self._loaded is None:
                 self._loaded = await asyncio.to_thread(_load, self.path)
+                in_process = self._loaded.choice.provider == "embedded"
+                self.budget_s = budget_of(self.config, in_process)
 
     async def _ready(self) -> LoadedSupervisor:
         """The loaded supervisor, starting it first if the engine has not."""

@@ -61,11 +61,15 @@ def reach_of(config: AgentSupervisorConfig) -> Reach:
     return "observe"
 
 
-def budget_of(config: AgentSupervisorConfig) -> float:
-    """Its own time budget (timeoutSeconds), or the default for what it can do."""
+def budget_of(config: AgentSupervisorConfig, in_process: bool = False) -> float:
+    """Its own time budget (timeoutSeconds), or the default for what it can do. A context
+    supervisor whose model runs in-process (the embedded one) is never waited for by default:
+    its model is far slower than a request's budget and shares the CPU with the agent's own
+    model, which stopping it at the budget would not give back at once."""
     if config.timeout_seconds is not None:
         return float(config.timeout_seconds)
-    return DEFAULT_BUDGETS_S[reach_of(config)]
+    reach = reach_of(config)
+    return 0.0 if reach == "context" and in_process else DEFAULT_BUDGETS_S[reach]
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from foundry.session.events import (
 from foundry.session.gate import PermissionGate
 from foundry.session.supervisors import Direction, Reach, SupervisionResult
 from foundry.supervision.factory import message_supervisors
-from foundry.supervision.supervised_tools import reach_of
+from foundry.supervision.supervised_tools import budget_of, reach_of
 
 BOTH = frozenset(("request", "response"))
 HUNG_S = 60.0  # a turn that waits for a gated supervisor would never end: fail instead of hang
@@ -188,6 +188,31 @@ async def test_a_curator_that_was_too_slow_is_not_waited_for_again(tmp_path: Pat
     assert times.fits(curator)  # fast this time, so the next request waits for it again
 
 
+async def test_a_curator_with_no_budget_is_never_started_before_the_request(
+    tmp_path: Path,
+) -> None:
+    curator = Gated("context", budget_s=0.0, directions=frozenset(("request",)))
+    curator.gate.set()
+    session, events = chat(tmp_path, [curator])
+    await asyncio.wait_for(session.send("Write to the board."), HUNG_S)
+    turn_end = position(events, TurnFinished)
+    [body] = [e for e in events if isinstance(e, SupervisorDeferred)]
+    assert "its budget before a request is 0 s" in body.reason
+    assert not any(isinstance(e, SupervisorStarted) for e in events[:turn_end])
+    await session.chain.settle()
+    assert curator.reviewed == [("request", 2)]  # after the reply
+
+
+def test_a_context_supervisor_on_the_embedded_model_is_not_waited_for_by_default() -> None:
+    curator = {"agentPath": "x", "allowedActions": ["MODIFY_CONTEXT"]}
+    config = AgentSupervisorConfig.model_validate(curator)
+    assert (budget_of(config), budget_of(config, in_process=True)) == (0.5, 0.0)
+    chosen = AgentSupervisorConfig.model_validate({**curator, "timeoutSeconds": 2})
+    assert budget_of(chosen, in_process=True) == 2.0  # its own budget, as given
+    checker = {"agentPath": "x", "allowedActions": ["MODIFY_MESSAGES"]}
+    assert budget_of(AgentSupervisorConfig.model_validate(checker), in_process=True) == 30.0
+
+
 async def test_a_curator_within_its_budget_curates_this_very_request(tmp_path: Path) -> None:
     curator = Gated("context", budget_s=30.0, include="cite-sources")
     curator.gate.set()
@@ -267,12 +292,12 @@ async def test_of_the_sample_assistant_only_the_guardian_holds_its_messages(
     assert document.agent is not None
     supervisors = await message_supervisors(document.agent, document.base_dir)
     try:
-        reach = {s.id: s.reach for s in supervisors}
+        reach = {s.id: (s.reach, s.budget_s) for s in supervisors}
         assert reach == {
-            "guardian": "message",
-            "architect": "context",
-            "context-curator": "context",
-            "stats": "observe",
+            "guardian": ("message", 10.0),
+            "architect": ("context", 0.0),  # its model is the embedded one
+            "context-curator": ("context", 0.0),
+            "stats": ("observe", 0.0),
         }
     finally:
         for supervisor in supervisors:
