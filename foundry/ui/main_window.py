@@ -386,6 +386,11 @@ class MainWindow(QMainWindow):
         controller.show_trust(trust)
         if engine.is_answering(session_id):  # a task's agent at work: follow it, do not resume
             self.statusBar().showMessage("This session is answering now; its reply streams in.")
+        elif await self.bridge.call(engine.running_elsewhere(session_id)):
+            self.statusBar().showMessage(
+                "Another Foundry process is running this session's turn; it is followed here."
+            )
+            controller.follow()
         elif chat.needs_resume and not trust.trusted:
             self.statusBar().showMessage(
                 "The last turn was interrupted; it finishes once you decide about the tools."

@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer
 
 from foundry.agent.trust import TrustCheck
+from foundry.runtime.engine import SessionRunningElsewhere
 from foundry.session.context import ItemKind
 from foundry.session.events import (
     ApprovalRequested,
@@ -41,6 +42,7 @@ class SessionController(QObject):
         self._tasks = BackgroundTasks("session action", view.status.setText)
         self._pending_approval: str | None = None
         self._totals = {"turns": 0, "input": 0, "output": 0, "model time": 0.0}
+        self._last_seq = 0  # the last event of the session shown here
         self._at_work = SupervisorsAtWork()
         self._at_work_clock = QTimer(self)
         self._at_work_clock.setInterval(AT_WORK_TICK_MS)
@@ -93,8 +95,29 @@ class SessionController(QObject):
         try:
             result = await self.bridge.call(self.bridge.engine.resume(self.session_id))
             self.view.status.setText(_ending(result.ended_by, result.error))
+        except SessionRunningElsewhere:  # another process took the turn first: follow it
+            self.follow()
+            return
         finally:
             self._set_busy(False)
+
+    def follow(self) -> None:
+        """Show the turn another Foundry process is running as it stores it; it cannot be
+        stopped from here. If that process stops mid-turn, the turn is finished here."""
+        self.view.send.setEnabled(False)
+        self.view.stop.setEnabled(False)
+        self.view.status.setText("Answering in another Foundry process…")
+        self._spawn(self._follow())
+
+    async def _follow(self) -> None:
+        engine = self.bridge.engine
+        try:
+            await self.bridge.call(engine.follow(self.session_id, self._last_seq))
+        finally:
+            self._set_busy(False)
+        if engine.session(self.session_id).needs_resume:
+            self.view.status.setText("The other process stopped mid-turn; finishing it here…")
+            self.resume()
 
     def show_trust(self, check: TrustCheck) -> None:
         """The agent's commands wait for the user's trust: say which, and offer to start them."""
@@ -184,6 +207,7 @@ class SessionController(QObject):
         """Show a reopened session as it was: its messages, decisions, context and stats."""
         self.view.conversation.replay(events)
         self.view.timeline.replay(events)
+        self._last_seq = events[-1].seq if events else 0
         for event in events:
             self._note(event, live=False)
         self._set_busy(False)
@@ -197,6 +221,7 @@ class SessionController(QObject):
     def on_event(self, event: Event) -> None:
         if event.session_id != self.session_id:
             return
+        self._last_seq = max(self._last_seq, event.seq)
         self.view.conversation.apply(event)
         self.view.timeline.apply(event)
         self._note(event, live=True)
