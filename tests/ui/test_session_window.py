@@ -10,6 +10,8 @@ import shiboken6
 from PySide6.QtCore import SIGNAL, Qt
 from pytestqt.qtbot import QtBot
 
+from foundry.runtime.engine import Engine
+from foundry.store import Store
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.main_window import MainWindow
 from foundry.ui.session_view import SessionView
@@ -255,3 +257,29 @@ def test_writing_ends_with_the_text_and_the_status_names_the_supervisor_at_work(
     assert any(
         t.startswith("response · Architect · allow") and "after the reply" in t for t in titles
     )
+
+
+def test_a_session_another_process_is_running_is_followed_not_resumed(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    words = " ".join(f"word{n}" for n in range(40))
+    agent = write_agent(tmp_path / "slow", {"delay_s": 0.05, "turns": [{"text": words}]}, {})
+    with Engine(Store.open(f"sqlite:///{tmp_path / 'ui.sqlite3'}")) as other:  # the app's store
+        session_id = other.submit(other.open_session(agent)).result()
+        running = other.submit(other.send(session_id, "Write forty words."))
+        store = bridge.engine.store
+        qtbot.waitUntil(lambda: any(e.kind == "token" for e in store.events.list(session_id)))
+        window = MainWindow(bridge)
+        qtbot.addWidget(window)
+        window.show()
+        reopening = asyncio.ensure_future(window.reopen_session(session_id))
+        qtbot.waitUntil(lambda: reopening.done() and window.tabs.count() == 1, timeout=20000)
+        view = window.tabs.currentWidget()
+        assert isinstance(view, SessionView)
+        assert not view.send.isEnabled() and not view.stop.isEnabled()
+        assert "Another Foundry process is running" in window.statusBar().currentMessage()
+        qtbot.waitUntil(lambda: ("assistant", words) in rows(view), timeout=30000)
+        qtbot.waitUntil(view.send.isEnabled, timeout=10000)
+        assert running.result(30).reply == words
+    replies = [m.content for m in store.messages.list(session_id) if m.role == "assistant"]
+    assert replies == [words]  # stored once: the app followed the turn, it did not resume it
