@@ -13,7 +13,7 @@ from typing import Any
 from foundry.agent.trust import TrustStore
 from foundry.cli_trust import add_trust_flag, ensure_trusted
 from foundry.llm.base import ToolCall
-from foundry.runtime.engine import Engine
+from foundry.runtime.engine import Engine, SessionRunningElsewhere
 from foundry.session.chat import TurnResult
 from foundry.session.context import ItemKind
 from foundry.session.events import (
@@ -156,7 +156,7 @@ def chat_command(args: argparse.Namespace) -> int:
         print(f"session {session_id}\n{CHAT_HELP}", file=sys.stderr)
         if engine.session(session_id).needs_resume:
             print("[resuming the interrupted turn]", file=sys.stderr)
-            _turn(engine, session_id, None)
+            _chat_turn(engine, session_id, None)
         _chat_loop(engine, session_id)
     return 0
 
@@ -178,7 +178,15 @@ def _chat_loop(engine: Engine, session_id: str) -> None:
         if text.startswith(("/include ", "/exclude ")):
             _change_context(engine, session_id, text)
         elif text:
-            _turn(engine, session_id, text)
+            _chat_turn(engine, session_id, text)
+
+
+def _chat_turn(engine: Engine, session_id: str, text: str | None) -> None:
+    """A turn of the chat, unless another Foundry process is running one of this session."""
+    try:
+        _turn(engine, session_id, text)
+    except SessionRunningElsewhere as error:
+        print(f"[{error}]", file=sys.stderr)
 
 
 def _change_context(engine: Engine, session_id: str, command: str) -> None:
