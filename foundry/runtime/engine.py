@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
-import secrets
 import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from foundry.orchestration.taskfile import load_task
 from foundry.orchestration.tools import CombinedTools
 from foundry.runtime.bus import EventBus
 from foundry.runtime.journal import EventJournal
+from foundry.runtime.runners import new_runner, runner_stopped
 from foundry.session.chain import HumanReview, ReviewTimes, SupervisionChain
 from foundry.session.chat import RETRY_DELAYS_S, ChatSession, TurnResult
 from foundry.session.events import (
@@ -102,7 +102,7 @@ class Engine:
         self._journal: EventJournal | None = None
         self._task_runs: dict[str, asyncio.Task[TaskOutcome]] = {}
         self._review_times = ReviewTimes()  # which context supervisors are worth waiting for
-        self.runner = secrets.token_hex(8)  # this engine, as the store names a turn's runner
+        self.runner = new_runner()  # this engine, as the store names a turn's runner
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -442,6 +442,9 @@ class Engine:
             raise RuntimeError("this session is already answering; wait or cancel it first")
         sessions = self.store.sessions
         holder = await self._in_writer(sessions.claim_turn, session_id, self.runner, TURN_STALE_S)
+        if holder is not None and runner_stopped(holder):  # killed mid-turn: take it over now
+            claim = functools.partial(sessions.claim_turn, stopped=holder)
+            holder = await self._in_writer(claim, session_id, self.runner, TURN_STALE_S)
         if holder is not None:
             turn.close()
             raise SessionRunningElsewhere(
@@ -465,7 +468,7 @@ class Engine:
         """Whether another process is running a turn of the session now."""
         record = await self._in_writer(self.store.sessions.get, session_id)
         runner = self.store.sessions.runner_of(record, TURN_STALE_S)
-        return runner is not None and runner != self.runner
+        return runner is not None and runner != self.runner and not runner_stopped(runner)
 
     async def follow(self, session_id: str, after_seq: int) -> None:
         """Follow the turn another process is running: each event it stores after `after_seq`

@@ -172,11 +172,15 @@ class SessionRepository(_Repository):
     # and its updated_at is that process's last heartbeat. A turn whose heartbeat is older than
     # `stale_after_s` belongs to a process that stopped; anyone may take it over.
 
-    def claim_turn(self, session_id: str, runner: str, stale_after_s: float) -> str | None:
-        """Mark the session as running a turn in `runner`; of several processes racing, one
-        wins. None if claimed, else the runner that holds it."""
+    def claim_turn(
+        self, session_id: str, runner: str, stale_after_s: float, stopped: str | None = None
+    ) -> str | None:
+        """Mark the session as running a turn in `runner` (taking it over from `stopped`, a
+        runner known to have stopped); of several processes racing, one wins. None if claimed,
+        else the runner that holds it."""
         now = utc_now()
         mine = RUNNING + runner
+        taken_over = RUNNING + (stopped or runner)
         with self._session() as session:
             result = session.execute(
                 sa.update(SessionRecord)
@@ -184,7 +188,7 @@ class SessionRepository(_Repository):
                 .where(
                     sa.or_(
                         ~col(SessionRecord.status).startswith(RUNNING),
-                        col(SessionRecord.status) == mine,
+                        col(SessionRecord.status).in_((mine, taken_over)),
                         col(SessionRecord.updated_at) < now - timedelta(seconds=stale_after_s),
                     )
                 )

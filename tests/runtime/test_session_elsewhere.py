@@ -4,12 +4,15 @@ whose process stopped can be taken over."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from foundry.runtime.engine import TURN_STALE_S, Engine, SessionRunningElsewhere
+from foundry.runtime.runners import new_runner, runner_stopped, this_host
 from foundry.session.events import Event, MessageAdded, TokenDelta, TurnFinished
 from foundry.store import Store
 
@@ -79,3 +82,18 @@ def test_a_turn_claim_has_one_winner_and_a_stopped_runner_can_be_taken_over(
     store.sessions.release_turn(session_id, "b")
     assert store.sessions.get(session_id).status == "active"
     assert store.sessions.runner_of(store.sessions.get(session_id), TURN_STALE_S) is None
+
+
+def test_a_turn_whose_process_is_gone_is_taken_over_at_once(tmp_path: Path) -> None:
+    finished = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    gone = f"{finished.stdout.strip()}.0000@{this_host()}"  # as a killed `foundry run` left it
+    assert runner_stopped(gone) and not runner_stopped(new_runner())
+    assert not runner_stopped(f"{finished.stdout.strip()}.0000@another-host")  # heartbeat only
+    store = Store.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    session_id = store.sessions.create("agent").id
+    assert store.sessions.claim_turn(session_id, gone, TURN_STALE_S) is None
+    assert store.sessions.claim_turn(session_id, "b", TURN_STALE_S) == gone
+    assert store.sessions.claim_turn(session_id, "b", TURN_STALE_S, stopped="c") == gone
+    assert store.sessions.claim_turn(session_id, "b", TURN_STALE_S, stopped=gone) is None
