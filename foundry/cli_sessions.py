@@ -21,6 +21,7 @@ from foundry.session.events import (
     ErrorOccurred,
     Event,
     SupervisorDecided,
+    SupervisorDeferred,
     TokenDelta,
     ToolCallFinished,
 )
@@ -52,6 +53,8 @@ def _printer(show_tokens: bool) -> Callable[[Event], None]:
             print(f"\n[{body.where or 'error'}] {body.message}", file=sys.stderr)
         elif isinstance(body, SupervisorDecided) and body.fallback:
             print(f"\n[supervisor fallback] {_fallback_line(body)}", file=sys.stderr)
+        elif isinstance(body, SupervisorDeferred):
+            print(f"\n[supervisor deferred] {body.reason}", file=sys.stderr)
         elif isinstance(body, ApprovalRequested):
             print(
                 f"\n[waiting for a person] {body.tool}: approve or deny it in the app's inbox, "
