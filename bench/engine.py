@@ -34,6 +34,7 @@ from foundry.home import shipped_path
 from foundry.llm.embedded import model_path
 from foundry.runtime.engine import Engine
 from foundry.session.events import (
+    ContextSelected,
     MessageAdded,
     ModelCallFinished,
     SupervisorDecided,
@@ -221,6 +222,8 @@ def assistant_call(engine: Engine, agent: Path, max_tokens: int, text: str) -> d
         body = event.body
         if isinstance(body, TurnStarted):
             marks["start"] = now
+        elif isinstance(body, ContextSelected):
+            marks.setdefault("request", now)  # the model is asked from here on
         elif isinstance(body, TokenDelta):
             marks.setdefault("first", now)
             marks["last"] = now
@@ -294,6 +297,7 @@ def bench_assistant(rounds: int, max_tokens: int, workdir: Path) -> None:
             supervised.append(assistant_call(engine, agent, max_tokens, prompt(number + 2)))
     del server
     b, u, a = (statistics.median(m["first"] for m in ms) for ms in (bare, unsupervised, supervised))
+    asked = [statistics.median(m["request"] for m in ms) for ms in (unsupervised, supervised)]
     stored = statistics.median(m["stored"] - m["last"] for m in supervised)
     ended = statistics.median(m["ended"] - m["last"] for m in supervised)
     after = [m["after"] - m["ended"] for m in supervised if "after" in m]
@@ -305,6 +309,10 @@ def bench_assistant(rounds: int, max_tokens: int, workdir: Path) -> None:
     print(
         f"{'':20} ratio to the unsupervised assistant {a / u:.2f}, to the bare model {a / b:.2f}"
         " (target: at most 1.25)"
+    )
+    print(
+        f"{'model asked after':20} assistant without supervisors {asked[0] * 1000:6.1f} ms"
+        f"   sample assistant {asked[1] * 1000:6.1f} ms (what supervision adds before the model)"
     )
     print(f"{'last token to':20} reply stored {stored:6.3f} s   turn ended (Send) {ended:6.3f} s")
     print(f"{'':20} (target: at most 0.3 s)")
