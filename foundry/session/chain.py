@@ -7,6 +7,7 @@ supervisor holds a request within its budget; every other review runs after the 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -189,6 +190,8 @@ class SupervisionChain:
         if supervisor.budget_s <= 0:
             return "its budget before a request is 0 s (a model run in-process is too slow)"
         last = self._times.last(supervisor) or 0.0
+        if math.isinf(last):
+            return f"its last review did not finish within its {supervisor.budget_s:g} s budget"
         return f"its last review took {last:.1f} s, over its {supervisor.budget_s:g} s budget"
 
     async def _within_budget(
@@ -203,7 +206,7 @@ class SupervisionChain:
                 supervisor.review(session, "request", message), supervisor.budget_s
             )
         except TimeoutError:
-            self._times.note(supervisor, time.perf_counter() - started)
+            self._times.note(supervisor, math.inf)  # it did not finish
             why = f"it was still working after its {supervisor.budget_s:g} s budget"
             await session.record(_deferred(supervisor, index, why))
             return False

@@ -167,7 +167,7 @@ async def test_a_slow_curator_leaves_the_lexical_selection_and_counts_from_the_n
     curator.gate.set()
     await session.chain.settle()
     assert curator.reviewed == [("request", 2)]
-    await session.send("Now to the shareholders.")
+    await asyncio.wait_for(session.send("Now to the shareholders."), HUNG_S)
     selections = [e for e in events if isinstance(e, ContextSelected)]
     assert [rules_selected(s) for s in selections] == [set(), {"cite-sources"}]
 
@@ -302,3 +302,18 @@ async def test_of_the_sample_assistant_only_the_guardian_holds_its_messages(
     finally:
         for supervisor in supervisors:
             await supervisor.aclose()
+
+
+async def test_a_curator_that_did_not_finish_in_time_is_said_so_next_time(
+    tmp_path: Path,
+) -> None:
+    times = ReviewTimes()
+    curator = Gated("context", directions=frozenset(("request",)))
+    first, _ = chat(tmp_path, [curator], times=times)
+    await asyncio.wait_for(first.send("Write to the board."), HUNG_S)  # stopped at its budget
+    await first.chain.settle(timeout_s=0)  # its review after the reply never finishes either
+    second, events = chat(tmp_path, [curator], times=times)
+    await asyncio.wait_for(second.send("Write to the board."), HUNG_S)
+    [body] = [e for e in events if isinstance(e, SupervisorDeferred)]
+    assert "its last review did not finish within its 0.05 s budget" in body.reason
+    await second.chain.settle(timeout_s=0)
