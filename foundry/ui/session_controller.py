@@ -80,11 +80,7 @@ class SessionController(QObject):
 
     async def _send(self, text: str) -> None:
         engine = self.bridge.engine
-        try:
-            result = await self.bridge.call(engine.send(self.session_id, text))
-            self.view.status.setText(_ending(result.ended_by, result.error))
-        finally:
-            self._set_busy(False)
+        await self._run_turn(engine.send(self.session_id, text), unsent=text)
 
     def resume(self) -> None:
         """Finish a turn that was cut short (the app or the engine stopped mid-turn)."""
@@ -92,14 +88,22 @@ class SessionController(QObject):
         self._spawn(self._resume())
 
     async def _resume(self) -> None:
+        await self._run_turn(self.bridge.engine.resume(self.session_id))
+
+    async def _run_turn(self, turn: Any, unsent: str = "") -> None:
+        """Run a turn on the engine; if another process is running one of this session, show
+        that one instead (and keep the message that was not sent in the field)."""
         try:
-            result = await self.bridge.call(self.bridge.engine.resume(self.session_id))
-            self.view.status.setText(_ending(result.ended_by, result.error))
-        except SessionRunningElsewhere:  # another process took the turn first: follow it
+            result = await self.bridge.call(turn)
+        except SessionRunningElsewhere:
+            self.view.input.setPlainText(unsent or self.view.input.toPlainText())
             self.follow()
             return
-        finally:
+        except BaseException:
             self._set_busy(False)
+            raise
+        self._set_busy(False)
+        self.view.status.setText(_ending(result.ended_by, result.error))
 
     def follow(self) -> None:
         """Show the turn another Foundry process is running as it stores it; it cannot be
