@@ -4,8 +4,14 @@
    tokens observed on the event bus after they are persisted) versus a direct call of the same
    llama.cpp runtime with the same messages and sampling settings. Target: overhead under 5%.
 2. Events persisted per second: straight into the store, and through the engine (store + bus).
+3. The sample assistant (guardian, context curator, architect, statistics, policy) versus the
+   same agent without supervisors and the bare embedded model, on messages of the same shape
+   (never the same one twice: the runtime would reuse a cached prompt): first token (target:
+   within 1.25x), and from the reply's last token to the reply stored and to
+   the turn's end, when Send is enabled again (target: within 0.3 s). The reviews that run
+   after the reply are waited for between rounds, so that each round starts on an idle model.
 
-Run: python bench/engine.py [--rounds 5] [--tokens 64] [--events 2000]
+Run: python bench/engine.py [--rounds 5] [--tokens 64] [--events 2000] [--assistant-rounds 5]
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import shutil
 import statistics
 import tempfile
 import threading
@@ -20,9 +28,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from foundry.agent.document import load_agent
+from foundry.agent.trust import TrustStore
+from foundry.home import shipped_path
 from foundry.llm.embedded import model_path
 from foundry.runtime.engine import Engine
-from foundry.session.events import ModelCallFinished, TokenDelta, TurnStarted
+from foundry.session.events import (
+    ContextSelected,
+    MessageAdded,
+    ModelCallFinished,
+    SupervisorDecided,
+    TokenDelta,
+    TurnFinished,
+    TurnStarted,
+)
 from foundry.store import Store
 
 SYSTEM = "You are a helpful assistant."
@@ -123,14 +142,7 @@ def write_agent(root: Path) -> Path:
 
 
 def bench_model(rounds: int, max_tokens: int, workdir: Path) -> None:
-    import xllamacpp
-
-    params = xllamacpp.CommonParams()
-    params.model.path = str(model_path("smollm2"))
-    params.n_ctx = 4096
-    params.cpuparams.n_threads = 2
-    params.verbosity = -1
-    server = xllamacpp.Server(params)
+    server = open_runtime()
     agent = write_agent(workdir / "agent")
     with Engine(Store.open(f"sqlite:///{workdir / 'bench.sqlite3'}")) as engine:
         foundry_call(engine, agent, max_tokens, prompt(0))  # warm up Foundry's own runtime
@@ -184,15 +196,147 @@ async def _record_streamed(engine: Engine, count: int) -> None:
     await asyncio.gather(*pending)
 
 
+def open_runtime() -> Any:
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(model_path("smollm2"))
+    params.n_ctx = 4096
+    params.cpuparams.n_threads = 2
+    params.verbosity = -1
+    return xllamacpp.Server(params)
+
+
+def assistant_call(engine: Engine, agent: Path, max_tokens: int, text: str) -> dict[str, float]:
+    """A user turn of a new session of the sample assistant, timed from the bus: first token,
+    last token, reply stored, turn ended, each from the turn's start; then the reviews after the
+    reply are waited for (`after`, from the turn's end)."""
+    overrides = {"maxOutputTokens": max_tokens}
+    session_id = engine.submit(engine.open_session(agent, settings_overrides=overrides)).result()
+    marks: dict[str, float] = {}
+
+    def observe(event: Any) -> None:
+        if event.session_id != session_id:
+            return
+        now = time.perf_counter()
+        body = event.body
+        if isinstance(body, TurnStarted):
+            marks["start"] = now
+        elif isinstance(body, ContextSelected):
+            marks.setdefault("request", now)  # the model is asked from here on
+        elif isinstance(body, TokenDelta):
+            marks.setdefault("first", now)
+            marks["last"] = now
+        elif isinstance(body, MessageAdded) and body.message.role == "assistant":
+            marks["stored"] = now
+        elif isinstance(body, TurnFinished):
+            marks["ended"] = now
+        elif isinstance(body, SupervisorDecided) and body.background:
+            marks["after"] = now
+
+    unsubscribe = engine.bus.subscribe(observe)
+    engine.submit(engine.send(session_id, text)).result(600)
+    engine.submit(engine.settle(session_id)).result(900)
+    unsubscribe()
+    engine.submit(engine.close_session(session_id)).result()
+    start = marks["start"]
+    return {key: value - start for key, value in marks.items() if key != "start"}
+
+
+def bare_call(server: Any, system: str, max_tokens: int, text: str) -> dict[str, float]:
+    body = {
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": text}],
+        "max_tokens": max_tokens,
+        "temperature": 0.3,
+        "top_p": 0.9,
+        "stream": True,
+    }
+    started = time.perf_counter()
+    marks: dict[str, float] = {}
+
+    def on_chunk(chunk: dict[str, Any]) -> bool:
+        if any((c.get("delta") or {}).get("content") for c in chunk.get("choices") or []):
+            marks.setdefault("first", time.perf_counter() - started)
+        return False
+
+    server.handle_chat_completions(body, on_chunk)
+    return marks
+
+
+def unsupervised_copy(agent: Path, workdir: Path, trust: TrustStore) -> Path:
+    """The same agent (prompt, rules, references, tools, settings) without its supervisors."""
+    copy = workdir / "unsupervised-assistant"
+    shutil.copytree(agent, copy)
+    config = json.loads((copy / "tsagent.json").read_text())
+    config["supervisors"] = []
+    (copy / "tsagent.json").write_text(json.dumps(config))
+    trust.grant(load_agent(copy))  # its time server, as the shipped agent's is trusted
+    return copy
+
+
+def bench_assistant(rounds: int, max_tokens: int, workdir: Path) -> None:
+    """The sample assistant against the same agent without supervisors (both through Foundry)
+    and against the bare model given the assistant's prompt, on messages of the same shape; the
+    sample assistant's first turn in the engine is shown apart (the model already loaded)."""
+    agent = shipped_path("agents") / "assistant"
+    system = (agent / "prompt.md").read_text()
+    trust = TrustStore(workdir / "trust.json")
+    plain = unsupervised_copy(agent, workdir, trust)
+    server = open_runtime()
+    load = os.getloadavg()[0]
+    store = Store.open(f"sqlite:///{workdir / 'assistant.sqlite3'}")
+    with Engine(store, trust=trust) as engine:
+        assistant_call(engine, plain, max_tokens, prompt(100))  # loads Foundry's runtime
+        first = assistant_call(engine, agent, max_tokens, prompt(101))
+        bare_call(server, system, max_tokens, prompt(102))
+        bare, unsupervised, supervised = [], [], []
+        for number in range(103, 103 + 3 * rounds, 3):  # alternate, so that drift hits all alike
+            # a message no earlier call has seen (the runtime would reuse a cached prompt)
+            bare.append(bare_call(server, system, max_tokens, prompt(number)))
+            unsupervised.append(assistant_call(engine, plain, max_tokens, prompt(number + 1)))
+            supervised.append(assistant_call(engine, agent, max_tokens, prompt(number + 2)))
+    del server
+    b, u, a = (statistics.median(m["first"] for m in ms) for ms in (bare, unsupervised, supervised))
+    asked = [statistics.median(m["request"] for m in ms) for ms in (unsupervised, supervised)]
+    stored = statistics.median(m["stored"] - m["last"] for m in supervised)
+    ended = statistics.median(m["ended"] - m["last"] for m in supervised)
+    after = [m["after"] - m["ended"] for m in supervised if "after" in m]
+    print(f"sample assistant, median of {rounds} (load average {load:.1f} at start)")
+    print(
+        f"{'first token (s)':20} bare model {b:6.3f}   assistant without supervisors {u:6.3f}"
+        f"   sample assistant {a:6.3f}"
+    )
+    print(
+        f"{'':20} ratio to the unsupervised assistant {a / u:.2f}, to the bare model {a / b:.2f}"
+        " (target: at most 1.25)"
+    )
+    print(
+        f"{'model asked after':20} assistant without supervisors {asked[0] * 1000:6.1f} ms"
+        f"   sample assistant {asked[1] * 1000:6.1f} ms (what supervision adds before the model)"
+    )
+    print(f"{'last token to':20} reply stored {stored:6.3f} s   turn ended (Send) {ended:6.3f} s")
+    print(f"{'':20} (target: at most 0.3 s)")
+    if after:
+        print(f"{'reviews after reply':20} last decision {statistics.median(after):6.2f} s after")
+    print(
+        f"{'its first turn':20} first token {first['first']:6.3f} s, "
+        f"turn ended {first['ended'] - first['last']:6.3f} s after its last token"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--assistant-rounds", type=int, default=5)
+    parser.add_argument("--only-assistant", action="store_true", help="part 3 only")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        bench_model(args.rounds, args.tokens, Path(folder))
-        bench_events(args.events, Path(folder))
+        if not args.only_assistant:
+            bench_model(args.rounds, args.tokens, Path(folder))
+            bench_events(args.events, Path(folder))
+        bench_assistant(args.assistant_rounds, args.tokens, Path(folder))
 
 
 if __name__ == "__main__":

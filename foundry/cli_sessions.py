@@ -43,6 +43,7 @@ def _printer(show_tokens: bool) -> Callable[[Event], None]:
         ApprovalRequested,
         ErrorOccurred,
         SupervisorDecided,
+        SupervisorDeferred,
         TokenDelta,
         ToolCallFinished,
     )
@@ -59,6 +60,8 @@ def _printer(show_tokens: bool) -> Callable[[Event], None]:
             print(f"\n[{body.where or 'error'}] {body.message}", file=sys.stderr)
         elif isinstance(body, SupervisorDecided) and body.fallback:
             print(f"\n[supervisor fallback] {_fallback_line(body)}", file=sys.stderr)
+        elif isinstance(body, SupervisorDeferred):
+            print(f"\n[supervisor deferred] {body.reason}", file=sys.stderr)
         elif isinstance(body, ApprovalRequested):
             print(
                 f"\n[waiting for a person] {body.tool}: approve or deny it in the app's inbox, "
@@ -101,6 +104,7 @@ def run_command(args: argparse.Namespace) -> int:
         ).result()
         engine.bus.subscribe(_printer(show_tokens=not args.json))
         result = _turn(engine, session_id, args.message)
+        engine.submit(engine.settle(session_id)).result()  # the reviews after the reply
         if args.json:
             print(json.dumps(_summary(engine, session_id, result), indent=2))
         else:
@@ -170,7 +174,7 @@ def chat_command(args: argparse.Namespace) -> int:
         print(f"session {session_id}\n{CHAT_HELP}", file=sys.stderr)
         if engine.session(session_id).needs_resume:
             print("[resuming the interrupted turn]", file=sys.stderr)
-            _turn(engine, session_id, None)
+            _chat_turn(engine, session_id, None)
         _chat_loop(engine, session_id)
     return 0
 
@@ -192,7 +196,17 @@ def _chat_loop(engine: Engine, session_id: str) -> None:
         if text.startswith(("/include ", "/exclude ")):
             _change_context(engine, session_id, text)
         elif text:
-            _turn(engine, session_id, text)
+            _chat_turn(engine, session_id, text)
+
+
+def _chat_turn(engine: Engine, session_id: str, text: str | None) -> None:
+    """A turn of the chat, unless another Foundry process is running one of this session."""
+    from foundry.runtime.engine import SessionRunningElsewhere
+
+    try:
+        _turn(engine, session_id, text)
+    except SessionRunningElsewhere as error:
+        print(f"[{error}]", file=sys.stderr)
 
 
 def _change_context(engine: Engine, session_id: str, command: str) -> None:

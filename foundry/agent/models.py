@@ -236,7 +236,8 @@ class AgentSupervisorConfig(AgentModel):
     fallback_behavior: Literal["allow", "block"] = "allow"
     max_modifications: LenientInt = Field(default=10, ge=0, le=1000)
     apply_to: list[Direction] = Field(default_factory=lambda: list(DIRECTIONS))
-    timeout_seconds: LenientFloat = Field(default=60, gt=0, le=3600)
+    # Foundry's: how long a message may wait for this supervisor (a default by what it can do)
+    timeout_seconds: LenientFloat | None = Field(default=None, gt=0, le=3600)
 
     @property
     def permissions(self) -> set[SupervisionPermission]:

@@ -26,7 +26,8 @@ from foundry.orchestration.taskfile import load_task
 from foundry.orchestration.tools import CombinedTools
 from foundry.runtime.bus import EventBus
 from foundry.runtime.journal import EventJournal
-from foundry.session.chain import HumanReview, SupervisionChain
+from foundry.runtime.runners import new_runner, runner_stopped
+from foundry.session.chain import HumanReview, ReviewTimes, SupervisionChain
 from foundry.session.chat import RETRY_DELAYS_S, ChatSession, TurnResult
 from foundry.session.events import (
     Event,
@@ -51,10 +52,17 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 NOT_TRUSTED = "held: its command is not trusted yet (Trust and start, or `foundry trust`)"
+TURN_HEARTBEAT_S = 5.0  # how often a running turn says so in the store
+TURN_STALE_S = 30.0  # a turn not heard of for this long belongs to a process that stopped
+FOLLOW_POLL_S = 0.25  # how often a turn running in another process is read from the store
 
 
 class SessionNotFound(LookupError):
     pass
+
+
+class SessionRunningElsewhere(RuntimeError):
+    """Another process (a `foundry run`, another app) is running a turn of this session."""
 
 
 class TaskNotFound(LookupError):
@@ -93,6 +101,8 @@ class Engine:
         self._background: set[asyncio.Task[Any]] = set()
         self._journal: EventJournal | None = None
         self._task_runs: dict[str, asyncio.Task[TaskOutcome]] = {}
+        self._review_times = ReviewTimes()  # which context supervisors are worth waiting for
+        self.runner = new_runner()  # this engine, as the store names a turn's runner
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -282,7 +292,8 @@ class Engine:
             message_supervisors(agent, document.base_dir),
         )
         tools = host if extra_tools is None else CombinedTools(host, extra_tools)
-        chain = SupervisionChain(supervisors, self._human_review(session_id, agent, ask))
+        review = self._human_review(session_id, agent, ask)
+        chain = SupervisionChain(supervisors, review, self._review_times)
         chat = ChatSession(
             session_id,
             agent,
@@ -423,12 +434,69 @@ class Engine:
         return await self._run_turn(session_id, self.session(session_id).resume())
 
     async def _run_turn(self, session_id: str, turn: Coroutine[Any, Any, TurnResult]) -> TurnResult:
+        """Run a turn, claimed in the store for this engine, so that no other process runs a
+        turn of the session (or resumes this one) at the same time."""
         live = self._sessions[session_id]
         if live.turn is not None and not live.turn.done():
             turn.close()
             raise RuntimeError("this session is already answering; wait or cancel it first")
+        sessions = self.store.sessions
+        holder = await self._in_writer(sessions.claim_turn, session_id, self.runner, TURN_STALE_S)
+        if holder is not None and runner_stopped(holder):  # killed mid-turn: take it over now
+            claim = functools.partial(sessions.claim_turn, stopped=holder)
+            holder = await self._in_writer(claim, session_id, self.runner, TURN_STALE_S)
+        if holder is not None:
+            turn.close()
+            raise SessionRunningElsewhere(
+                f"session {session_id} is answering in another Foundry process ({holder}); "
+                "follow it there or wait until its turn ends"
+            )
         live.turn = asyncio.create_task(turn)
-        return await live.turn
+        heartbeat = asyncio.create_task(self._beat(session_id))
+        try:
+            return await live.turn
+        finally:
+            heartbeat.cancel()
+            await self._in_writer(sessions.release_turn, session_id, self.runner)
+
+    async def _beat(self, session_id: str) -> None:
+        while True:
+            await asyncio.sleep(TURN_HEARTBEAT_S)
+            await self._in_writer(self.store.sessions.heartbeat, session_id, self.runner)
+
+    async def running_elsewhere(self, session_id: str) -> bool:
+        """Whether another process is running a turn of the session now."""
+        record = await self._in_writer(self.store.sessions.get, session_id)
+        runner = self.store.sessions.runner_of(record, TURN_STALE_S)
+        return runner is not None and runner != self.runner and not runner_stopped(runner)
+
+    async def follow(self, session_id: str, after_seq: int) -> None:
+        """Follow the turn another process is running: each event it stores after `after_seq`
+        is applied to the session here and published on the bus, until that turn ends (or its
+        process stops: the session may then need resuming)."""
+        chat = self.session(session_id)
+        shown: set[int] = set()  # this engine's own events meanwhile (a context change)
+        unsubscribe = self.bus.subscribe(
+            lambda event: shown.add(event.seq) if event.session_id == session_id else None
+        )
+        try:
+            while True:
+                running = await self.running_elsewhere(session_id)
+                for event in await self.events(session_id, after_seq):  # read after: none missed
+                    after_seq = event.seq
+                    if event.seq not in shown:
+                        chat.apply(event.body)
+                        self.bus.publish(event)
+                if not running:
+                    return
+                await asyncio.sleep(FOLLOW_POLL_S)
+        finally:
+            unsubscribe()
+
+    async def settle(self, session_id: str, timeout_s: float | None = None) -> None:
+        """Wait for the session's supervisor reviews that run after replies (the ones still
+        running after `timeout_s` stop, recorded with their fallbacks)."""
+        await self._live(session_id).chat.chain.settle(timeout_s)
 
     async def cancel(self, session_id: str) -> None:
         live = self._sessions.get(session_id)
@@ -518,6 +586,7 @@ class Engine:
         if live.turn and not live.turn.done():
             live.turn.cancel()
             await asyncio.gather(live.turn, return_exceptions=True)
+        await live.chat.chain.settle(timeout_s=0)
         await live.tools.aclose()
         await live.provider.aclose()
         for supervisor in live.chat.chain.supervisors:

@@ -1,21 +1,27 @@
-"""Running the message supervisors in order on one message, and recording what each decided."""
+"""Running the message supervisors on one message, and recording what each decided.
+
+Only supervisors that can change the message hold it, each within its budget; a context
+supervisor holds a request within its budget; every other review runs after the reply.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from foundry.llm.base import ChatMessage
-from foundry.session.events import EventBody, SupervisorDecided
+from foundry.session.events import SupervisorDecided, SupervisorDeferred, SupervisorStarted
 from foundry.session.supervisors import Direction, MessageSupervisor, SupervisionResult
 
 if TYPE_CHECKING:
     from foundry.session.chat import ChatSession
 
-Record = Callable[[EventBody], Awaitable[None]]
 HumanReview = Callable[[Direction, str, str], Awaitable[bool]]
+LATER_LIMIT_S = 300.0  # a review that nothing waits for still ends, with its fallback
 
 
 class StreamMasker(Protocol):
@@ -52,26 +58,61 @@ class ReplyStream:
 
 
 @dataclass(frozen=True)
+class LaterReview:
+    """A review that runs once the turn has ended: the message as the holding supervisors left
+    it, and the supervisor that reviews it."""
+
+    supervisor: MessageSupervisor
+    direction: Direction
+    index: int
+    message: ChatMessage
+
+
+@dataclass(frozen=True)
 class ChainOutcome:
-    """The message after the chain: its (maybe rewritten) text, or why it was blocked."""
+    """The message after the chain: its (maybe rewritten) text, or why it was blocked, and the
+    reviews to run after the reply."""
 
     content: str
     blocked_by: str | None = None
     reason: str = ""
+    later: tuple[LaterReview, ...] = ()
+
+
+class ReviewTimes:
+    """How long each supervisor's last review took, shared by the sessions of an engine: a
+    context supervisor that did not fit its budget is not waited for again until a review of
+    it (run after a reply) does."""
+
+    def __init__(self) -> None:
+        self._seconds: dict[str, float] = {}
+
+    def note(self, supervisor: MessageSupervisor, seconds: float) -> None:
+        self._seconds[_identity(supervisor)] = seconds
+
+    def last(self, supervisor: MessageSupervisor) -> float | None:
+        return self._seconds.get(_identity(supervisor))
+
+    def fits(self, supervisor: MessageSupervisor) -> bool:
+        last = self.last(supervisor)
+        return last is None or last <= supervisor.budget_s
 
 
 class SupervisionChain:
-    """Each supervisor sees the message as the previous one left it; a block stops the chain."""
+    """Each holding supervisor sees the message as the previous one left it; a block stops the
+    chain. The others see it as the holding ones let it through."""
 
     def __init__(
         self,
         supervisors: Sequence[MessageSupervisor],
         human_review: HumanReview | None = None,
-        timeout_s: float = 120.0,
+        times: ReviewTimes | None = None,
     ) -> None:
         self.supervisors = list(supervisors)
         self._human_review = human_review
-        self._timeout_s = timeout_s
+        self._times = times or ReviewTimes()
+        self._later: set[asyncio.Task[None]] = set()
+        self._latest: dict[str, asyncio.Task[None]] = {}  # by supervisor: its last later review
 
     def reply_stream(self) -> ReplyStream:
         """A filter for the tokens of one reply, masking them before anyone sees them."""
@@ -84,20 +125,38 @@ class SupervisionChain:
         return ReplyStream(maskers)
 
     async def run(
+        self, session: ChatSession, direction: Direction, index: int, message: ChatMessage
+    ) -> ChainOutcome:
+        reviewing = [s for s in self.supervisors if direction in s.directions]
+        holding = [s for s in reviewing if s.reach == "message"]
+        outcome = await self._hold(session, direction, index, message, holding)
+        if outcome.blocked_by:
+            return outcome
+        passed = message.model_copy(update={"content": outcome.content})
+        waited: list[MessageSupervisor] = []
+        if direction == "request":
+            curators = [s for s in reviewing if s.reach == "context"]
+            waited = await self._curate(session, index, passed, curators)
+        later = [s for s in reviewing if s.reach != "message" and s not in waited]
+        reviews = tuple(LaterReview(s, direction, index, passed) for s in later)
+        return replace(outcome, later=reviews)
+
+    async def _hold(
         self,
         session: ChatSession,
         direction: Direction,
         index: int,
         message: ChatMessage,
-        record: Record,
+        holding: Sequence[MessageSupervisor],
     ) -> ChainOutcome:
         content = message.content
-        for supervisor in self.supervisors:
-            if direction not in supervisor.directions:
-                continue
+        for supervisor in holding:
             current = message.model_copy(update={"content": content})
-            result = await self._review(supervisor, session, direction, current)
-            await record(_decided(supervisor, direction, index, result))
+            session.note(_started(supervisor, direction, index, holds=True))
+            result, took = await self._timed(
+                supervisor, session, direction, current, supervisor.budget_s
+            )
+            await session.record(_decided(supervisor, direction, index, result, took))
             if result.action == "modify" and result.content is not None:
                 content = result.content
             elif result.action == "block":  # what a blocker masked stays masked
@@ -109,25 +168,74 @@ class SupervisionChain:
                     return outcome
         return ChainOutcome(content)
 
-    async def _review(
+    async def _curate(
+        self,
+        session: ChatSession,
+        index: int,
+        message: ChatMessage,
+        curators: Sequence[MessageSupervisor],
+    ) -> list[MessageSupervisor]:
+        """Run the context supervisors of a request at the same time, each within its budget;
+        the ones that finished in time (the rest review after the reply, said so)."""
+        hopeful = [s for s in curators if s.budget_s > 0 and self._times.fits(s)]
+        for supervisor in curators:
+            if supervisor not in hopeful:
+                await session.record(_deferred(supervisor, index, self._not_waited(supervisor)))
+        finished = await asyncio.gather(
+            *(self._within_budget(s, session, index, message) for s in hopeful)
+        )
+        return [s for s, done in zip(hopeful, finished, strict=True) if done]
+
+    def _not_waited(self, supervisor: MessageSupervisor) -> str:
+        if supervisor.budget_s <= 0:
+            return "its budget before a request is 0 s (a model run in-process is too slow)"
+        last = self._times.last(supervisor) or 0.0
+        if math.isinf(last):
+            return f"its last review did not finish within its {supervisor.budget_s:g} s budget"
+        return f"its last review took {last:.1f} s, over its {supervisor.budget_s:g} s budget"
+
+    async def _within_budget(
+        self, supervisor: MessageSupervisor, session: ChatSession, index: int, message: ChatMessage
+    ) -> bool:
+        """Review a request within the supervisor's budget; False (and stopped, and said so) if
+        it did not finish in time."""
+        session.note(_started(supervisor, "request", index, holds=True))
+        started = time.perf_counter()
+        try:
+            result = await asyncio.wait_for(
+                supervisor.review(session, "request", message), supervisor.budget_s
+            )
+        except TimeoutError:
+            self._times.note(supervisor, math.inf)  # it did not finish
+            why = f"it was still working after its {supervisor.budget_s:g} s budget"
+            await session.record(_deferred(supervisor, index, why))
+            return False
+        except Exception as error:  # any failure of a supervisor is reported, never ignored
+            result = _fallback(supervisor, error)
+        duration = time.perf_counter() - started
+        self._times.note(supervisor, duration)
+        result = _without_message_changes(supervisor, result)
+        await session.record(_decided(supervisor, "request", index, result, duration))
+        return True
+
+    async def _timed(
         self,
         supervisor: MessageSupervisor,
         session: ChatSession,
         direction: Direction,
         message: ChatMessage,
-    ) -> SupervisionResult:
-        """The supervisor's result; if it fails or takes too long, its fallback, said so."""
+        limit_s: float,
+    ) -> tuple[SupervisionResult, float]:
+        """The supervisor's result within `limit_s` and how long it took; if it fails or takes
+        too long, its fallback, said so."""
+        started = time.perf_counter()
         try:
-            return await asyncio.wait_for(
-                supervisor.review(session, direction, message), self._timeout_s
-            )
+            result = await asyncio.wait_for(supervisor.review(session, direction, message), limit_s)
         except Exception as error:  # any failure of a supervisor is reported, never ignored
-            problem = "timed out" if isinstance(error, TimeoutError) else f"failed: {error}"
-            return SupervisionResult(
-                action=supervisor.fallback_behavior,
-                reasons=(f"{supervisor.name} {problem}; fallback: {supervisor.fallback_behavior}",),
-                fallback=True,
-            )
+            result = _fallback(supervisor, error, limit_s)
+        duration = time.perf_counter() - started
+        self._times.note(supervisor, duration)
+        return result, duration
 
     async def _ask_human(
         self,
@@ -143,9 +251,123 @@ class SupervisionChain:
             return None
         return ChainOutcome(content, "a human reviewer", reason)
 
+    # -- reviews after the reply ----------------------------------------------------------------
+
+    def review_later(self, session: ChatSession, reviews: Sequence[LaterReview]) -> None:
+        """Start reviews that nothing waits for; each supervisor's run one at a time, in order,
+        and each decision is recorded when it is ready."""
+        for review in reviews:
+            key = review.supervisor.id
+            task = asyncio.create_task(self._review_later(session, review, self._latest.get(key)))
+            self._latest[key] = task
+            self._later.add(task)
+            task.add_done_callback(self._later.discard)
+
+    async def _review_later(
+        self, session: ChatSession, review: LaterReview, previous: asyncio.Task[None] | None
+    ) -> None:
+        supervisor, direction, index = review.supervisor, review.direction, review.index
+        try:
+            if previous is not None:
+                await asyncio.wait({previous})
+            session.note(_started(supervisor, direction, index, holds=False))
+            limit = max(supervisor.budget_s, LATER_LIMIT_S)
+            result, took = await self._timed(supervisor, session, direction, review.message, limit)
+        except asyncio.CancelledError:
+            stopped = RuntimeError("it was stopped before it finished (the session closed)")
+            result = _fallback(supervisor, stopped)
+            await session.record(_decided(supervisor, direction, index, result, background=True))
+            raise
+        result = _without_message_changes(supervisor, result)
+        decided = _decided(supervisor, direction, index, result, took, background=True)
+        await session.record(decided)
+
+    @property
+    def reviewing_later(self) -> int:
+        """How many reviews after replies are running or waiting their turn."""
+        return len(self._later)
+
+    async def settle(self, timeout_s: float | None = None) -> None:
+        """Wait for the reviews after replies; the ones still running after `timeout_s` are
+        stopped, each recorded with its fallback."""
+        running = set(self._later)
+        if not running:
+            return
+        _, late = await asyncio.wait(running, timeout=timeout_s)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+
+
+def _identity(supervisor: MessageSupervisor) -> str:
+    """An agent supervisor is known by its agent's folder, the others by their type and id."""
+    where = getattr(supervisor, "path", "")
+    return f"{type(supervisor).__name__}:{supervisor.id}:{where}"
+
+
+def _fallback(
+    supervisor: MessageSupervisor, error: Exception, limit_s: float | None = None
+) -> SupervisionResult:
+    if isinstance(error, TimeoutError):
+        problem = "timed out" if limit_s is None else f"did not finish within {limit_s:g} s"
+    else:
+        problem = f"failed: {error}"
+    return SupervisionResult(
+        action=supervisor.fallback_behavior,
+        reasons=(f"{supervisor.name} {problem}; fallback: {supervisor.fallback_behavior}",),
+        fallback=True,
+    )
+
+
+def _without_message_changes(
+    supervisor: MessageSupervisor, result: SupervisionResult
+) -> SupervisionResult:
+    """A supervisor the message did not wait for cannot change it: what it asked is kept in
+    the record, and nothing is done."""
+    if result.action == "allow":
+        return result
+    ignored = (
+        f"{supervisor.name} asked to {result.action.replace('_', ' ')}, but it cannot change "
+        "messages (its allowedActions), so the message went on unchanged"
+    )
+    return result.model_copy(
+        update={"action": "allow", "content": None, "reasons": (*result.reasons, ignored)}
+    )
+
+
+def _started(
+    supervisor: MessageSupervisor, direction: Direction, index: int, holds: bool
+) -> SupervisorStarted:
+    return SupervisorStarted(
+        supervisor_id=supervisor.id,
+        supervisor=supervisor.name,
+        direction=direction,
+        message_index=index,
+        holds=holds,
+    )
+
+
+def _deferred(supervisor: MessageSupervisor, index: int, why: str) -> SupervisorDeferred:
+    reason = (
+        f"{supervisor.name}: {why}. This request keeps the lexical selection; its review runs "
+        "after the reply, and its changes count from the next turn."
+    )
+    return SupervisorDeferred(
+        supervisor_id=supervisor.id,
+        supervisor=supervisor.name,
+        direction="request",
+        message_index=index,
+        reason=reason,
+    )
+
 
 def _decided(
-    supervisor: MessageSupervisor, direction: Direction, index: int, result: SupervisionResult
+    supervisor: MessageSupervisor,
+    direction: Direction,
+    index: int,
+    result: SupervisionResult,
+    duration: float | None = None,
+    background: bool = False,
 ) -> SupervisorDecided:
     return SupervisorDecided(
         supervisor_id=supervisor.id,
@@ -157,4 +379,6 @@ def _decided(
         confidence=result.confidence,
         changes=result.changes,
         fallback=result.fallback,
+        background=background,
+        duration_s=duration,
     )

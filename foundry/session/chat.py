@@ -27,7 +27,7 @@ from foundry.llm.base import (
     Usage,
 )
 from foundry.llm.registry import ModelChoice
-from foundry.session.chain import ChainOutcome, ReplyStream, SupervisionChain
+from foundry.session.chain import ChainOutcome, LaterReview, ReplyStream, SupervisionChain
 from foundry.session.context import (
     MENTION,
     Candidate,
@@ -53,6 +53,7 @@ from foundry.session.events import (
     TurnStarted,
 )
 from foundry.session.gate import ApprovalGate, GateDecision
+from foundry.session.supervisors import Direction
 
 EventSink = Callable[[EventBody], Awaitable[object]]
 EndedBy = Literal["reply", "max_turns", "cancelled", "error", "blocked"]
@@ -141,6 +142,7 @@ class ChatSession:
         self._in_flight: set[asyncio.Future[Any]] = set()
         self.chain = chain or SupervisionChain([])
         self._reviewed: tuple[int, ChainOutcome] | None = None  # a user message's request review
+        self._later: list[LaterReview] = []  # this turn's reviews that run after it ends
         # The current round's tool decisions and results, by call id, as the log has them: what
         # a resumed turn must not decide or run again.
         self._decided: dict[str, ToolCallDecided] = {}
@@ -186,11 +188,11 @@ class ChatSession:
             self._decided.clear()
             self._finished.clear()
 
-    async def _record(self, body: EventBody) -> None:
+    async def record(self, body: EventBody) -> None:
         await self._emit(body)
         self.apply(body)
 
-    def _record_in_passing(self, body: EventBody) -> None:
+    def note(self, body: EventBody) -> None:
         """Record an event without waiting for it to be stored.
 
         The journal stores events in the order they are recorded, so a later event that is
@@ -216,14 +218,14 @@ class ChatSession:
     async def set_included(
         self, item: ItemKind, name: str, included: bool, by: str = "user"
     ) -> None:
-        await self._record(ContextChanged(item=item, name=name, included=included, by=by))
+        await self.record(ContextChanged(item=item, name=name, included=included, by=by))
 
     async def save_item(
         self, item: Literal["rule", "reference"], name: str, value: ContextItem | None, by: str
     ) -> None:
         """Create, change or (with None) delete a rule or reference of this session."""
         saved = None if value is None else value.model_dump(mode="json")
-        await self._record(ContextItemSaved(item=item, name=name, value=saved, by=by))
+        await self.record(ContextItemSaved(item=item, name=name, value=saved, by=by))
 
     def candidates(self) -> list[Candidate]:
         sections: tuple[tuple[ItemKind, Sequence[ContextItem]], ...] = (
@@ -253,13 +255,13 @@ class ChatSession:
         through (masked, rewritten) is stored, published or sent to the model.
         """
         self._response_schema = response_schema
-        self._record_in_passing(TurnStarted())
+        self.note(TurnStarted())
         self._apply_mentions(text)
         try:
             content = await self._review_user_message(text)
         except asyncio.CancelledError:
             return await self._cancelled_before_the_message()
-        self._record_in_passing(MessageAdded(message=ChatMessage(role="user", content=content)))
+        self.note(MessageAdded(message=ChatMessage(role="user", content=content)))
         return await self._run_turn()
 
     async def _review_user_message(self, text: str) -> str:
@@ -268,12 +270,12 @@ class ChatSession:
             return text
         index = len(self.messages)
         message = ChatMessage(role="user", content=text)
-        outcome = await self.chain.run(self, "request", index, message, self._record)
+        outcome = await self._supervise("request", index, message)
         self._reviewed = (index, outcome)
         return outcome.content
 
     async def _cancelled_before_the_message(self) -> TurnResult:
-        await self._record(TurnFinished(reply="", model_calls=0, ended_by="cancelled"))
+        await self.record(TurnFinished(reply="", model_calls=0, ended_by="cancelled"))
         return TurnResult(reply="", ended_by="cancelled")
 
     async def resume(self) -> TurnResult:
@@ -281,7 +283,7 @@ class ChatSession:
         if not self.needs_resume:
             last = self.messages[-1].content if self.messages else ""
             return TurnResult(reply=last, ended_by="reply")
-        await self._record(TurnStarted())
+        await self.record(TurnStarted())
         return await self._run_turn()
 
     def _apply_mentions(self, text: str) -> None:
@@ -289,10 +291,10 @@ class ChatSession:
         for item, name in mentions(text):
             if (item, name) in known:
                 change = ContextChanged(item=item, name=name, included=True, by="mention")
-                self._record_in_passing(change)
+                self.note(change)
             else:
                 error = ErrorOccurred(message=f"no {item} named {name!r}", where="mention")
-                self._record_in_passing(error)
+                self.note(error)
 
     async def _run_turn(self) -> TurnResult:
         self._turn = turn = TurnResult(reply="", ended_by="reply")
@@ -304,9 +306,11 @@ class ChatSession:
             turn.error = str(error)
             ended_by = "error"
         turn.ended_by = ended_by
-        await self._record(
+        await self.record(
             TurnFinished(reply=turn.reply, model_calls=turn.model_calls, ended_by=ended_by)
         )
+        later, self._later = self._later, []
+        self.chain.review_later(self, later)
         return turn
 
     async def _loop(self, turn: TurnResult) -> EndedBy:
@@ -333,11 +337,11 @@ class ChatSession:
         outcome = await self._request_outcome(index)
         if outcome.blocked_by:
             notice = f"Blocked by {outcome.blocked_by}: {outcome.reason}"
-            await self._record(MessageAdded(message=ChatMessage(role="assistant", content=notice)))
+            await self.record(MessageAdded(message=ChatMessage(role="assistant", content=notice)))
             turn.reply = notice
             return True
         if outcome.content != self.messages[index].content:
-            await self._record(
+            await self.record(
                 MessageRevised(message_index=index, content=outcome.content, by="supervisors")
             )
         return False
@@ -347,7 +351,16 @@ class ChatSession:
         reviewed, self._reviewed = self._reviewed, None
         if reviewed is not None and reviewed[0] == index:
             return reviewed[1]
-        return await self.chain.run(self, "request", index, self.messages[index], self._record)
+        return await self._supervise("request", index, self.messages[index])
+
+    async def _supervise(
+        self, direction: Direction, index: int, message: ChatMessage
+    ) -> ChainOutcome:
+        """The chain's outcome on a message; its reviews that nothing waits for are kept for
+        the end of the turn."""
+        outcome = await self.chain.run(self, direction, index, message)
+        self._later.extend(outcome.later)
+        return outcome
 
     def _unanswered_round(self) -> list[ToolCall]:
         """The calls of the last round of tool calls that have no result message yet: a kill can
@@ -371,10 +384,10 @@ class ChatSession:
                 return
             except ProviderError as error:
                 if not error.retryable or delay is None:
-                    await self._record(ErrorOccurred(message=str(error), where="model"))
+                    await self.record(ErrorOccurred(message=str(error), where="model"))
                     raise
                 message = f"{error} (attempt {attempt + 1}; retrying in {delay:g} s)"
-                await self._record(ErrorOccurred(message=message, retryable=True, where="model"))
+                await self.record(ErrorOccurred(message=message, retryable=True, where="model"))
                 await asyncio.sleep(delay)
 
     async def _call_model(self, turn: TurnResult) -> None:
@@ -392,7 +405,7 @@ class ChatSession:
         await self._record_model_call(streamed.usage, turn)
         text, calls = "".join(streamed.raw), tuple(streamed.calls)
         reply = ChatMessage(role="assistant", content=text, tool_calls=calls)
-        await self._record(MessageAdded(message=await self._supervised_reply(reply, turn)))
+        await self.record(MessageAdded(message=await self._supervised_reply(reply, turn)))
 
     def _take(self, chunk: Chunk, streamed: _Streamed) -> None:
         if isinstance(chunk, TextDelta):
@@ -407,14 +420,14 @@ class ChatSession:
         """Record a token of the reply as it may be seen (masked), if there is one yet."""
         if text:
             streamed.shown.append(text)
-            self._record_in_passing(TokenDelta(text=text))
+            self.note(TokenDelta(text=text))
 
     async def _supervised_reply(self, reply: ChatMessage, turn: TurnResult) -> ChatMessage:
         """The reply after the supervisors: rewritten, or replaced by a notice if blocked."""
         if not self.chain.supervisors:
             return reply
         index = len(self.messages)
-        outcome = await self.chain.run(self, "response", index, reply, self._record)
+        outcome = await self._supervise("response", index, reply)
         if outcome.blocked_by:
             notice = f"The reply was blocked by {outcome.blocked_by}: {outcome.reason}"
             turn.reply_blocked = True
@@ -424,14 +437,14 @@ class ChatSession:
     async def _keep_partial_reply(self, text: str, turn: TurnResult) -> None:
         if text:
             partial = ChatMessage(role="assistant", content=text)
-            await self._record(MessageAdded(message=partial))
+            await self.record(MessageAdded(message=partial))
             turn.reply = text
 
     async def _record_model_call(self, usage: Usage, turn: TurnResult) -> None:
         turn.model_calls += 1
         turn.input_tokens += usage.input_tokens
         turn.output_tokens += usage.output_tokens
-        await self._record(
+        await self.record(
             ModelCallFinished(
                 model=str(self.model),
                 input_tokens=usage.input_tokens,
@@ -444,7 +457,7 @@ class ChatSession:
 
     async def _request(self) -> ChatRequest:
         entries = select_context(self.candidates(), self.context, self._query(), self.settings)
-        self._record_in_passing(ContextSelected(entries=tuple(entries)))
+        self.note(ContextSelected(entries=tuple(entries)))
         system = ChatMessage(role="system", content=self._system_prompt(entries))
         return ChatRequest(
             model=self.model.model,
@@ -500,7 +513,7 @@ class ChatSession:
             decision = await self._gate.review(call, tool.permission_required if tool else True)
             if decision.arguments is not None:  # a reviewer edited them before approving
                 call = call.model_copy(update={"arguments": decision.arguments})
-            await self._record(
+            await self.record(
                 ToolCallDecided(
                     call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
                 )
@@ -514,7 +527,7 @@ class ChatSession:
             await self._record_tool_result(call, decision, text, is_error, duration, turn)
             final = text if ends_turn and final is None else final
         if final is not None:
-            await self._record(MessageAdded(message=ChatMessage(role="assistant", content=final)))
+            await self.record(MessageAdded(message=ChatMessage(role="assistant", content=final)))
 
     async def _settle_from_log(self, decided: ToolCallDecided, turn: TurnResult) -> None:
         """Answer a call a killed run decided: with its stored result if it has one; else, if it
@@ -579,7 +592,7 @@ class ChatSession:
 
     async def _record_tool_message(self, call: ToolCall, text: str) -> None:
         result = ChatMessage(role="tool", content=text, tool_call_id=call.id, name=call.name)
-        await self._record(MessageAdded(message=result))
+        await self.record(MessageAdded(message=result))
 
     async def _outcome(
         self, call: ToolCall, decision: GateDecision, tool: ToolDescription | None

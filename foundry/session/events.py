@@ -148,8 +148,36 @@ class ApprovalResolved(EventBody):
     waited_s: float = 0.0
 
 
+class SupervisorStarted(EventBody):
+    """A message supervisor began reviewing the message at `message_index`. `holds` says
+    whether the message waits for it; a review that does not hold runs after the reply."""
+
+    kind: Literal["supervisor_started"] = "supervisor_started"
+    supervisor_id: str
+    supervisor: str
+    direction: Literal["request", "response"]
+    message_index: int
+    holds: bool
+
+
+class SupervisorDeferred(EventBody):
+    """A context supervisor did not finish within its budget before a request (or has not
+    been fast enough before): the request keeps the lexical selection, and the supervisor's
+    review runs after the reply, so that its changes count from the next turn."""
+
+    kind: Literal["supervisor_deferred"] = "supervisor_deferred"
+    supervisor_id: str
+    supervisor: str
+    direction: Literal["request", "response"]
+    message_index: int
+    reason: str
+
+
 class SupervisorDecided(EventBody):
-    """A message supervisor's decision on the message at `message_index` of the session."""
+    """A message supervisor's decision on the message at `message_index` of the session.
+
+    `background` is set when the message did not wait for it (the supervisor can only observe
+    or change the context of later turns); `duration_s` is how long the review took."""
 
     kind: Literal["supervisor_decided"] = "supervisor_decided"
     supervisor_id: str
@@ -161,6 +189,8 @@ class SupervisorDecided(EventBody):
     confidence: float | None = None
     changes: tuple[str, ...] = ()
     fallback: bool = False
+    background: bool = False
+    duration_s: float | None = None
 
 
 class MessageRevised(EventBody):
@@ -196,6 +226,8 @@ EVENT_TYPES: dict[str, type[EventBody]] = {
         ToolServerChanged,
         ApprovalRequested,
         ApprovalResolved,
+        SupervisorStarted,
+        SupervisorDeferred,
         SupervisorDecided,
         MessageRevised,
     )

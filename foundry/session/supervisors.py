@@ -14,6 +14,13 @@ if TYPE_CHECKING:
 
 Direction = Literal["request", "response"]
 Action = Literal["allow", "modify", "block", "human_review"]
+# What a supervisor can do to the message it reviews, which decides whether the message waits:
+# "message": it can block or rewrite it (or its fallback blocks): the message waits, within
+#   the supervisor's budget;
+# "context": it changes only the context (rules, references, what is included), which counts
+#   from the next model request: a request waits for it within its budget, a reply never;
+# "observe": it only reads and notes: nothing waits for it.
+Reach = Literal["message", "context", "observe"]
 
 
 class SupervisionResult(BaseModel):
@@ -43,6 +50,8 @@ class MessageSupervisor(Protocol):
     name: str
     fallback_behavior: Literal["allow", "block"]
     directions: frozenset[Direction]  # what it reviews: requests, responses or both
+    reach: Reach
+    budget_s: float  # how long a message may wait for it (see Reach)
 
     async def review(
         self, session: ChatSession, direction: Direction, message: ChatMessage

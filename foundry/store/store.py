@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -137,6 +137,9 @@ class SequenceNumbers:
             del self._last[slot]
 
 
+RUNNING = "running:"  # the status of a session whose turn a process is running
+
+
 class SessionRepository(_Repository):
     def create(
         self,
@@ -164,6 +167,63 @@ class SessionRepository(_Repository):
 
     def update(self, session_id: str, **changes: Any) -> SessionRecord:
         return self._update(SessionRecord, session_id, changes)
+
+    # A turn in progress: the session's status names the process running it ("running:ID"),
+    # and its updated_at is that process's last heartbeat. A turn whose heartbeat is older than
+    # `stale_after_s` belongs to a process that stopped; anyone may take it over.
+
+    def claim_turn(
+        self, session_id: str, runner: str, stale_after_s: float, stopped: str | None = None
+    ) -> str | None:
+        """Mark the session as running a turn in `runner` (taking it over from `stopped`, a
+        runner known to have stopped); of several processes racing, one wins. None if claimed,
+        else the runner that holds it."""
+        now = utc_now()
+        mine = RUNNING + runner
+        taken_over = RUNNING + (stopped or runner)
+        with self._session() as session:
+            result = session.execute(
+                sa.update(SessionRecord)
+                .where(col(SessionRecord.id) == session_id)
+                .where(
+                    sa.or_(
+                        ~col(SessionRecord.status).startswith(RUNNING),
+                        col(SessionRecord.status).in_((mine, taken_over)),
+                        col(SessionRecord.updated_at) < now - timedelta(seconds=stale_after_s),
+                    )
+                )
+                .values(status=mine, updated_at=now)
+            )
+            session.commit()
+        if result.rowcount:  # type: ignore[attr-defined]
+            return None
+        return self.runner_of(self.get(session_id), stale_after_s) or "another process"
+
+    def heartbeat(self, session_id: str, runner: str) -> None:
+        """The runner is still at work on the session's turn."""
+        self._set_if_running(session_id, runner, {"updated_at": utc_now()})
+
+    def release_turn(self, session_id: str, runner: str) -> None:
+        """The runner's turn has ended (a turn taken over by another process stays theirs)."""
+        self._set_if_running(session_id, runner, {"status": "active", "updated_at": utc_now()})
+
+    def runner_of(self, record: SessionRecord, stale_after_s: float) -> str | None:
+        """The process running the session's turn now, if its heartbeat is fresh."""
+        if not record.status.startswith(RUNNING):
+            return None
+        if record.updated_at < utc_now() - timedelta(seconds=stale_after_s):
+            return None
+        return record.status.removeprefix(RUNNING)
+
+    def _set_if_running(self, session_id: str, runner: str, values: dict[str, Any]) -> None:
+        with self._session() as session:
+            session.execute(
+                sa.update(SessionRecord)
+                .where(col(SessionRecord.id) == session_id)
+                .where(col(SessionRecord.status) == RUNNING + runner)
+                .values(**values)
+            )
+            session.commit()
 
 
 class MessageRepository(_Repository):

@@ -24,8 +24,8 @@ from foundry.llm.base import (
     ToolSpec,
 )
 from foundry.llm.registry import ModelChoice, open_provider
-from foundry.session.supervisors import Action, Direction, SupervisionResult
-from foundry.supervision.supervised_tools import SupervisedTools
+from foundry.session.supervisors import Action, Direction, Reach, SupervisionResult
+from foundry.supervision.supervised_tools import SupervisedTools, budget_of, reach_of
 
 if TYPE_CHECKING:
     from foundry.session.chat import ChatSession
@@ -93,6 +93,8 @@ class AgentSupervisor:
         self.name = entry.name or entry.id
         self.fallback_behavior: Literal["allow", "block"] = entry.config.fallback_behavior
         self.directions: frozenset[Direction] = frozenset(entry.config.apply_to)
+        self.reach: Reach = reach_of(entry.config)
+        self.budget_s = budget_of(entry.config)
         self.config = entry.config
         self.path = (Path(base_dir) / entry.config.agent_path).resolve()
         self._timeout_s = timeout_s
@@ -104,6 +106,8 @@ class AgentSupervisor:
         async with self._starting:
             if self._loaded is None:
                 self._loaded = await asyncio.to_thread(_load, self.path)
+                in_process = self._loaded.choice.provider == "embedded"
+                self.budget_s = budget_of(self.config, in_process)
 
     async def _ready(self) -> LoadedSupervisor:
         """The loaded supervisor, starting it first if the engine has not."""

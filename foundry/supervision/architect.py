@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from foundry.agent.models import ArchitectSupervisorEntry
 from foundry.llm.base import ChatMessage
-from foundry.session.supervisors import Direction, SupervisionResult
+from foundry.session.supervisors import Direction, Reach, SupervisionResult
 
 if TYPE_CHECKING:
     from foundry.session.chat import ChatSession
@@ -77,6 +77,8 @@ class ArchitectSupervisor:
         self.name = entry.name or "Architect"
         self.fallback_behavior: Literal["allow", "block"] = "allow"
         self.directions: frozenset[Direction] = frozenset(("request", "response"))
+        self.reach: Reach = "observe"
+        self.budget_s = 0.0  # nothing waits for it
         self.analyses: dict[str, ArchitectAnalysis] = {}
 
     async def review(

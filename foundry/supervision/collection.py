@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from foundry.agent.atomic import write_file_atomically
 from foundry.agent.models import CollectionSupervisorEntry
 from foundry.llm.base import ChatMessage
-from foundry.session.supervisors import Direction, SupervisionResult
+from foundry.session.supervisors import Direction, Reach, SupervisionResult
 
 if TYPE_CHECKING:
     from foundry.session.chat import ChatSession
@@ -37,6 +37,8 @@ class CollectionSupervisor:
         self.name = entry.name or "Statistics"
         self.fallback_behavior: Literal["allow", "block"] = "allow"
         self.directions: frozenset[Direction] = frozenset(("request", "response"))
+        self.reach: Reach = "observe"
+        self.budget_s = 0.0  # nothing waits for it
         path = entry.config.export_path
         self._export = (base_dir / path) if path else None
         self.stats: dict[str, ConversationStats] = {}

@@ -13,10 +13,11 @@ from foundry.agent.models import (
     GuardianSupervisorEntry,
 )
 from foundry.llm.base import ChatMessage
-from foundry.session.supervisors import Direction, MessageSupervisor, SupervisionResult
+from foundry.session.supervisors import Direction, MessageSupervisor, Reach, SupervisionResult
 from foundry.supervision.architect import ArchitectSupervisor
 from foundry.supervision.collection import CollectionSupervisor
 from foundry.supervision.guardian import GuardianSupervisor
+from foundry.supervision.supervised_tools import budget_of, reach_of
 
 if TYPE_CHECKING:
     from foundry.session.chat import ChatSession
@@ -31,6 +32,8 @@ class UnavailableSupervisor:
         self.name = entry.name or entry.id
         self.fallback_behavior: Literal["allow", "block"] = entry.config.fallback_behavior
         self.directions: frozenset[Direction] = frozenset(entry.config.apply_to)
+        self.reach: Reach = reach_of(entry.config)
+        self.budget_s = budget_of(entry.config)
         self._error = error
 
     async def review(
@@ -62,7 +65,7 @@ async def message_supervisors(agent: Agent, base_dir: Path) -> list[MessageSuper
 async def _agent_supervisor(entry: AgentSupervisorEntry, base_dir: Path) -> MessageSupervisor:
     from foundry.supervision.agent_supervisor import AgentSupervisor
 
-    supervisor = AgentSupervisor(entry, base_dir, entry.config.timeout_seconds)
+    supervisor = AgentSupervisor(entry, base_dir)
     try:
         await supervisor.start()
     except Exception as error:  # reported through the chain's fallback on every message

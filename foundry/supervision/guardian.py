@@ -10,11 +10,12 @@ import phonenumbers
 
 from foundry.agent.models import GuardianSupervisorEntry
 from foundry.llm.base import ChatMessage
-from foundry.session.supervisors import Direction, SupervisionResult
+from foundry.session.supervisors import Direction, Reach, SupervisionResult
 
 if TYPE_CHECKING:
     from foundry.session.chat import ChatSession
 
+GUARDIAN_BUDGET_S = 10.0  # its checks take milliseconds; this only bounds a pathological text
 DEFAULT_REGION = "US"  # how numbers written without a country code are read
 
 
@@ -160,6 +161,8 @@ class GuardianSupervisor:
         self._region = region
         self._keywords = [word.lower() for word in entry.config.block_keywords if word.strip()]
         self.directions: frozenset[Direction] = frozenset(entry.config.apply_to)
+        self.reach: Reach = "message"
+        self.budget_s = GUARDIAN_BUDGET_S
 
     def reply_masker(self) -> ReplyMasker | None:
         """What masks a reply as it streams, if this guardian masks replies."""

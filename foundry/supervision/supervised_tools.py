@@ -12,26 +12,64 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
-from foundry.agent.models import ContextItem, Reference, Rule, SupervisionPermission
+from foundry.agent.models import (
+    AgentSupervisorConfig,
+    ContextItem,
+    Reference,
+    Rule,
+    SupervisionPermission,
+)
 from foundry.agent.problems import problems_from_validation
 from foundry.llm.base import ChatMessage, ToolSpec
 from foundry.session.context import MENTION, ItemKind, select_context
 from foundry.session.events import ContextEntry
-from foundry.session.supervisors import Action, Direction
+from foundry.session.supervisors import Action, Direction, Reach
 
 if TYPE_CHECKING:
     from foundry.session.chat import ChatSession, ToolDescription
 
-Need = Literal["read", "context", "message", "decision"]
+# read: everyone; decision: allowing, everyone; verdict: blocking or holding for a person;
+# context and message: changes, which count against maxModifications.
+Need = Literal["read", "context", "message", "decision", "verdict"]
 SavedKind = Literal["rule", "reference"]
 Run = Callable[["SupervisedTools", dict[str, Any]], Awaitable[str]]
 
 NEEDED: dict[Need, SupervisionPermission] = {
     "context": SupervisionPermission.MODIFY_CONTEXT,
     "message": SupervisionPermission.MODIFY_MESSAGES,
+    "verdict": SupervisionPermission.MODIFY_MESSAGES,
 }
+MODIFYING: tuple[Need, ...] = ("context", "message")
 ITEM_FIELDS = ("text", "description", "priority_level", "enabled", "include")
 HISTORY_LIMIT = 20
+# How long a message waits for an agent supervisor by default, by what it can do to it: a
+# rewrite or a block is worth a wait; a request's context is worth a short one (after that it
+# keeps the lexical selection); nothing waits for an observer.
+DEFAULT_BUDGETS_S: dict[Reach, float] = {"message": 30.0, "context": 0.5, "observe": 0.0}
+
+
+def reach_of(config: AgentSupervisorConfig) -> Reach:
+    """What an agent supervisor can do to the message it reviews, from its allowedActions: block
+    or rewrite it (MODIFY_MESSAGES, FULL_CONTROL, or a fallback that blocks), change the context
+    of later requests (MODIFY_CONTEXT), or only read."""
+    permissions = config.permissions
+    changes_messages = {SupervisionPermission.MODIFY_MESSAGES, SupervisionPermission.FULL_CONTROL}
+    if permissions & changes_messages or config.fallback_behavior == "block":
+        return "message"
+    if SupervisionPermission.MODIFY_CONTEXT in permissions:
+        return "context"
+    return "observe"
+
+
+def budget_of(config: AgentSupervisorConfig, in_process: bool = False) -> float:
+    """Its own time budget (timeoutSeconds), or the default for what it can do. A context
+    supervisor whose model runs in-process (the embedded one) is never waited for by default:
+    its model is far slower than a request's budget and shares the CPU with the agent's own
+    model, which stopping it at the budget would not give back at once."""
+    if config.timeout_seconds is not None:
+        return float(config.timeout_seconds)
+    reach = reach_of(config)
+    return 0.0 if reach == "context" and in_process else DEFAULT_BUDGETS_S[reach]
 
 
 @dataclass(frozen=True)
@@ -84,7 +122,9 @@ class SupervisedTools:
         self.decision: Decision | None = None
 
     def permits(self, tool: SupervisedTool) -> bool:
-        """Every supervisor may read and decide; changes need their permission or FULL_CONTROL."""
+        """Every supervisor may read and allow; changes, blocks and human reviews need their
+        permission or FULL_CONTROL (a block or a review holds the message, which only a
+        supervisor that may change messages does)."""
         if tool.need in ("read", "decision"):
             return True
         return bool({NEEDED[tool.need], SupervisionPermission.FULL_CONTROL} & self._permissions)
@@ -101,7 +141,7 @@ class SupervisedTools:
             return f"unknown tool {name!r}; the tools you can use are: {known}"
         if not self.permits(tool):
             return f"not permitted: {NEEDED[tool.need].value} is needed to {tool.purpose}"
-        if tool.need in NEEDED and self.modifications >= self._max_modifications:
+        if tool.need in MODIFYING and self.modifications >= self._max_modifications:
             return f"refused: maxModifications ({self._max_modifications}) reached"
         try:
             return await tool.run(self, arguments)
@@ -532,14 +572,16 @@ def _decision_tools() -> list[SupervisedTool]:
             "Decide: stop the message.",
             partial(SupervisedTools.decide, action="block"),
             reason,
-            "decision",
+            "verdict",
+            "block the message",
         ),
         _tool(
             "request_human_review",
             "Decide: hold the message until a person has looked at it.",
             partial(SupervisedTools.decide, action="human_review"),
             review,
-            "decision",
+            "verdict",
+            "hold the message for a human review",
         ),
         _tool(
             "modify_message",

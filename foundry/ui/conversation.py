@@ -12,9 +12,11 @@ from foundry.session.events import (
     Event,
     MessageAdded,
     MessageRevised,
+    ModelCallFinished,
     TokenDelta,
     ToolCallDecided,
     ToolCallFinished,
+    TurnFinished,
 )
 
 KIND_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -29,7 +31,7 @@ class Row:
     kind: str  # user, assistant, tool, error
     text: str
     detail: str = ""
-    streaming: bool = False
+    streaming: bool = False  # its text is still arriving ("writing…")
     message_index: int | None = None
 
 
@@ -45,6 +47,7 @@ class ConversationModel(QAbstractListModel):
         self.rows: list[Row] = []
         self._message_rows: list[int] = []  # session message index -> row
         self._pending_tokens: list[str] = []
+        self._streamed_row: int | None = None  # a streamed reply's row, until it is stored
         self._tools = _ToolNotes()
         self._bulk = False
         self._flush_timer = QTimer(self)
@@ -107,17 +110,32 @@ class ConversationModel(QAbstractListModel):
             self._tools.seconds[body.call_id] = body.duration_s
         elif isinstance(body, ErrorOccurred):
             self._append(Row(kind="error", text=body.message, detail=body.where))
+        elif isinstance(body, ModelCallFinished):
+            self._end_writing()
+        elif isinstance(body, TurnFinished):
+            self._end_writing()
+            self._streamed_row = None  # a reply never stored (the model failed) stays as shown
 
     def _flush_tokens(self) -> None:
         text = "".join(self._pending_tokens)
         self._pending_tokens.clear()
         if not text:
             return
-        if self.rows and self.rows[-1].streaming:
-            self.rows[-1].text += text
-            self._changed(len(self.rows) - 1)
+        if self._streamed_row is not None:
+            self.rows[self._streamed_row].text += text
+            self._changed(self._streamed_row)
         else:
+            self._streamed_row = len(self.rows)
             self._append(Row(kind="assistant", text=text, streaming=True))
+
+    def _end_writing(self) -> None:
+        """The model's text has ended: the reply is no longer being written, even while a
+        supervisor still reviews it before it is stored."""
+        self._flush_timer.stop()
+        self._flush_tokens()
+        if self._streamed_row is not None and self.rows[self._streamed_row].streaming:
+            self.rows[self._streamed_row].streaming = False
+            self._changed(self._streamed_row)
 
     def _add_message(self, body: MessageAdded) -> None:
         self._flush_timer.stop()
@@ -135,10 +153,11 @@ class ConversationModel(QAbstractListModel):
             timing = f" in {seconds:.2f} s" if seconds is not None else ""
             decided = self._tools.decided.get(call_id, "decided by ?")
             row.detail = f"{message.name}{timing}, {decided}"
-        if self.rows and self.rows[-1].streaming and message.role == "assistant":
-            self.rows[-1] = row
-            self._message_rows.append(len(self.rows) - 1)
-            self._changed(len(self.rows) - 1)
+        streamed, self._streamed_row = self._streamed_row, None
+        if streamed is not None and message.role == "assistant":
+            self.rows[streamed] = row
+            self._message_rows.append(streamed)
+            self._changed(streamed)
             return
         self._message_rows.append(len(self.rows))
         self._append(row)

@@ -242,7 +242,7 @@ class MainWindow(QMainWindow):
     def show_shortcuts(self) -> QWidget:
         from foundry.ui.help import show_shortcuts
 
-        return show_shortcuts(self, (self._file_menu, self._view_menu(), self._help))
+        return show_shortcuts(self, (self._file_menu, self._view_menu, self._help))
 
     def show_about(self) -> QWidget:
         from foundry.home import FoundryHome
@@ -577,6 +577,11 @@ class MainWindow(QMainWindow):
         controller.show_trust(trust)
         if engine.is_answering(session_id):  # a task's agent at work: follow it, do not resume
             self.statusBar().showMessage("This session is answering now; its reply streams in.")
+        elif await self.bridge.call(engine.running_elsewhere(session_id)):
+            self.statusBar().showMessage(
+                "Another Foundry process is running this session's turn; it is followed here."
+            )
+            controller.follow()
         elif chat.needs_resume and not trust.trusted:
             self.statusBar().showMessage(
                 "The last turn was interrupted; it finishes once you decide about the tools."

@@ -6,9 +6,10 @@ import asyncio
 import logging
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, Qt
+from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer
 
 from foundry.agent.trust import TrustCheck
+from foundry.runtime.engine import SessionRunningElsewhere
 from foundry.session.context import ItemKind
 from foundry.session.events import (
     ApprovalRequested,
@@ -20,6 +21,7 @@ from foundry.session.events import (
     TurnStarted,
 )
 from foundry.supervision.resolution import human_resolver
+from foundry.ui.at_work import SupervisorsAtWork
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.inbox.actions import decide
@@ -28,6 +30,7 @@ from foundry.ui.timeline import MESSAGE_ROLE
 
 log = logging.getLogger(__name__)
 ITEM_PREFIXES: dict[str, ItemKind] = {"rule": "rule", "ref": "reference", "tool": "tool"}
+AT_WORK_TICK_MS = 100
 
 
 class SessionController(QObject):
@@ -39,6 +42,11 @@ class SessionController(QObject):
         self._tasks = BackgroundTasks("session action", view.status.setText)
         self._pending_approval: str | None = None
         self._totals = {"turns": 0, "input": 0, "output": 0, "model time": 0.0}
+        self._last_seq = 0  # the last event of the session shown here
+        self._at_work = SupervisorsAtWork()
+        self._at_work_clock = QTimer(self)
+        self._at_work_clock.setInterval(AT_WORK_TICK_MS)
+        self._at_work_clock.timeout.connect(self._show_at_work)
         bridge.event_arrived.connect(self.on_event)
         view.conversation.rowsInserted.connect(lambda *_: view.messages.scrollToBottom())
         view.conversation.dataChanged.connect(lambda *_: view.messages.scrollToBottom())
@@ -72,11 +80,7 @@ class SessionController(QObject):
 
     async def _send(self, text: str) -> None:
         engine = self.bridge.engine
-        try:
-            result = await self.bridge.call(engine.send(self.session_id, text))
-            self.view.status.setText(_ending(result.ended_by, result.error))
-        finally:
-            self._set_busy(False)
+        await self._run_turn(engine.send(self.session_id, text), unsent=text)
 
     def resume(self) -> None:
         """Finish a turn that was cut short (the app or the engine stopped mid-turn)."""
@@ -84,11 +88,40 @@ class SessionController(QObject):
         self._spawn(self._resume())
 
     async def _resume(self) -> None:
+        await self._run_turn(self.bridge.engine.resume(self.session_id))
+
+    async def _run_turn(self, turn: Any, unsent: str = "") -> None:
+        """Run a turn on the engine; if another process is running one of this session, show
+        that one instead (and keep the message that was not sent in the field)."""
         try:
-            result = await self.bridge.call(self.bridge.engine.resume(self.session_id))
-            self.view.status.setText(_ending(result.ended_by, result.error))
+            result = await self.bridge.call(turn)
+        except SessionRunningElsewhere:
+            self.view.input.setPlainText(unsent or self.view.input.toPlainText())
+            self.follow()
+            return
+        except BaseException:
+            self._set_busy(False)
+            raise
+        self._set_busy(False)
+        self.view.status.setText(_ending(result.ended_by, result.error))
+
+    def follow(self) -> None:
+        """Show the turn another Foundry process is running as it stores it; it cannot be
+        stopped from here. If that process stops mid-turn, the turn is finished here."""
+        self.view.send.setEnabled(False)
+        self.view.stop.setEnabled(False)
+        self.view.status.setText("Answering in another Foundry process…")
+        self._spawn(self._follow())
+
+    async def _follow(self) -> None:
+        engine = self.bridge.engine
+        try:
+            await self.bridge.call(engine.follow(self.session_id, self._last_seq))
         finally:
             self._set_busy(False)
+        if engine.session(self.session_id).needs_resume:
+            self.view.status.setText("The other process stopped mid-turn; finishing it here…")
+            self.resume()
 
     def show_trust(self, check: TrustCheck) -> None:
         """The agent's commands wait for the user's trust: say which, and offer to start them."""
@@ -178,6 +211,7 @@ class SessionController(QObject):
         """Show a reopened session as it was: its messages, decisions, context and stats."""
         self.view.conversation.replay(events)
         self.view.timeline.replay(events)
+        self._last_seq = events[-1].seq if events else 0
         for event in events:
             self._note(event, live=False)
         self._set_busy(False)
@@ -186,13 +220,25 @@ class SessionController(QObject):
     def close(self) -> None:
         """Stop following the engine's events (the chat's tab is closing)."""
         self.bridge.event_arrived.disconnect(self.on_event)
+        self._at_work_clock.stop()
 
     def on_event(self, event: Event) -> None:
         if event.session_id != self.session_id:
             return
+        self._last_seq = max(self._last_seq, event.seq)
         self.view.conversation.apply(event)
         self.view.timeline.apply(event)
         self._note(event, live=True)
+        self._at_work.apply(event.body)
+        self._show_at_work()
+
+    def _show_at_work(self) -> None:
+        """Name the supervisors at work with their elapsed time, ticking while there are any."""
+        self.view.at_work.setText(self._at_work.line())
+        if self._at_work and not self._at_work_clock.isActive():
+            self._at_work_clock.start()
+        elif not self._at_work:
+            self._at_work_clock.stop()
 
     def _note(self, event: Event, live: bool) -> None:
         """What an event changes besides the two lists: context, stats, busy state, approvals."""

@@ -97,6 +97,9 @@ class SessionView(QWidget):
         self.stop.setToolTip("Stop the reply, keeping what was written (Esc)")
         self.stop.setEnabled(False)
         self.status = QLabel()
+        self.at_work = QLabel()  # the supervisors reviewing now, with their elapsed time
+        self.at_work.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.at_work.setToolTip("Supervisors reviewing a message now, and for how long")
         self.send_shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
         self.stop_shortcut = QShortcut(QKeySequence("Escape"), self)
         self._lay_out()
@@ -145,4 +148,7 @@ class SessionView(QWidget):
         layout.addWidget(splitter, 1)
         layout.addWidget(self.approval)
         layout.addLayout(entry)
-        layout.addWidget(self.status)
+        status = QHBoxLayout()
+        status.addWidget(self.status, 1)
+        status.addWidget(self.at_work)
+        layout.addLayout(status)

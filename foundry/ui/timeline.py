@@ -13,6 +13,7 @@ from foundry.session.events import (
     ApprovalResolved,
     Event,
     SupervisorDecided,
+    SupervisorDeferred,
     ToolCallDecided,
 )
 
@@ -26,6 +27,7 @@ COLOURS = {
     "deny": "#c62828",
     "human_review": "#ef6c00",
     "waiting": "#ef6c00",
+    "deferred": "#6d4c41",
 }
 Index = QModelIndex | QPersistentModelIndex
 
@@ -44,13 +46,19 @@ def describe(event: Event) -> Decision | None:
     if isinstance(body, SupervisorDecided):
         confidence = f" · confidence {body.confidence:.2f}" if body.confidence is not None else ""
         fallback = " · FALLBACK" if body.fallback else ""
+        took = f" · {body.duration_s:.1f} s" if body.duration_s is not None else ""
+        later = " · after the reply" if body.background else ""
         changes = f"\nchanges: {'; '.join(body.changes)}" if body.changes else ""
+        notes = f"{confidence}{fallback}{took}{later}"
         return Decision(
-            title=f"{body.direction} · {body.supervisor} · {body.action}{confidence}{fallback}",
+            title=f"{body.direction} · {body.supervisor} · {body.action}{notes}",
             reasoning="; ".join(body.reasons) + changes,
             action=body.action,
             message_index=body.message_index,
         )
+    if isinstance(body, SupervisorDeferred):
+        title = f"{body.direction} · {body.supervisor} · deferred to after the reply"
+        return Decision(title, body.reason, "deferred", body.message_index)
     if isinstance(body, ToolCallDecided):
         action = "allow" if body.allowed else "deny"
         return Decision(f"tool {body.call.name} · {action} by {body.by}", body.reason, action)

@@ -45,6 +45,7 @@ def supervised_agent(root: Path) -> Path:
             "allowedActions": ["MODIFY_CONTEXT"],
             "maxModifications": 10,
             "applyTo": ["request"],
+            "timeoutSeconds": 60,  # the request waits for it, however busy the machine
         },
     }
     agent = write_agent(

@@ -95,11 +95,14 @@ async def session(tmp_path: Path, sink: Sink) -> ChatSession:
 
 
 async def test_architect_includes_a_rule_and_allows_the_request(tmp_path: Path, sink: Sink) -> None:
-    supervisor = await started(tmp_path, ARCHITECT_TURNS, ["READ_ONLY", "MODIFY_CONTEXT"])
+    supervisor = await started(
+        tmp_path, ARCHITECT_TURNS, ["READ_ONLY", "MODIFY_CONTEXT"], timeoutSeconds=60
+    )
     session = await supervised_session(tmp_path / "writer", sink, turns=TWO_REPLIES)
     session.chain = SupervisionChain([supervisor])
     sink.events.clear()
     await session.send("Another formal letter, please, to the shareholders.")
+    await session.chain.settle()  # its review of the reply runs after the turn
     changed = [e for e in sink.events if isinstance(e, ContextChanged)]
     decided = [e for e in sink.events if isinstance(e, SupervisorDecided)]
     selected = next(e for e in sink.events if isinstance(e, ContextSelected))
@@ -110,6 +113,7 @@ async def test_architect_includes_a_rule_and_allows_the_request(tmp_path: Path, 
     assert decided[0].changes == ("included rule formal-tone",)
     assert decided[0].reasons == ("formal-tone now on",) and not decided[0].fallback
     assert decided[1].direction == "response" and decided[1].changes == ()
+    assert not decided[0].background and decided[1].background
     assert ("rule", "formal-tone") in {(entry.item, entry.name) for entry in selected.entries}
 
 

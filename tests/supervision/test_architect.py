@@ -49,10 +49,12 @@ async def test_it_allows_every_message_and_records_what_it_noticed() -> None:
     chat, events = session(model, [watcher])
     await chat.send("What is the capital of France?")
     result = await chat.send("How far is it from Lyon?")
+    await chat.chain.settle()  # it only observes: its decisions come after each reply
     assert result.reply == "Sure."
     assert model.requests[-1].messages[-1].content == "How far is it from Lyon?"  # untouched
     decided = [e for e in events if isinstance(e, SupervisorDecided)]
     assert {e.action for e in decided} == {"allow"} and len(decided) == 4
+    assert all(e.background for e in decided)
     first_request, _, second_request, _ = decided
     assert first_request.reasons == (
         "patterns so far: question 1",

@@ -54,6 +54,8 @@ class Crashing:
     id = "crashy"
     name = "Crashy"
     directions = BOTH
+    reach = "message"
+    budget_s = 5.0
 
     def __init__(self, fallback: str) -> None:
         self.fallback_behavior = fallback
@@ -70,6 +72,8 @@ class WantsHuman:
     name = "Cautious"
     fallback_behavior = "allow"
     directions = BOTH
+    reach = "message"
+    budget_s = 5.0
 
     async def review(self, session: Any, direction: Direction, message: ChatMessage) -> Any:
         if direction == "request":
@@ -170,6 +174,7 @@ async def test_statistics_are_collected_and_exported(tmp_path: Path) -> None:
     chat, _ = session(EchoModel("one two three"), [collector])
     await chat.send("hello there")
     await chat.send("again")
+    await chat.chain.settle()  # statistics are collected after each reply
     stats = json.loads((tmp_path / "stats.json").read_text())["s1"]
     assert (stats["requests"], stats["responses"], stats["response_words"]) == (2, 2, 6)
 

@@ -50,13 +50,14 @@ CONTEXT = (
     "update_reference",
     "delete_reference",
 )
-DECIDE = ("allow_message", "block_message", "request_human_review")
+ALLOW = ("allow_message",)
+HOLD = ("block_message", "request_human_review")  # they hold the message: MODIFY_MESSAGES
 MODIFY = ("modify_message",)
-EVERY = READ + CONTEXT + DECIDE + MODIFY
+EVERY = READ + CONTEXT + ALLOW + HOLD + MODIFY
 MAY_USE: dict[SupervisionPermission, tuple[str, ...]] = {
-    P.READ_ONLY: READ + DECIDE,
-    P.MODIFY_CONTEXT: READ + CONTEXT + DECIDE,
-    P.MODIFY_MESSAGES: READ + DECIDE + MODIFY,
+    P.READ_ONLY: READ + ALLOW,
+    P.MODIFY_CONTEXT: READ + CONTEXT + ALLOW,
+    P.MODIFY_MESSAGES: READ + ALLOW + HOLD + MODIFY,
     P.FULL_CONTROL: EVERY,
 }
 ARGUMENTS: dict[str, dict[str, Any]] = {
@@ -80,7 +81,9 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
     "request_human_review": {"reason": "unsure", "priority": "high"},
     "modify_message": {"content": "Please draft a letter.", "reason": "shorter"},
 }
-NEEDED = {name: "MODIFY_CONTEXT" for name in CONTEXT} | {"modify_message": "MODIFY_MESSAGES"}
+NEEDED = {name: "MODIFY_CONTEXT" for name in CONTEXT} | dict.fromkeys(
+    HOLD + MODIFY, "MODIFY_MESSAGES"
+)
 
 
 class Sink:

@@ -10,11 +10,14 @@ import shiboken6
 from PySide6.QtCore import SIGNAL, Qt
 from pytestqt.qtbot import QtBot
 
+from foundry.runtime.engine import Engine
+from foundry.store import Store
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.main_window import MainWindow
 from foundry.ui.session_view import SessionView
 
 from ..runtime.conftest import write_agent
+from ..supervision.test_agent_supervisor import write_supervisor
 from .conftest import save_screenshot
 
 GUARDIAN = {
@@ -59,11 +62,16 @@ def test_a_reply_streams_in_and_the_supervisors_show_in_the_timeline(
     qtbot.waitUntil(lambda: any(row.streaming for row in view.conversation.rows), timeout=10000)
     qtbot.waitUntil(lambda: ("assistant", REPLY) in rows(view), timeout=10000)
     assert rows(view)[0] == ("user", "My email is [email]")
-    # the last tokens and the stored message arrive in separate events: wait for the message
-    qtbot.waitUntil(lambda: not any(row.streaming for row in view.conversation.rows), timeout=5000)
-    titles = [row.title for row in view.timeline.rows]
-    assert titles[0].startswith("request · PII guardian · modify")
-    assert any(t.startswith("response · PII guardian · allow") for t in titles)
+
+    # the last tokens and the reply's review arrive in separate events: wait for the review
+    def reviewed() -> bool:
+        return any(
+            r.title.startswith("response · PII guardian · allow") for r in view.timeline.rows
+        )
+
+    qtbot.waitUntil(reviewed, timeout=5000)
+    assert not any(row.streaming for row in view.conversation.rows)
+    assert view.timeline.rows[0].title.startswith("request · PII guardian · modify")
     assert view.context.item(0).text().startswith("rule:be-kind  (always")
     qtbot.waitUntil(lambda: view.stats["turns"].text() == "1")
     assert view.send.isEnabled() and not view.stop.isEnabled()
@@ -195,3 +203,83 @@ def test_a_closed_chat_tab_is_deleted_and_follows_no_more_events(
     assert not window.controllers and window.tabs.count() == 0
     assert bridge.receivers(SIGNAL("event_arrived(PyObject)")) == followers - 1
     qtbot.waitUntil(lambda: not shiboken6.isValid(view), timeout=2000)
+
+
+def test_writing_ends_with_the_text_and_the_status_names_the_supervisor_at_work(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    def reviewer(name: str, words: int) -> list[dict[str, Any]]:
+        allow = {"name": "supervised_allow_message", "arguments": {"reason": "fine"}}
+        return [{"text": " ".join(["reading"] * words), "delay_s": 0.1, "tool_calls": [allow]}]
+
+    write_supervisor(tmp_path / "checker", reviewer("checker", 15))
+    write_supervisor(tmp_path / "architect", reviewer("architect", 30))
+    supervisors = [
+        {
+            "type": "agent",
+            "id": "checker",
+            "name": "Reply checker",
+            "config": {
+                "agentPath": "../checker",
+                "allowedActions": ["MODIFY_MESSAGES"],
+                "applyTo": ["response"],
+            },
+        },
+        {
+            "type": "agent",
+            "id": "architect",
+            "name": "Architect",
+            "config": {
+                "agentPath": "../architect",
+                "allowedActions": ["READ_ONLY", "MODIFY_CONTEXT"],
+                "applyTo": ["response"],
+            },
+        },
+    ]
+    text = "Dear board, here it is."
+    agent = write_agent(
+        tmp_path / "demo", {"turns": [{"text": text}]}, servers={}, supervisors=supervisors
+    )
+    window, view = open_window(qtbot, bridge, agent)
+    send(qtbot, view, "Write to the board.")
+    # the text has ended while the checker (which may rewrite it) still holds the reply
+    qtbot.waitUntil(lambda: "Reply checker reviewing…" in view.at_work.text(), timeout=10000)
+    qtbot.waitUntil(lambda: ("assistant", text) in rows(view), timeout=10000)
+    assert not any(row.streaming for row in view.conversation.rows)  # no "writing…"
+    assert not view.send.isEnabled()
+    save_screenshot(window, tmp_path, "session-supervisor-at-work.png")
+    # stored and Send enabled again; the architect reviews after the reply
+    qtbot.waitUntil(lambda: "Architect reviewing…" in view.at_work.text(), timeout=20000)
+    assert view.send.isEnabled() and "Reply checker" not in view.at_work.text()
+    qtbot.waitUntil(lambda: view.at_work.text() == "", timeout=20000)
+    titles = [row.title for row in view.timeline.rows]
+    assert any(t.startswith("response · Reply checker · allow") for t in titles)
+    assert any(
+        t.startswith("response · Architect · allow") and "after the reply" in t for t in titles
+    )
+
+
+def test_a_session_another_process_is_running_is_followed_not_resumed(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    words = " ".join(f"word{n}" for n in range(40))
+    agent = write_agent(tmp_path / "slow", {"delay_s": 0.05, "turns": [{"text": words}]}, {})
+    with Engine(Store.open(f"sqlite:///{tmp_path / 'ui.sqlite3'}")) as other:  # the app's store
+        session_id = other.submit(other.open_session(agent)).result()
+        running = other.submit(other.send(session_id, "Write forty words."))
+        store = bridge.engine.store
+        qtbot.waitUntil(lambda: any(e.kind == "token" for e in store.events.list(session_id)))
+        window = MainWindow(bridge)
+        qtbot.addWidget(window)
+        window.show()
+        reopening = asyncio.ensure_future(window.reopen_session(session_id))
+        qtbot.waitUntil(lambda: reopening.done() and window.tabs.count() == 1, timeout=20000)
+        view = window.tabs.currentWidget()
+        assert isinstance(view, SessionView)
+        assert not view.send.isEnabled() and not view.stop.isEnabled()
+        assert "Another Foundry process is running" in window.statusBar().currentMessage()
+        qtbot.waitUntil(lambda: ("assistant", words) in rows(view), timeout=30000)
+        qtbot.waitUntil(view.send.isEnabled, timeout=10000)
+        assert running.result(30).reply == words
+    replies = [m.content for m in store.messages.list(session_id) if m.role == "assistant"]
+    assert replies == [words]  # stored once: the app followed the turn, it did not resume it

@@ -89,7 +89,9 @@ class SupervisorsBinding(QObject):
         agent.max_modifications.valueChanged.connect(
             lambda value: self._set_config("max_modifications", value)
         )
-        agent.timeout.valueChanged.connect(lambda value: self._set_config("timeout_seconds", value))
+        agent.timeout.valueChanged.connect(
+            lambda value: self._set_config("timeout_seconds", value or None)
+        )
         agent.fallback.currentIndexChanged.connect(
             lambda _: self._set_config("fallback_behavior", agent.fallback.currentData())
         )
@@ -180,7 +182,7 @@ class SupervisorsBinding(QObject):
             _check(agent.allowed_actions, config.allowed_actions)
             _check(agent.apply_to, config.apply_to)
             agent.max_modifications.setValue(config.max_modifications)
-            agent.timeout.setValue(round(config.timeout_seconds))
+            agent.timeout.setValue(round(config.timeout_seconds or 0))
             agent.fallback.setCurrentIndex(agent.fallback.findData(config.fallback_behavior))
         elif isinstance(config, PolicyConfig):
             forms.policy.summary.setText(_policy_summary(config))

@@ -107,9 +107,13 @@ class AgentSupervisorForm(QWidget):
         self.fallback.addItem("block the message", "block")
         self.fallback.setToolTip("What happens when the supervisor fails or runs out of time")
         self.timeout = QSpinBox()
-        self.timeout.setRange(1, 3600)
+        self.timeout.setRange(0, 3600)
         self.timeout.setSuffix(" s")
-        self.timeout.setToolTip("How long a review may take before the fallback applies")
+        self.timeout.setSpecialValueText("default (by what it may do)")
+        self.timeout.setToolTip(
+            "How long a message may wait for this supervisor; then its fallback applies "
+            "(0: the default, 30 s for one that can block or rewrite)"
+        )
         self.apply_to = checkboxes(DIRECTIONS)
         form = QFormLayout(self)
         form.addRow("Agent:", path_row)
