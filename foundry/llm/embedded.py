@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from foundry.llm.base import ChatRequest, Chunk, ProviderError, no_answer_in_time
-from foundry.llm.tool_choice import ChoiceReader, choice_request, offers_choice
+from foundry.llm.tool_choice import ChoiceReader, choice_request, offered_tools
 from foundry.llm.wire import ChunkReader, chat_completion_body, tool_names
 
 DEFAULT_MODEL = "smollm2"
@@ -52,7 +52,7 @@ class EmbeddedRuntime:
         self._context_size = context_size
         self._threads = threads
         self._server: Any = None
-        self._native_tools: bool | None = None
+        self.native_tools: bool | None = None  # None: as llama.cpp reads the model's template
         self._load_lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="foundry-llama")
 
@@ -75,9 +75,9 @@ class EmbeddedRuntime:
 
     async def native_tool_calling(self) -> bool:
         """Whether the model's chat template takes tools, as llama.cpp reads it (asked once)."""
-        if self._native_tools is None:
-            self._native_tools = await asyncio.to_thread(self._template_takes_tools)
-        return self._native_tools
+        if self.native_tools is None:
+            self.native_tools = await asyncio.to_thread(self._template_takes_tools)
+        return self.native_tools
 
     def _template_takes_tools(self) -> bool:
         """The capabilities llama.cpp found in the template (its /props on the loopback port the
@@ -141,7 +141,7 @@ class EmbeddedProvider:
         started = time.perf_counter()
         choice: ChoiceReader | None = None
         if request.tools and not await runtime.native_tool_calling():
-            choice = ChoiceReader(request.tools) if offers_choice(request) else None
+            choice = ChoiceReader(offered_tools(request))
             request = choice_request(request)
         handover = _Handover(asyncio.get_running_loop(), request.timeout_s)
         job = runtime.submit(chat_completion_body(request, with_model=False), handover.on_chunk)

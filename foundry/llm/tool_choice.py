@@ -26,15 +26,16 @@ from foundry.llm.base import (
 REPLY = "reply"
 
 
-def offers_choice(request: ChatRequest) -> bool:
-    """Whether the model chooses between its tools and a reply. After a tool result it only
-    replies, so a turn makes one round of tool calls per user message and cannot loop."""
-    return bool(request.tools) and not (request.messages and request.messages[-1].role == "tool")
+def offered_tools(request: ChatRequest) -> tuple[ToolSpec, ...]:
+    """The tools the model may call now: none right after a tool result, so that it answers
+    with it; a turn makes one round of calls per user message and cannot loop."""
+    return () if request.messages and request.messages[-1].role == "tool" else request.tools
 
 
 def choice_schema(tools: Sequence[ToolSpec], reply: dict[str, Any] | None = None) -> dict[str, Any]:
     """One of: `{"TOOL NAME": arguments}` for each tool, or `{"reply": text}` (or `reply` the
-    caller's schema). The tool's name as the key lets the model's first word pick it."""
+    caller's schema). The tool's name as the key lets the model's first word pick it. Even
+    without tools the reply is JSON: in plain text SmolLM2 imitates the calls it sees."""
     answer = reply if reply is not None else {"type": "string"}
     options = [_object({tool.name: _arguments_schema(tool)}) for tool in tools]
     return {"oneOf": [*options, _object({REPLY: answer})]}
@@ -50,13 +51,13 @@ def _arguments_schema(tool: ToolSpec) -> dict[str, Any]:
 
 
 def choice_hint(tools: Sequence[ToolSpec]) -> str:
-    """The system prompt's part that tells the model how to call a tool in JSON."""
+    """The system prompt's part that names the tools and the JSON of a call. The call comes
+    first and no example is given: SmolLM2 copies an example, and the first form shown wins."""
     lines = "\n".join(_tool_line(tool) for tool in tools)
     return (
-        'Answer in JSON: {"reply": "your answer"}.\n'
-        'Only if the user asks for something a tool below does, call it instead: {"TOOL NAME": '
-        "{ARGUMENTS}}.\n"
-        f"Tools:\n{lines}"
+        f"Tools you can call:\n{lines}\n\nWrite your answer as JSON. If one of the tools does "
+        'what the user asks, call it: {"TOOL NAME": {ARGUMENTS}}. Otherwise reply in text: '
+        '{"reply": "..."}.'
     )
 
 
@@ -73,15 +74,13 @@ def _tool_line(tool: ToolSpec) -> str:
 
 def choice_request(request: ChatRequest) -> ChatRequest:
     """The request as a model without tool support can take it: earlier calls and results as
-    text; then either the choice under its schema, or (after a tool result) a plain reply."""
+    text, the tools it may call named in the system prompt, and the choice's schema."""
+    tools = offered_tools(request)
     messages = tuple(_as_text(message) for message in request.messages)
-    if not offers_choice(request):
-        return request.model_copy(update={"messages": messages, "tools": ()})
-    hint = choice_hint(request.tools)
-    schema = choice_schema(request.tools, request.response_schema)
-    return request.model_copy(
-        update={"messages": _with_hint(messages, hint), "tools": (), "response_schema": schema}
-    )
+    if tools:
+        messages = _with_hint(messages, choice_hint(tools))
+    schema = choice_schema(tools, request.response_schema)
+    return request.model_copy(update={"messages": messages, "tools": (), "response_schema": schema})
 
 
 def _as_text(message: ChatMessage) -> ChatMessage:

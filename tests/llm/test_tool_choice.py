@@ -24,7 +24,7 @@ from foundry.llm.tool_choice import (
     JsonStringStream,
     choice_request,
     choice_schema,
-    offers_choice,
+    offered_tools,
 )
 
 CLOCK = ToolSpec(
@@ -98,7 +98,7 @@ def test_the_schema_adds_no_length_bounds() -> None:
 
 def test_a_question_offers_the_choice_with_the_tools_named_in_the_system_prompt() -> None:
     original = request(SYSTEM, ASK, temperature=0.2)
-    assert offers_choice(original)
+    assert offered_tools(original) == (CLOCK, NOTE)
     sent = choice_request(original)
     assert sent.tools == () and sent.response_schema == choice_schema((CLOCK, NOTE))
     system = sent.messages[0]
@@ -113,22 +113,26 @@ def test_without_a_system_prompt_the_hint_becomes_one() -> None:
     assert sent.messages[0].role == "system" and "notes.add" in sent.messages[0].content
 
 
-def test_after_a_tool_result_the_model_replies_in_text_with_the_round_written_out() -> None:
+def test_after_a_tool_result_the_model_may_only_reply_with_the_round_written_out() -> None:
     original = request(SYSTEM, ASK, ASKED, RESULT)
-    assert not offers_choice(original)
+    assert offered_tools(original) == ()
     sent = choice_request(original)
-    assert sent.tools == () and sent.response_schema is None
-    assert sent.messages[0] == SYSTEM
+    assert sent.tools == () and sent.response_schema == choice_schema(())
+    assert sent.messages[0] == SYSTEM  # no tools to name
     call, result = sent.messages[2:]
     assert call.role == "assistant" and not call.tool_calls
     assert json.loads(call.content) == {"time.get_current_time": {"timezone": "Asia/Tokyo"}}
     assert result == ChatMessage(
         role="user", content='Result of time.get_current_time: {"datetime": "21:00"}'
     )
+    valid = jsonschema.Draft202012Validator(sent.response_schema)
+    assert valid.is_valid({"reply": "It is 21:00."})
+    assert not valid.is_valid({"time.get_current_time": {"timezone": "UTC"}})
 
 
-def test_a_request_without_tools_offers_no_choice() -> None:
-    assert not offers_choice(ChatRequest(model="m", messages=(ASK,)))
+def test_a_reply_only_choice_reads_a_call_as_an_error() -> None:
+    with pytest.raises(ProviderError, match="not offered"):
+        read(['{"time.get_current_time": {"timezone": "UTC"}}'], ())
 
 
 # -- reading the JSON back ----------------------------------------------------------------------
