@@ -9,12 +9,16 @@ median seconds per answer (the whole turn: supervisors, the call, the final repl
 Baseline from the same run: the same questions with the tools offered the native way only, as
 the embedded provider did before constrained tool calls (SmolLM2's template drops them).
 
-Run: python bench/tool_calls.py [--limit N] [--no-baseline] [--temperature T]
+Run: python bench/tool_calls.py [--limit N] [--baseline-limit N] [--temperature T]
+                                [--without-agent-supervisors]
+(--without-agent-supervisors drops the architect and the context curator, whose own embedded
+model calls make each turn several times longer, and keeps the guardian and the policy.)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -120,10 +124,18 @@ def run(engine: Engine, agent: Path, limit: int, temperature: float, label: str)
     )
 
 
+def drop_agent_supervisors(agent: Path) -> None:
+    config_file = agent / "tsagent.json"
+    config = json.loads(config_file.read_text())
+    config["supervisors"] = [s for s in config["supervisors"] if s["type"] != "agent"]
+    config_file.write_text(json.dumps(config, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=20, help="time questions (controls: half)")
-    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--baseline-limit", type=int, help="time questions of the baseline")
+    parser.add_argument("--without-agent-supervisors", action="store_true")
     parser.add_argument("--temperature", type=float, default=0.3, help="the sample's is 0.3")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -131,14 +143,16 @@ def main() -> None:
         agents = Path(folder) / "agents"
         shutil.copytree(shipped_path("agents"), agents)
         agent = agents / "assistant"
+        if args.without_agent_supervisors:
+            drop_agent_supervisors(agent)
         TrustStore.default().grant(read_agent(agent))
         runtime = shared_runtime(model_path("smollm2"))
         with Engine(Store.open(f"sqlite:///{Path(folder) / 'bench.sqlite3'}")) as engine:
-            if not args.no_baseline:
-                runtime.native_tools = True  # as before: the tools go to the template only
-                run(engine, agent, args.limit, args.temperature, "baseline")
-            runtime.native_tools = None  # as llama.cpp reads the template: constrained calls
             run(engine, agent, args.limit, args.temperature, "constrained")
+            print(f"llama.cpp found native tool calling in the template: {runtime.native_tools}")
+            runtime.native_tools = True  # as before: the tools go to the template only
+            baseline = args.limit if args.baseline_limit is None else args.baseline_limit
+            run(engine, agent, baseline, args.temperature, "baseline")
 
 
 if __name__ == "__main__":

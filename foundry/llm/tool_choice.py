@@ -86,7 +86,8 @@ def choice_request(request: ChatRequest) -> ChatRequest:
 def _as_text(message: ChatMessage) -> ChatMessage:
     """A tool call as the JSON the model writes for it; a tool result as a user message."""
     if message.role == "tool":
-        return ChatMessage(role="user", content=f"Result of {message.name}: {message.content}")
+        tool = message.name or "the tool"
+        return ChatMessage(role="user", content=f"Result of {tool}: {message.content}")
     if not message.tool_calls:
         return message
     calls = "\n".join(json.dumps({call.name: call.arguments}) for call in message.tool_calls)
