@@ -77,12 +77,15 @@ class EmbeddedRuntime:
         """Whether the model's chat template takes tools, as llama.cpp reads it (asked once)."""
         if self.native_tools is None:
             self.native_tools = await asyncio.to_thread(self._template_takes_tools)
-        return self.native_tools
+        return bool(self.native_tools)
 
-    def _template_takes_tools(self) -> bool:
+    def _template_takes_tools(self) -> bool | None:
         """The capabilities llama.cpp found in the template (its /props on the loopback port the
         runtime listens on); unknown counts as no, which constrained output serves as well."""
-        address = self._load().listening_address
+        try:
+            address = self._load().listening_address
+        except Exception:  # the completion fails the same way, with a clear error
+            return None  # asked again next time
         try:
             with urllib.request.urlopen(f"{address}/props", timeout=10) as answer:
                 capabilities = json.load(answer).get("chat_template_caps") or {}
