@@ -9,7 +9,7 @@ median seconds per answer (the whole turn: supervisors, the call, the final repl
 Baseline from the same run: the same questions with the tools offered the native way only, as
 the embedded provider did before constrained tool calls (SmolLM2's template drops them).
 
-Run: python bench/tool_calls.py [--limit N] [--baseline-limit N] [--temperature T]
+Run: python bench/tool_calls.py [--time N] [--controls N] [--baseline N] [--temperature T]
                                 [--without-agent-supervisors]
 (--without-agent-supervisors drops the architect and the context curator, whose own embedded
 model calls make each turn several times longer, and keeps the guardian and the policy.)
@@ -103,25 +103,32 @@ def asked(engine: Engine, agent: Path, question: str, temperature: float, label:
     return answer
 
 
-def run(engine: Engine, agent: Path, limit: int, temperature: float, label: str) -> None:
+def run(
+    engine: Engine, agent: Path, count: tuple[int, int], temperature: float, label: str
+) -> None:
+    """Ask the first `count` time and control questions and print what came of them."""
     time_answers = [
         (asked(engine, agent, question, temperature, label), zone)
-        for question, zone in list(TIME_QUESTIONS.items())[:limit]
+        for question, zone in list(TIME_QUESTIONS.items())[: count[0]]
     ]
     controls = [
         asked(engine, agent, question, temperature, label)
-        for question in CONTROL_QUESTIONS[: max(1, limit // 2)]
+        for question in CONTROL_QUESTIONS[: count[1]]
     ]
     right = sum(any(name == CLOCK for name, _ in a.calls) for a, _ in time_answers)
     zoned = sum((CLOCK, {"timezone": zone}) in a.calls for a, zone in time_answers)
     wrong = sum(bool(a.calls) for a in controls)
-    seconds = statistics.median(a.seconds for a, _ in time_answers) if time_answers else 0.0
-    control_s = statistics.median(a.seconds for a in controls)
+    seconds = _median([a.seconds for a, _ in time_answers])
+    control_s = _median([a.seconds for a in controls])
     print(
         f"{label:12} time questions calling {CLOCK}: {right}/{len(time_answers)} "
         f"(with the city's zone: {zoned})   controls calling a tool: {wrong}/{len(controls)}   "
         f"median s per answer: time {seconds:.1f}, controls {control_s:.1f}"
     )
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
 
 
 def drop_agent_supervisors(agent: Path) -> None:
@@ -133,8 +140,9 @@ def drop_agent_supervisors(agent: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=20, help="time questions (controls: half)")
-    parser.add_argument("--baseline-limit", type=int, help="time questions of the baseline")
+    parser.add_argument("--time", type=int, default=20, help="how many time questions")
+    parser.add_argument("--controls", type=int, default=10, help="how many needing no tool")
+    parser.add_argument("--baseline", type=int, help="time questions of the baseline (0: none)")
     parser.add_argument("--without-agent-supervisors", action="store_true")
     parser.add_argument("--temperature", type=float, default=0.3, help="the sample's is 0.3")
     args = parser.parse_args()
@@ -148,11 +156,13 @@ def main() -> None:
         TrustStore.default().grant(read_agent(agent))
         runtime = shared_runtime(model_path("smollm2"))
         with Engine(Store.open(f"sqlite:///{Path(folder) / 'bench.sqlite3'}")) as engine:
-            run(engine, agent, args.limit, args.temperature, "constrained")
+            run(engine, agent, (args.time, args.controls), args.temperature, "constrained")
             print(f"llama.cpp found native tool calling in the template: {runtime.native_tools}")
-            runtime.native_tools = True  # as before: the tools go to the template only
-            baseline = args.limit if args.baseline_limit is None else args.baseline_limit
-            run(engine, agent, baseline, args.temperature, "baseline")
+            baseline = args.time if args.baseline is None else args.baseline
+            if baseline:
+                runtime.native_tools = True  # as before: the tools go to the template only
+                controls = args.controls * baseline // max(1, args.time)
+                run(engine, agent, (baseline, controls), args.temperature, "baseline")
 
 
 if __name__ == "__main__":
