@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import threading
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from foundry.llm.base import ChatRequest, Chunk, ProviderError, no_answer_in_time
+from foundry.llm.tool_choice import ChoiceReader, choice_request, offered_tools
 from foundry.llm.wire import ChunkReader, chat_completion_body, tool_names
 
 DEFAULT_MODEL = "smollm2"
@@ -50,6 +53,7 @@ class EmbeddedRuntime:
         self._context_size = context_size
         self._threads = threads
         self._server: Any = None
+        self.native_tools: bool | None = None  # None: as llama.cpp reads the model's template
         self._load_lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="foundry-llama")
 
@@ -70,6 +74,26 @@ class EmbeddedRuntime:
     async def load(self) -> None:
         """Load the model now (it loads on first use otherwise), off the event loop."""
         await asyncio.get_running_loop().run_in_executor(self._worker, self._load)
+
+    async def native_tool_calling(self) -> bool:
+        """Whether the model's chat template takes tools, as llama.cpp reads it (asked once)."""
+        if self.native_tools is None:
+            self.native_tools = await asyncio.to_thread(self._template_takes_tools)
+        return bool(self.native_tools)
+
+    def _template_takes_tools(self) -> bool | None:
+        """The capabilities llama.cpp found in the template (its /props on the loopback port the
+        runtime listens on); unknown counts as no, which constrained output serves as well."""
+        try:
+            address = self._load().listening_address
+        except Exception:  # the completion fails the same way, with a clear error
+            return None  # asked again next time
+        try:
+            with urllib.request.urlopen(f"{address}/props", timeout=10) as answer:
+                capabilities = json.load(answer).get("chat_template_caps") or {}
+        except (OSError, ValueError, AttributeError):
+            return False
+        return bool(capabilities.get("supports_tool_calls"))
 
     def _complete(self, body: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]) -> Any:
         server = self._load()
@@ -111,7 +135,8 @@ def shared_runtime(path: Path) -> EmbeddedRuntime:
 
 
 class EmbeddedProvider:
-    """Model replies from the in-process runtime; tool calls when the model's template has them."""
+    """Model replies from the in-process runtime. Tool calls are native when the model's template
+    takes tools, and otherwise a choice under a JSON schema (`tool_choice`), read back the same."""
 
     name = "embedded"
 
@@ -130,15 +155,19 @@ class EmbeddedProvider:
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
         runtime = self._runtime_for(request.model)
         started = time.perf_counter()
+        choice: ChoiceReader | None = None
+        if request.tools and not await runtime.native_tool_calling():
+            choice = ChoiceReader(offered_tools(request))
+            request = choice_request(request)
         handover = _Handover(asyncio.get_running_loop(), request.timeout_s)
         job = runtime.submit(chat_completion_body(request, with_model=False), handover.on_chunk)
         job.add_done_callback(handover.finish)
         reader = ChunkReader(started, tool_names(request))
         try:
             while (item := await handover.next()) is not None:
-                for chunk in reader.read(item):
+                for chunk in _translated(reader.read(item), choice):
                     yield chunk
-            for chunk in reader.finish():
+            for chunk in _translated(reader.finish(), choice):
                 yield chunk
         except TimeoutError:
             raise no_answer_in_time(f"the embedded model {runtime.path.name}", request) from None
@@ -147,6 +176,13 @@ class EmbeddedProvider:
             # queues behind it (a request still queued is dropped).
             handover.stop.set()
             job.cancel()
+
+
+def _translated(chunks: list[Chunk], choice: ChoiceReader | None) -> list[Chunk]:
+    """The chunks as the caller sees them: a constrained choice read back into text or calls."""
+    if choice is None:
+        return chunks
+    return [out for chunk in chunks for out in choice.read(chunk)]
 
 
 class _Handover:

@@ -7,7 +7,17 @@ import json
 
 import pytest
 
-from foundry.llm.base import ChatMessage, ChatRequest, ProviderError, TextDelta, Usage
+from foundry.llm.base import (
+    ChatMessage,
+    ChatRequest,
+    Chunk,
+    ProviderError,
+    TextDelta,
+    ToolCall,
+    ToolCallChunk,
+    ToolSpec,
+    Usage,
+)
 from foundry.llm.embedded import EmbeddedProvider, bundled_model_path, model_path
 
 pytestmark = pytest.mark.skipif(
@@ -114,3 +124,62 @@ async def test_a_request_queued_behind_another_times_out_in_the_queue() -> None:
         await asyncio.wait_for(collect(provider, queued), 30)
     text, _ = await asyncio.wait_for(first, 60)  # the first one is not disturbed
     assert text.strip()
+
+
+CLOCK = ToolSpec(  # as mcp-server-time lists it, named as a session offers it
+    name="time.get_current_time",
+    description="Get current time in a specific timezone",
+    parameters={
+        "type": "object",
+        "properties": {
+            "timezone": {
+                "type": "string",
+                "description": "IANA timezone name (e.g., 'America/New_York', 'Europe/London'). "
+                "Use 'UTC' as local timezone if no timezone provided by the user.",
+            }
+        },
+        "required": ["timezone"],
+    },
+)
+ASSISTANT_PROMPT = "You are a friendly, precise assistant. Use the time tools rather than guessing."
+
+
+def time_question(*after: ChatMessage) -> ChatRequest:
+    return ChatRequest(
+        model="smollm2",
+        messages=(
+            ChatMessage(role="system", content=ASSISTANT_PROMPT),
+            ChatMessage(role="user", content="What time is it in Tokyo?"),
+            *after,
+        ),
+        tools=(CLOCK,),
+        max_tokens=96,
+        temperature=0.0,
+    )
+
+
+async def chunks_of(chat: ChatRequest) -> list[Chunk]:
+    return [chunk async for chunk in EmbeddedProvider().stream(chat)]
+
+
+async def test_smollm2_calls_the_time_tool_through_constrained_output() -> None:
+    *rest, usage = await chunks_of(time_question())
+    [call] = [chunk.call for chunk in rest if isinstance(chunk, ToolCallChunk)]
+    assert call.name == "time.get_current_time" and isinstance(call.arguments["timezone"], str)
+    assert not [chunk for chunk in rest if isinstance(chunk, TextDelta)]
+    assert isinstance(usage, Usage) and usage.stop_reason == "tool_calls"
+
+
+async def test_after_the_tool_result_smollm2_answers_in_text() -> None:
+    call = ToolCall(id="c1", name=CLOCK.name, arguments={"timezone": "Asia/Tokyo"})
+    result = '{"timezone": "Asia/Tokyo", "datetime": "2026-11-26T21:04:00+09:00"}'
+    chunks = await chunks_of(
+        time_question(
+            ChatMessage(role="assistant", tool_calls=(call,)),
+            ChatMessage(role="tool", content=result, tool_call_id="c1", name=CLOCK.name),
+        )
+    )
+    assert not [chunk for chunk in chunks if isinstance(chunk, ToolCallChunk)]
+    texts = [chunk.text for chunk in chunks if isinstance(chunk, TextDelta)]
+    assert len(texts) > 1 and "".join(texts).strip()  # streamed, as plain text
+    assert not "".join(texts).lstrip().startswith("{")
