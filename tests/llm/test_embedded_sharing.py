@@ -79,6 +79,7 @@ def test_the_agent_and_its_supervisor_are_answered_by_one_loaded_model(
     result = engine.submit(engine.send(session_id, "Hello")).result(600)
 
     assert result.ended_by == "reply"
+    engine.submit(engine.settle(session_id)).result(600)  # a READ_ONLY watcher reviews after
     decided = engine.store.events.list(session_id, kinds=("supervisor_decided",))
     assert [record.payload["direction"] for record in decided] == ["request", "response"]
     assert len(answered_by) >= 3  # the worker's reply, the watcher on its request and reply
