@@ -50,6 +50,12 @@ def load_task_log(store: Store, task_id: str) -> list[Event]:
     Raises NotFound for an unknown task.
     """
     store.tasks.get(task_id)
+    return task_and_chat_events(store, task_id)
+
+
+def task_and_chat_events(store: Store, task_id: str) -> list[Event]:
+    """The events of a session taken as a task (none if it is not one) and of the chats it
+    consulted, whether or not the task has its record in the store."""
     own = [to_event(record) for record in store.events.list(task_id)]
     chats = sorted(_chat_sessions(own))
     return own + [

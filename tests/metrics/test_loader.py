@@ -26,16 +26,19 @@ def write(store: Store, events: Sequence[Event], rename: dict[str, str] | None =
     """Store events with their own times (the journal would stamp them with the time of writing)."""
     rename = rename or {}
     with Session(store.engine) as session:
-        for event in events:
-            session.add(
-                EventRecord(
-                    session_id=rename.get(event.session_id, event.session_id),
-                    seq=event.seq,
-                    kind=event.kind,
-                    time=event.time,
-                    payload=event_payload(event.body),
-                )
+        records = [
+            EventRecord(
+                session_id=rename.get(event.session_id, event.session_id),
+                seq=event.seq,
+                kind=event.kind,
+                time=event.time,
+                payload=event_payload(event.body),
             )
+            for event in events
+        ]
+        session.add_all(records)
+        for hook in store.events.hooks:  # as an append runs them, in the same transaction
+            hook(session, records)
         session.commit()
 
 

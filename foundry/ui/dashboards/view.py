@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from foundry.metrics import DashboardSeries, MetricsFilter, TaskChoice
+from foundry.metrics import DashboardFigures, MetricsFilter, TaskChoice
 from foundry.ui.dashboards.call_charts import (
     HumanWaitChart,
     LatencyChart,
@@ -209,16 +209,17 @@ class DashboardView(QWidget):
 
     # -- data -----------------------------------------------------------------------------------
 
-    def show_series(self, series: DashboardSeries, status: str) -> None:
-        self.show_overview(series, status)
+    def show_figures(self, figures: DashboardFigures, status: str) -> None:
+        self.show_overview(figures, status)
         for chart in self.charts():
-            chart.show_series(series)
+            chart.show_figures(figures)
 
-    def show_overview(self, series: DashboardSeries, status: str) -> None:
+    def show_overview(self, figures: DashboardFigures, status: str) -> None:
         """What the filters can choose from, and the status line; not the charts."""
-        self.set_choices(series.agents, series.tasks)
-        self.data_span = _span(series) or self.data_span
+        self.set_choices(figures.agents, figures.tasks)
+        self.data_span = figures.span() or self.data_span
         self.status.setText(status)
+        self.status.setStyleSheet(f"color: {MUTED};")
 
     def show_problem(self, text: str) -> None:
         self.status.setText(text)
@@ -229,20 +230,14 @@ class DashboardView(QWidget):
         self.shown.emit()
 
 
-def _span(series: DashboardSeries) -> tuple[datetime, datetime] | None:
-    times = [
-        point.time
-        for points in (series.iterations, series.confidence, series.model_calls, series.human_waits)
-        for point in points
-    ]
-    return (min(times), max(times)) if times else None
-
-
 def _moment(edit: QDateTimeEdit) -> datetime:
     return datetime.fromtimestamp(edit.dateTime().toSecsSinceEpoch(), UTC)
 
 
 def _refill(combo: QComboBox, everything: str, entries: list[tuple[str, str]]) -> None:
+    shown = [(combo.itemText(i), combo.itemData(i)) for i in range(1, combo.count())]
+    if shown == entries:
+        return  # unchanged: refilling thousands of tasks every second would cost the GUI thread
     chosen = combo.currentData()
     combo.blockSignals(True)
     combo.clear()

@@ -1,0 +1,347 @@
+"""The metric aggregates in the store: folded in the transaction that appends the events, read by
+the dashboards, rebuilt from the whole log on demand (`foundry metrics rebuild`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+import sqlalchemy as sa
+from pydantic import ValidationError
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session, col
+
+from foundry.metrics.aggregates import BinKey, Folding, SessionLink, Tally, TaskRow
+from foundry.metrics.loader import METRIC_KINDS, TASK_KINDS
+from foundry.session.events import Event, event_body
+from foundry.store import EventRecord, Store
+from foundry.store.tables import (
+    MetricBinRecord,
+    MetricSessionRecord,
+    MetricsStateRecord,
+    MetricTaskRecord,
+)
+
+log = logging.getLogger(__name__)
+_METRIC_KINDS = frozenset(METRIC_KINDS)
+_CHUNK = 500  # ids per IN (...): well under any bound-parameter limit
+REBUILD_BATCH = 20_000
+
+
+@dataclass(frozen=True)
+class MetricsState:
+    version: int  # grows with every transaction that changes the aggregates
+    events: int  # metric events folded in
+    complete: bool  # false until a rebuild after an upgrade from a store without aggregates
+
+
+def keep_aggregates(store: Store) -> Store:
+    """Fold every event `store` appends from now on into its aggregates, in the same transaction."""
+    store.events.add_hook(fold_appended)
+    return store
+
+
+def fold_appended(session: Session, records: list[EventRecord]) -> None:
+    events = [
+        event
+        for record in records
+        if record.kind in _METRIC_KINDS
+        for event in _parsed(
+            record.session_id, record.seq, record.kind, record.time, record.payload
+        )
+    ]
+    if events:
+        fold_stored(session, events)
+
+
+def _parsed(
+    session_id: str, seq: int, kind: str, time: datetime, payload: dict[str, Any]
+) -> list[Event]:
+    """The event, or nothing for a payload its type cannot read (it is stored all the same)."""
+    try:
+        body = event_body(kind, payload)
+    except ValidationError:
+        log.warning("metrics skip the unreadable %s event %s#%s", kind, session_id, seq)
+        return []
+    return [Event(session_id=session_id, seq=seq, time=time, body=body)]
+
+
+def fold_stored(session: Session, events: Sequence[Event]) -> None:
+    """Add what `events` (stored in this transaction or before) change to the aggregates."""
+    _advance(session, len(events))  # first: every folding writer waits here for the one before
+    session.flush()
+    chats = {event.session_id for event in events} | {
+        getattr(event.body, "session_id", "") for event in events
+    }
+    tasks = {event.session_id for event in events if event.kind in TASK_KINDS}
+    folding = Folding(
+        _sessions(session, chats), _task_agents(session, tasks), partial(_task_log, session, {})
+    )
+    folding.fold(events)
+    _write_bins(session, folding.bins)
+    _write_sessions(session, {key: folding.sessions[key] for key in folding.changed_sessions})
+    _write_tasks(session, folding.task_rows())
+
+
+def _advance(session: Session, events: int) -> None:
+    state = MetricsStateRecord.__table__  # type: ignore[attr-defined]
+    session.execute(
+        sa.update(state).values(version=state.c.version + 1, events=state.c.events + events)
+    )
+
+
+def _chunks(keys: Collection[str]) -> Iterable[list[str]]:
+    ordered = sorted(keys)
+    for start in range(0, len(ordered), _CHUNK):
+        yield ordered[start : start + _CHUNK]
+
+
+def _sessions(session: Session, ids: Collection[str]) -> dict[str, SessionLink]:
+    found = {}
+    for chunk in _chunks(ids):
+        query = sa.select(MetricSessionRecord).where(col(MetricSessionRecord.session_id).in_(chunk))
+        for record in session.execute(query).scalars():
+            found[record.session_id] = SessionLink(record.agent, record.task_id)
+    return found
+
+
+def _task_agents(session: Session, ids: Collection[str]) -> dict[str, set[str]]:
+    found = {}
+    for chunk in _chunks(ids):
+        query = sa.select(col(MetricTaskRecord.task_id), col(MetricTaskRecord.agents)).where(
+            col(MetricTaskRecord.task_id).in_(chunk)
+        )
+        for task_id, agents in session.execute(query):
+            found[task_id] = set(agents)
+    return found
+
+
+def _task_log(session: Session, read: dict[str, list[Event]], task_id: str) -> list[Event]:
+    """A task's own events as stored (this transaction's included), read once per fold."""
+    if task_id not in read:
+        query = (
+            sa.select(
+                col(EventRecord.session_id),
+                col(EventRecord.seq),
+                col(EventRecord.kind),
+                col(EventRecord.time),
+                col(EventRecord.payload),
+            )
+            .where(col(EventRecord.session_id) == task_id, col(EventRecord.kind).in_(TASK_KINDS))
+            .order_by(col(EventRecord.seq))
+        )
+        read[task_id] = [event for row in session.execute(query) for event in _parsed(*row)]
+    return read[task_id]
+
+
+def _insert(session: Session) -> Callable[[Any], Any]:
+    dialect = session.get_bind().dialect.name
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert
+
+
+def _write_bins(session: Session, bins: dict[BinKey, Tally]) -> None:
+    if not bins:
+        return
+    table = MetricBinRecord.__table__  # type: ignore[attr-defined]
+    insert = _insert(session)(table)
+    postgres = session.get_bind().dialect.name == "postgresql"
+    least, greatest = (sa.func.least, sa.func.greatest) if postgres else (sa.func.min, sa.func.max)
+    upsert = insert.on_conflict_do_update(
+        index_elements=["series", "resolution", "agent", "bucket", "label"],
+        set_={
+            "count": table.c.count + insert.excluded.count,
+            "total": table.c.total + insert.excluded.total,
+            "low": least(table.c.low, insert.excluded.low),
+            "high": greatest(table.c.high, insert.excluded.high),
+        },
+    )
+    rows = [
+        {
+            "series": series,
+            "resolution": resolution,
+            "agent": agent,
+            "bucket": bucket,
+            "label": label,
+            "count": tally.count,
+            "total": tally.total,
+            "low": tally.low,
+            "high": tally.high,
+        }
+        for (series, resolution, agent, bucket, label), tally in sorted(bins.items())
+    ]
+    session.execute(upsert, rows)
+
+
+def _replace(session: Session, table: sa.Table, key: str, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    insert = _insert(session)(table)
+    columns = [column.name for column in table.columns if column.name != key]
+    upsert = insert.on_conflict_do_update(
+        index_elements=[key], set_={name: insert.excluded[name] for name in columns}
+    )
+    session.execute(upsert, sorted(rows, key=lambda row: row[key]))
+
+
+def _write_sessions(session: Session, links: dict[str, SessionLink]) -> None:
+    rows = [
+        {"session_id": key, "agent": link.agent, "task_id": link.task_id}
+        for key, link in links.items()
+    ]
+    _replace(session, MetricSessionRecord.__table__, "session_id", rows)  # type: ignore[attr-defined]
+
+
+def _write_tasks(session: Session, tasks: list[TaskRow]) -> None:
+    rows = [
+        {
+            "task_id": row.task_id,
+            "name": row.name,
+            "started_at": row.started_at,
+            "status": row.status,
+            "iterations": row.iterations,
+            "phase_seconds": row.phase_seconds,
+            "agents": list(row.agents),
+        }
+        for row in tasks
+    ]
+    _replace(session, MetricTaskRecord.__table__, "task_id", rows)  # type: ignore[attr-defined]
+
+
+# -- rebuilding ---------------------------------------------------------------------------------
+
+
+def rebuild_aggregates(
+    store: Store,
+    progress: Callable[[int, int], None] | None = None,
+    batch: int = REBUILD_BATCH,
+) -> int:
+    """Recompute every aggregate from the events, in one transaction (writers that fold wait
+    for it); `progress(done, total)` after each batch. Returns the metric events folded."""
+    with Session(store.engine, expire_on_commit=False) as session:
+        _advance(session, 0)  # the aggregates are ours until the commit
+        state = MetricsStateRecord.__table__  # type: ignore[attr-defined]
+        session.execute(sa.update(state).values(events=0))
+        for table in (MetricBinRecord, MetricSessionRecord, MetricTaskRecord):
+            session.execute(sa.delete(table))
+        total = _count_metric_events(session)
+        done, after = 0, 0
+        while rows := _rows_after(session, after, batch):
+            events = [event for row in rows for event in _parsed(*row[1:])]
+            if events:
+                fold_stored(session, events)
+            done, after = done + len(rows), rows[-1][0]
+            if progress is not None:
+                progress(done, total)
+        session.execute(sa.update(state).values(complete=True))
+        session.commit()
+    return done
+
+
+def _count_metric_events(session: Session) -> int:
+    query = sa.select(sa.func.count()).where(col(EventRecord.kind).in_(METRIC_KINDS))
+    return int(session.execute(query).scalar_one())
+
+
+def _rows_after(session: Session, after_id: int, batch: int) -> list[Any]:
+    query = (
+        sa.select(
+            col(EventRecord.id),
+            col(EventRecord.session_id),
+            col(EventRecord.seq),
+            col(EventRecord.kind),
+            col(EventRecord.time),
+            col(EventRecord.payload),
+        )
+        .where(col(EventRecord.id) > after_id, col(EventRecord.kind).in_(METRIC_KINDS))
+        .order_by(col(EventRecord.id))
+        .limit(batch)
+    )
+    return list(session.execute(query).all())
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def metrics_state(store: Store) -> MetricsState:
+    """How far the aggregates are: one row, the cheap question a poller asks."""
+    with store.engine.connect() as connection:
+        record = connection.execute(
+            sa.select(
+                col(MetricsStateRecord.version),
+                col(MetricsStateRecord.events),
+                col(MetricsStateRecord.complete),
+            )
+        ).one()
+    return MetricsState(version=record[0], events=record[1], complete=bool(record[2]))
+
+
+class StoredAggregates:
+    """The aggregates of a store, as the figures ask for them (see figures.AggregateSource)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def event_count(self) -> int:
+        return metrics_state(self.store).events
+
+    def buckets(self, resolution: int, agent: str) -> tuple[int, int] | None:
+        """The first and last bucket holding figures of `agent` at `resolution`."""
+        query = sa.select(
+            sa.func.min(col(MetricBinRecord.bucket)), sa.func.max(col(MetricBinRecord.bucket))
+        ).where(col(MetricBinRecord.resolution) == resolution, col(MetricBinRecord.agent) == agent)
+        with self.store.engine.connect() as connection:
+            first, last = connection.execute(query).one()
+        return None if first is None else (int(first), int(last))
+
+    def bins(
+        self, resolution: int, agent: str, first: int | None, last: int | None
+    ) -> list[tuple[str, int, str, Tally]]:
+        table = MetricBinRecord.__table__  # type: ignore[attr-defined]
+        query = sa.select(
+            table.c.series,
+            table.c.bucket,
+            table.c.label,
+            table.c.count,
+            table.c.total,
+            table.c.low,
+            table.c.high,
+        ).where(table.c.resolution == resolution, table.c.agent == agent)
+        if first is not None:
+            query = query.where(table.c.bucket >= first)
+        if last is not None:
+            query = query.where(table.c.bucket <= last)
+        with self.store.engine.connect() as connection:
+            rows = connection.execute(query).all()
+        return [
+            (series, bucket, label, Tally(count, total, low, high))
+            for series, bucket, label, count, total, low, high in rows
+        ]
+
+    def tasks(self) -> list[TaskRow]:
+        table = MetricTaskRecord.__table__  # type: ignore[attr-defined]
+        with self.store.engine.connect() as connection:
+            rows = connection.execute(sa.select(table).where(table.c.started_at.is_not(None)))
+            return [
+                TaskRow(
+                    task_id=row.task_id,
+                    name=row.name,
+                    started_at=row.started_at,
+                    status=row.status,
+                    iterations=row.iterations,
+                    phase_seconds=row.phase_seconds,
+                    agents=tuple(row.agents),
+                )
+                for row in rows
+            ]
+
+    def agents(self) -> set[str]:
+        with self.store.engine.connect() as connection:
+            chats = connection.execute(sa.select(col(MetricSessionRecord.agent)).distinct())
+            named = {agent for (agent,) in chats}
+            tasks = connection.execute(sa.select(col(MetricTaskRecord.agents)))
+            named.update(agent for (agents,) in tasks for agent in agents)
+        return named - {""}
