@@ -4,7 +4,6 @@ from foundry.metrics.export import SERIES_FILES, export_csv, write_points_csv
 from foundry.metrics.figures import DashboardFigures, Figure, TaskBin, TimeBin, read_figures
 from foundry.metrics.loader import (
     METRIC_KINDS,
-    MetricsLog,
     load_metric_events,
     load_task_log,
 )
@@ -61,7 +60,6 @@ __all__ = [
     "HumanWaitPoint",
     "IterationsPoint",
     "MetricsFilter",
-    "MetricsLog",
     "MetricsState",
     "ModelCallPoint",
     "PhaseSharePoint",

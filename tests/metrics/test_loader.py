@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
-from foundry.metrics import MetricsLog, load_metric_events, load_task_log, task_metrics
+from foundry.metrics import load_metric_events, load_task_log, task_metrics
 from foundry.session.events import Event, event_payload
 from foundry.store import EventRecord, NotFound, Store
 
@@ -57,20 +57,15 @@ def test_an_unknown_task_is_not_found(store: Store) -> None:
         load_task_log(store, "nope")
 
 
-def test_the_metrics_log_reads_only_metric_events_then_only_new_ones(store: Store) -> None:
+def test_the_metric_events_are_read_whole_in_batches(store: Store) -> None:
     endpoint = endpoint_log()
-    first, second = endpoint[:20], endpoint[20:]
-    write(store, first)
-    log = MetricsLog()
-    assert log.read_new(store, batch=7) == len(first)  # read in several batches
-    write(store, second)
-    added = log.read_new(store)
-    assert added == len(second) - 2  # the token and approval_requested events are left out
-    assert log.read_new(store) == 0
-    stored = sorted(log.events, key=lambda event: (event.session_id, event.seq))
-    expected = sorted(
+    write(store, endpoint[:20])
+    write(store, endpoint[20:])
+    read = load_metric_events(store, batch=7)
+    stored = sorted(read, key=lambda event: (event.session_id, event.seq))
+    expected = sorted(  # the token and approval_requested events are left out
         (event for event in endpoint if event.kind not in ("token", "approval_requested")),
         key=lambda event: (event.session_id, event.seq),
     )
     assert stored == expected
-    assert load_metric_events(store) == log.events
+    assert load_metric_events(store) == read

@@ -195,7 +195,7 @@ class IterationsChart(Chart):
                 b.tasks,
                 b.iterations,
                 b.iterations / b.tasks,
-                b.statuses,
+                _statuses(b.statuses),
             )
             for b in figures.task_bins
         ]
@@ -227,7 +227,7 @@ class IterationsChart(Chart):
         start, _, tasks, _, mean, statuses = self.rows[index]
         return (
             f"{tasks:,} task{'' if tasks == 1 else 's'} started · mean {mean:.1f} iterations\n"
-            f"{_statuses(statuses)}\n{self.bin_span(start)}"
+            f"{statuses}\n{self.bin_span(start)}"
         )
 
 
