@@ -13,13 +13,18 @@
 5. Approvals arriving at 50 a second from another Foundry (a process of its own) on the same
    database, the inbox in view: GUI lateness as in 2, and the time from an approval's creation
    to its arrival in the list.
-6. The metrics dashboards over 100,000 events (about 2,600 generated task runs with their chats):
-   from View > Dashboards to all eight charts painted, with the longest GUI-thread stall, then
-   each step alone (reading and computing on a worker thread, drawing and painting on the GUI
-   thread), and a filter change.
+6. The metrics dashboards over 100,000 and over 1,000,000 events (about 2,600 and 26,000
+   generated task runs with their chats), each on a store of its own, written with the
+   aggregates kept as appends keep them: from View > Dashboards to all eight charts painted,
+   with the longest GUI-thread stall, then each step alone (reading the figures on a worker
+   thread, drawing and painting on the GUI thread), a filter change, and the time until a score
+   appended through another Store on the same file is on screen. Then, each in a process of its
+   own for its peak memory: the figures read (new) and, as the baseline, every metric event read
+   and the series computed from them (the way the dashboards worked before the aggregates).
 
 Run: python bench/ui.py [--runs 3] [--tokens 1000] [--messages 10000] [--approvals 10000]
-                        [--arrivals 10] [--events 100000] [--display]
+                        [--arrivals 10] [--events 100000,1000000] [--dashboards-only]
+                        [--no-old-path] [--display]
 (Qt runs offscreen unless DISPLAY is set and --display is given.)
 """
 
@@ -517,17 +522,42 @@ def asking_child(database: str, seconds: float, rate: int) -> None:
 
 # -- 6. the metrics dashboards ------------------------------------------------------------------
 
+TASKS_PER_CHUNK = 1000
+EVENTS_PER_TASK = 38  # about, in the synthetic log
+
+
+def generated_chunks(wanted: int) -> Iterator[list[Event]]:
+    """The synthetic log of `wanted` events (about), a thousand task runs at a time, each
+    thousand with its own session ids and later than the one before (memory stays flat)."""
+    from datetime import timedelta
+
+    from tests.metrics.synthetic_log import shifted, synthetic_log
+
+    tasks = wanted // EVENTS_PER_TASK + 1
+    for chunk, first in enumerate(range(0, tasks, TASKS_PER_CHUNK)):
+        count = min(TASKS_PER_CHUNK, tasks - first)
+        events = synthetic_log(count, seed=7 + chunk)
+        moved = shifted(events, timedelta(seconds=chunk * TASKS_PER_CHUNK * 600.0))
+        yield [
+            event.model_copy(update={"session_id": f"c{chunk}-{event.session_id}"})
+            for event in moved
+        ]
+
 
 def write_timed_events(store: Store, events: list[Event], batch: int = 5000) -> None:
     """Events stored with their own times (the journal would stamp them with the time of
-    writing), in batches of plain inserts."""
+    writing), in batches of plain inserts, each folded into the aggregates in its transaction
+    as an append does."""
     import sqlalchemy as sa
     from sqlmodel import Session
 
+    from foundry.metrics.loader import METRIC_KINDS
+    from foundry.metrics.stored import fold_stored
     from foundry.session.events import event_payload
     from foundry.store import EventRecord
 
     for start in range(0, len(events), batch):
+        chunk = events[start : start + batch]
         rows = [
             {
                 "session_id": event.session_id,
@@ -536,10 +566,11 @@ def write_timed_events(store: Store, events: list[Event], batch: int = 5000) -> 
                 "time": event.time,
                 "payload": event_payload(event.body),
             }
-            for event in events[start : start + batch]
+            for event in chunk
         ]
         with Session(store.engine) as session:
             session.execute(sa.insert(EventRecord), rows)
+            fold_stored(session, [event for event in chunk if event.kind in METRIC_KINDS])
             session.commit()
 
 
@@ -555,60 +586,128 @@ def _next_update(controller: DashboardController) -> asyncio.Future[None]:
     return updated
 
 
-async def bench_dashboards(studio: Studio, wanted: int) -> None:
-    from foundry.metrics import MetricsLog, dashboard_series
-    from tests.metrics.synthetic_log import synthetic_log
+def dashboard_child(path: str, which: str) -> None:
+    """In a process of its own (so that its peak memory is its own): the old way (every metric
+    event read, the series computed from them) or the new (the figures read from the
+    aggregates); prints the time and the peak memory as JSON."""
+    import resource
 
-    store = studio.engine.store
+    from foundry.metrics import dashboard_series, load_metric_events, read_figures
+    from foundry.store import Store
+
+    with Store.open(f"sqlite:///{path}") as store:
+        started = time.perf_counter()
+        if which == "old":
+            events = load_metric_events(store)
+            read_s = time.perf_counter() - started
+            dashboard_series(events)
+        else:
+            read_figures(store)
+            read_s = time.perf_counter() - started
+        total_s = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"read_s": read_s, "total_s": total_s, "peak_mb": peak_mb}))
+
+
+def _run_dashboard_child(path: Path, which: str) -> dict[str, float]:
+    result = subprocess.run(
+        [sys.executable, __file__, "--dashboard-child", str(path), which],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=1800,
+    )
+    figures: dict[str, float] = json.loads(result.stdout.strip().splitlines()[-1])
+    return figures
+
+
+async def bench_dashboards(workdir: Path, wanted: int, old_path: bool) -> None:
+    from foundry.runtime.engine import Engine
+    from foundry.store import Store
+    from foundry.ui.bridge import EngineBridge
+    from foundry.ui.main_window import MainWindow
+
+    path = workdir / f"dashboards-{wanted}.sqlite3"
+    store = Store.open(f"sqlite:///{path}")
     started = time.perf_counter()
-    events = await asyncio.to_thread(synthetic_log, wanted // 38 + 1)  # about 38 events a task
-    await asyncio.to_thread(write_timed_events, store, events)
-    written = time.perf_counter() - started
-    window = studio.window
+    written = 0
+    for chunk in generated_chunks(wanted):
+        await asyncio.to_thread(write_timed_events, store, chunk)
+        written += len(chunk)
+    setup_s = time.perf_counter() - started
+    engine = Engine(store).start()
+    bridge = EngineBridge(engine)
+    window = MainWindow(bridge)
+    window.show()
     window.resize(1600, 1700)  # every chart on screen, so that every chart is painted
+    try:
+        await _bench_open_dashboards(window, store, written, setup_s, path)
+    finally:
+        window.close()
+        bridge.close()
+        await asyncio.to_thread(engine.stop)
+        store.close()
+    new = await asyncio.to_thread(_run_dashboard_child, path, "new")
+    row(
+        "  new: read the figures",
+        f"{new['total_s']:.2f} s",
+        f"own process, peak {new['peak_mb']:,.0f} MB",
+    )
+    if old_path:
+        old = await asyncio.to_thread(_run_dashboard_child, path, "old")
+        row(
+            "  old: read every event + series",
+            f"{old['total_s']:.2f} s",
+            f"baseline: read {old['read_s']:.2f} s, peak {old['peak_mb']:,.0f} MB",
+        )
+
+
+async def _bench_open_dashboards(
+    window: MainWindow, store: Store, written: int, setup_s: float, path: Path
+) -> None:
     probe = LatenessProbe()
     probe.start()
     started = time.perf_counter()
-    await window.open_dashboards()  # imports and builds the tab, which reads the events
+    await window.open_dashboards()  # imports and builds the tab, which reads the figures
     view, controller = window.dashboards, window.dashboards_controller
     assert view is not None and controller is not None
-    await _next_update(controller)  # (reading takes longer than this step)
+    await _next_update(controller)
     view.repaint()
     opened = time.perf_counter() - started
     stalls = probe.stop()
-    tasks = len(view.iterations.points)
-    read_s, compute_s, draw_s = await _dashboard_steps(store, view, MetricsLog, dashboard_series)
+    read_s, draw_s = await _dashboard_steps(store, view)
     filtered = await _filter_change(view, controller)
-    print(f"\n6. The metrics dashboards over {len(events):,} events of {tasks:,} task runs")
-    row("written to the store (setup)", f"{written:.2f} s")
+    probe.start()
+    follow = await _follow_another_store(path, view, controller)
+    follow_stalls = probe.stop()
+    print(
+        f"\n6. The metrics dashboards over {written:,} events (about {EVENTS_PER_TASK} a task run)"
+    )
+    row("written with aggregates (setup)", f"{setup_s:.1f} s", f"{written / setup_s:,.0f} events/s")
     row("View > Dashboards -> all 8 painted", f"{opened:.2f} s", "first open: pyqtgraph imported")
     row("longest GUI-thread stall meanwhile", ms(max(stalls)), "lateness of the 10 ms timer")
-    row("  read the metric events", f"{read_s:.2f} s", "worker thread")
-    row("  compute the series", f"{compute_s:.2f} s", "worker thread")
-    row("  draw and paint the 8 charts", ms(draw_s), "GUI thread: from data to painted")
-    row("choose an agent -> repainted", f"{filtered:.2f} s", "series recomputed, not re-read")
-    window.resize(1280, 800)
+    row("  read the figures", ms(read_s), "worker thread")
+    row("  draw and paint the 8 charts", ms(draw_s), "GUI thread: from figures to painted")
+    row("choose an agent -> repainted", ms(filtered), "figures read again")
+    row(
+        "another Store's event -> on screen",
+        f"median {ms(statistics.median(follow))}",
+        f"max {ms(max(follow))}; no Refresh (poll every 500 ms)",
+    )
+    row("longest GUI-thread stall meanwhile", ms(max(follow_stalls)))
 
 
-async def _dashboard_steps(
-    store: Store, view: DashboardView, log_type: Any, compute: Any
-) -> tuple[float, float, float]:
-    """Each step of a load timed on its own, as the dashboards run it (without garbage
-    collection meanwhile): reading, computing, then drawing and painting."""
-    from foundry.ui.dashboards.controller import collections_paused
+async def _dashboard_steps(store: Store, view: DashboardView) -> tuple[float, float]:
+    """Reading (worker thread), then drawing and painting (GUI thread), each timed alone."""
+    from foundry.metrics import read_figures
 
-    log = log_type()
-    with collections_paused():
-        started = time.perf_counter()
-        await asyncio.to_thread(log.read_new, store)
-        read_s = time.perf_counter() - started
-        started = time.perf_counter()
-        series = await asyncio.to_thread(compute, log.events)
-        compute_s = time.perf_counter() - started
     started = time.perf_counter()
-    view.show_series(series, "")
+    figures = await asyncio.to_thread(read_figures, store, view.current_filter())
+    read_s = time.perf_counter() - started
+    started = time.perf_counter()
+    view.show_figures(figures, "")
     view.repaint()
-    return read_s, compute_s, time.perf_counter() - started
+    return read_s, time.perf_counter() - started
 
 
 async def _filter_change(view: DashboardView, controller: DashboardController) -> float:
@@ -617,7 +716,41 @@ async def _filter_change(view: DashboardView, controller: DashboardController) -
     view.agent.setCurrentIndex(view.agent.findData("planner"))
     await updated
     view.repaint()
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    updated = _next_update(controller)
+    view.agent.setCurrentIndex(0)
+    await updated
+    return elapsed
+
+
+async def _follow_another_store(
+    path: Path, view: DashboardView, controller: DashboardController, times: int = 5
+) -> list[float]:
+    """A score appended through another Store on the same file (as another Foundry would),
+    then the time until the confidence chart counts it."""
+    from foundry.metrics import keep_aggregates
+    from foundry.orchestration.events import CriterionScored
+    from foundry.session.events import event_payload
+    from foundry.store import Store
+    from foundry.store.store import NewEvent
+
+    score = CriterionScored(criterion="tests pass", iteration=1, score=99.0, level="pass")
+    payload = event_payload(score)
+    delays = []
+    with Store.open(f"sqlite:///{path}") as other:
+        keep_aggregates(other)
+        for _ in range(times):
+            before = sum(controller.figures.histogram)
+            await asyncio.sleep(0.7)  # not in step with the poll
+            await asyncio.to_thread(
+                other.events.append_many, [NewEvent("bench-follow", score.kind, payload)]
+            )
+            written = time.perf_counter()
+            while sum(controller.figures.histogram) == before:
+                await asyncio.sleep(0.005)
+            view.repaint()
+            delays.append(time.perf_counter() - written)
+    return delays
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -636,16 +769,18 @@ async def bench_window(args: argparse.Namespace, workdir: Path) -> None:
     window.show()
     studio = Studio(engine, bridge, window)
     try:
-        await bench_lateness(studio, workdir, args.tokens, args.idle)
-        await bench_long_session(studio, workdir, args.messages, args.steps)
-        await bench_inbox(studio, args.approvals)
-        await bench_arrivals(studio, workdir / "b.sqlite3", args.arrivals)
-        await bench_dashboards(studio, args.events)
+        if not args.dashboards_only:
+            await bench_lateness(studio, workdir, args.tokens, args.idle)
+            await bench_long_session(studio, workdir, args.messages, args.steps)
+            await bench_inbox(studio, args.approvals)
+            await bench_arrivals(studio, workdir / "b.sqlite3", args.arrivals)
     finally:
         window.close()
         bridge.close()
         await asyncio.to_thread(engine.stop)
         store.close()
+    for wanted in args.events:
+        await bench_dashboards(workdir, wanted, old_path=not args.no_old_path)
 
 
 def run_window(args: argparse.Namespace, workdir: Path) -> None:
@@ -686,7 +821,19 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=50, help="scroll steps (part 3)")
     parser.add_argument("--approvals", type=int, default=10_000, help="approvals (part 4)")
     parser.add_argument("--arrivals", type=float, default=10.0, help="seconds of arrivals (part 5)")
-    parser.add_argument("--events", type=int, default=100_000, help="metric events (part 6)")
+    parser.add_argument(
+        "--events",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[100_000, 1_000_000],
+        help="metric events of each run of part 6, comma-separated",
+    )
+    parser.add_argument(
+        "--dashboards-only", action="store_true", help="only part 6 (no start-up, parts 2-5)"
+    )
+    parser.add_argument(
+        "--no-old-path", action="store_true", help="part 6 without the old way's baseline"
+    )
+    parser.add_argument("--dashboard-child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--display", action="store_true", help="use $DISPLAY, not offscreen")
     parser.add_argument("--startup-child", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--asking-child", nargs=3, help=argparse.SUPPRESS)
@@ -702,11 +849,15 @@ def main() -> None:
         database, seconds, rate = args.asking_child
         asking_child(database, float(seconds), int(rate))
         return
+    if args.dashboard_child is not None:
+        dashboard_child(*args.dashboard_child)
+        return
     platform = choose_platform(args.display)
     print(f"Foundry UI benchmarks (Qt platform {platform}, {os.cpu_count()} CPUs)")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
-        bench_startup(args.runs, Path(folder))
+        if not args.dashboards_only:
+            bench_startup(args.runs, Path(folder))
         run_window(args, Path(folder))
     print(f"\n(whole run {time.perf_counter() - started:.0f} s)")
 

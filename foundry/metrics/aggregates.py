@@ -38,6 +38,11 @@ CALL_SECONDS = "call_s"
 FIRST_TOKEN_SECONDS = "first_token_s"
 RESOLUTION = "resolution"  # label: "level/allowed" or "level/denied"; value: 1
 HUMAN_WAIT = "human_wait"  # label: the approval's status; value: seconds waited
+# A task counts at its start time and changes as it runs: its old figures are taken out and
+# its new ones put in (count and sum only; a bin whose tasks moved on keeps a count of 0).
+TASK_ITERATIONS = "task_iterations"  # label: the task's status; value: its iterations
+PHASE_SECONDS = "phase_s"  # label: the phase; value: the task's exclusive time in it
+_CHANGING_SERIES = frozenset({TASK_ITERATIONS, PHASE_SECONDS})
 
 BinKey = tuple[str, int, str, int, str]  # series, resolution, agent, bucket, label
 
@@ -56,6 +61,12 @@ class Tally:
         self.total += value
         self.low = min(self.low, value)
         self.high = max(self.high, value)
+
+    def shift(self, value: float, sign: int) -> None:
+        """Put in (sign 1) or take out (-1) a value of a series that keeps count and sum only."""
+        self.count += sign
+        self.total += sign * value
+        self.low, self.high = min(self.low, 0.0), max(self.high, 0.0)
 
     def merge(self, other: Tally) -> None:
         self.count += other.count
@@ -113,30 +124,50 @@ def task_row(task_id: str, log: Sequence[Event], agents: Iterable[str]) -> TaskR
 class Folding:
     """What a run of events adds to the aggregates, given what was known before them.
 
-    `sessions` and `task_agents` hold what is known of the chats and tasks the events name
-    (missing ones are new); `task_log` gives a task's own events as stored, these included.
-    The figures of a task's confidence scores count for every agent the task ever consulted,
-    as in series.py: an agent consulted after some scores gets those scores too.
+    `sessions` and `tasks` hold what is known of the chats and tasks the events name (missing
+    ones are new); `task_log` gives a task's own events as stored, these included. The figures
+    of a task's confidence scores count for every agent the task ever consulted, as in
+    series.py: an agent consulted after some scores gets those scores too.
     """
 
     sessions: dict[str, SessionLink]
-    task_agents: dict[str, set[str]]
+    tasks: dict[str, TaskRow]
     task_log: Callable[[str], Sequence[Event]]
     bins: dict[BinKey, Tally] = field(default_factory=dict)
     changed_sessions: set[str] = field(default_factory=set)
     touched_tasks: set[str] = field(default_factory=set)
     events: int = 0
+    started: int = 0  # tasks whose start these events brought
+    task_agents: dict[str, set[str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.task_agents = {key: set(row.agents) for key, row in self.tasks.items()}
 
     def fold(self, events: Iterable[Event]) -> None:
         for event in events:
             self._fold(event)
 
-    def task_rows(self) -> list[TaskRow]:
-        """The rows of the tasks these events touched, as their events now stand."""
-        return [
-            task_row(task_id, self.task_log(task_id), self.task_agents.get(task_id, ()))
-            for task_id in sorted(self.touched_tasks)
-        ]
+    def finish(self) -> list[TaskRow]:
+        """The rows of the tasks these events touched, as their events now stand, with their
+        change added to the bins."""
+        rows = []
+        for task_id in sorted(self.touched_tasks):
+            old = self.tasks.get(task_id)
+            row = task_row(task_id, self.task_log(task_id), self.task_agents.get(task_id, ()))
+            self._count_task(old, remove=True)
+            self._count_task(row, remove=False)
+            if row.started_at is not None and (old is None or old.started_at is None):
+                self.started += 1
+            rows.append(row)
+        return rows
+
+    def _count_task(self, row: TaskRow | None, remove: bool) -> None:
+        if row is None or row.started_at is None:
+            return
+        for agent in (EVERY_AGENT, *row.agents):
+            self._add(TASK_ITERATIONS, row.started_at, agent, row.status, row.iterations, remove)
+            for phase, seconds in row.phase_seconds.items():
+                self._add(PHASE_SECONDS, row.started_at, agent, phase, seconds, remove)
 
     def _fold(self, event: Event) -> None:
         self.events += 1
@@ -198,14 +229,25 @@ class Folding:
             elif isinstance(body, ApprovalResolved):
                 self._add(HUMAN_WAIT, event.time, agent, body.status, body.waited_s)
 
-    def _add(self, series: str, time: datetime, agent: str, label: str, value: float) -> None:
+    def _add(
+        self,
+        series: str,
+        time: datetime,
+        agent: str,
+        label: str,
+        value: float,
+        remove: bool = False,
+    ) -> None:
         moment = time.timestamp()
         for resolution in RESOLUTIONS:
             key = (series, resolution, agent, int(moment // resolution) * resolution, label)
             tally = self.bins.get(key)
             if tally is None:
                 tally = self.bins[key] = Tally()
-            tally.add(float(value))
+            if series in _CHANGING_SERIES:
+                tally.shift(float(value), -1 if remove else 1)
+            else:
+                tally.add(float(value))
 
 
 @dataclass
@@ -214,19 +256,18 @@ class MemoryAggregates:
 
     events: list[Event] = field(default_factory=list)
     sessions: dict[str, SessionLink] = field(default_factory=dict)
-    task_agents: dict[str, set[str]] = field(default_factory=dict)
     tallies: dict[BinKey, Tally] = field(default_factory=dict)
     rows: dict[str, TaskRow] = field(default_factory=dict)
 
     def fold(self, events: Sequence[Event]) -> None:
         events = [event for event in events if event.kind in _METRIC_KIND_NAMES]
         self.events.extend(events)
-        folding = Folding(self.sessions, self.task_agents, self._task_log)
+        folding = Folding(self.sessions, self.rows, self._task_log)
         folding.fold(events)
+        for row in folding.finish():
+            self.rows[row.task_id] = row
         for key, tally in folding.bins.items():
             self.tallies.setdefault(key, Tally()).merge(tally)
-        for row in folding.task_rows():
-            self.rows[row.task_id] = row
 
     def _task_log(self, task_id: str) -> list[Event]:
         own = [e for e in self.events if e.session_id == task_id and e.kind in _TASK_KIND_NAMES]
@@ -253,9 +294,6 @@ class MemoryAggregates:
             and (last is None or bucket <= last)
         ]
 
-    def tasks(self) -> list[TaskRow]:
-        return [row for row in self.rows.values() if row.started_at is not None]
-
     def agents(self) -> set[str]:
         named = {link.agent for link in self.sessions.values()}
-        return (named | {a for agents in self.task_agents.values() for a in agents}) - {""}
+        return (named | {agent for row in self.rows.values() for agent in row.agents}) - {""}

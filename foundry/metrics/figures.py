@@ -10,7 +10,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from foundry.metrics import aggregates as agg
-from foundry.metrics.aggregates import RESOLUTIONS, MemoryAggregates, Tally, TaskRow
+from foundry.metrics.aggregates import RESOLUTIONS, MemoryAggregates, Tally
 from foundry.metrics.loader import task_and_chat_events
 from foundry.metrics.series import MetricsFilter, TaskChoice
 from foundry.metrics.stored import StoredAggregates
@@ -102,28 +102,28 @@ class AggregateSource(Protocol):
         self, resolution: int, agent: str, first: int | None, last: int | None
     ) -> list[tuple[str, int, str, Tally]]: ...
 
-    def tasks(self) -> list[TaskRow]: ...
-
     def agents(self) -> set[str]: ...
 
 
-def read_figures(store: Store, where: MetricsFilter | None = None) -> DashboardFigures:
+def read_figures(
+    store: Store, where: MetricsFilter | None = None, with_tasks: bool = True
+) -> DashboardFigures:
     """The dashboards' figures: from the store's aggregates, or for chosen tasks from their logs
-    (a task's log is short). Blocking: call it off the GUI thread."""
+    (a task's log is short); the list of tasks unless `with_tasks` is false (it grows with
+    them: read it when the count of tasks changed). Blocking: call it off the GUI thread."""
     where = where or MetricsFilter()
     stored = StoredAggregates(store)
     source: AggregateSource = stored
     if where.task_ids:
         source = _task_aggregates(store, where.task_ids)
     figures = dashboard_figures(source, where)
-    tasks = [row for row in stored.tasks() if row.started_at is not None]
+    choices = stored.task_choices() if with_tasks else []
     return figures.model_copy(
         update={
             "agents": tuple(sorted(stored.agents())),
             "tasks": tuple(
-                TaskChoice(task_id=row.task_id, name=row.name, started_at=row.started_at)
-                for row in sorted(tasks, key=lambda row: (row.name, row.task_id))
-                if row.started_at is not None
+                TaskChoice.model_construct(task_id=task_id, name=name, started_at=started)
+                for task_id, name, started in choices
             ),
         }
     )
@@ -145,18 +145,18 @@ def dashboard_figures(source: AggregateSource, where: MetricsFilter) -> Dashboar
     first = _bucket(where.since, resolution)
     last = _bucket(where.until, resolution)
     rows = source.bins(resolution, agent, first, last)
-    tasks = [row for row in source.tasks() if _admits(where, row)]
-    width = _display_width(resolution, rows, tasks)
+    width = _display_width(resolution, rows)
     by_series: dict[str, dict[int, dict[str, Tally]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(Tally))
     )
     for series, bucket, label, tally in rows:
-        by_series[series][bucket // width * width][label].merge(tally)
+        if tally.count:  # (a task's figures taken out leave a bin of none)
+            by_series[series][bucket // width * width][label].merge(tally)
     return DashboardFigures(
         bin_seconds=width,
         confidence=_time_bins(by_series[agg.CONFIDENCE]),
         histogram=_histogram(by_series[agg.SCORE_BIN]),
-        task_bins=_task_bins(tasks, width),
+        task_bins=_task_bins(by_series[agg.TASK_ITERATIONS], by_series[agg.PHASE_SECONDS]),
         input_tokens=_time_bins(by_series[agg.INPUT_TOKENS]),
         output_tokens=_time_bins(by_series[agg.OUTPUT_TOKENS]),
         call_seconds=_time_bins(by_series[agg.CALL_SECONDS]),
@@ -193,19 +193,11 @@ def _resolution(source: AggregateSource, agent: str, where: MetricsFilter) -> in
     return next((r for r in RESOLUTIONS if span / r <= MAX_BUCKETS), RESOLUTIONS[-1])
 
 
-def _admits(where: MetricsFilter, row: TaskRow) -> bool:
-    assert row.started_at is not None
-    return where.admits(row.started_at, row.task_id, row.agents)
-
-
-def _display_width(
-    resolution: int, rows: list[tuple[str, int, str, Tally]], tasks: list[TaskRow]
-) -> int:
+def _display_width(resolution: int, rows: list[tuple[str, int, str, Tally]]) -> int:
     """A multiple of the resolution that draws at most DISPLAY_BINS bins over the figures."""
-    moments = [bucket for _, bucket, _, _ in rows]
-    moments += [int(row.started_at.timestamp()) for row in tasks if row.started_at is not None]
-    if not moments:
+    if not rows:
         return resolution
+    moments = [bucket for _, bucket, _, _ in rows]
     buckets = (max(moments) - min(moments)) // resolution + 1
     return resolution * max(1, math.ceil(buckets / DISPLAY_BINS))
 
@@ -240,25 +232,18 @@ def _counts(bins: dict[int, dict[str, Tally]]) -> dict[str, int]:
     return dict(counts)
 
 
-def _task_bins(tasks: list[TaskRow], width: int) -> tuple[TaskBin, ...]:
-    grouped: dict[int, list[TaskRow]] = defaultdict(list)
-    for row in tasks:
-        assert row.started_at is not None
-        grouped[int(row.started_at.timestamp()) // width * width].append(row)
-    return tuple(_task_bin(bucket, rows) for bucket, rows in sorted(grouped.items()))
-
-
-def _task_bin(bucket: int, rows: list[TaskRow]) -> TaskBin:
-    statuses: dict[str, int] = defaultdict(int)
-    seconds: dict[str, float] = defaultdict(float)
-    for row in rows:
-        statuses[row.status] += 1
-        for phase, value in row.phase_seconds.items():
-            seconds[phase] += value
-    return TaskBin(
-        start=datetime.fromtimestamp(bucket, UTC),
-        tasks=len(rows),
-        statuses=dict(statuses),
-        iterations=sum(row.iterations for row in rows),
-        phase_seconds=dict(seconds),
+def _task_bins(
+    iterations: dict[int, dict[str, Tally]], phases: dict[int, dict[str, Tally]]
+) -> tuple[TaskBin, ...]:
+    """The tasks started in each bin: their count by status (the labels of `iterations`),
+    their iterations and their seconds per phase."""
+    return tuple(
+        TaskBin(
+            start=datetime.fromtimestamp(bucket, UTC),
+            tasks=sum(tally.count for tally in statuses.values()),
+            statuses={status: tally.count for status, tally in sorted(statuses.items())},
+            iterations=round(sum(tally.total for tally in statuses.values())),
+            phase_seconds={phase: tally.total for phase, tally in phases[bucket].items()},
+        )
+        for bucket, statuses in sorted(iterations.items())
     )

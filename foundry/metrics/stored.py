@@ -7,7 +7,6 @@ import logging
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
@@ -15,7 +14,7 @@ from pydantic import ValidationError
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col
 
-from foundry.metrics.aggregates import BinKey, Folding, SessionLink, Tally, TaskRow
+from foundry.metrics.aggregates import RESOLUTIONS, BinKey, Folding, SessionLink, Tally, TaskRow
 from foundry.metrics.loader import METRIC_KINDS, TASK_KINDS
 from foundry.session.events import Event, event_body
 from foundry.store import EventRecord, Store
@@ -28,6 +27,7 @@ from foundry.store.tables import (
 
 log = logging.getLogger(__name__)
 _METRIC_KINDS = frozenset(METRIC_KINDS)
+_TASK_KINDS = frozenset(TASK_KINDS)
 _CHUNK = 500  # ids per IN (...): well under any bound-parameter limit
 REBUILD_BATCH = 20_000
 
@@ -36,6 +36,7 @@ REBUILD_BATCH = 20_000
 class MetricsState:
     version: int  # grows with every transaction that changes the aggregates
     events: int  # metric events folded in
+    tasks: int  # tasks started
     complete: bool  # false until a rebuild after an upgrade from a store without aggregates
 
 
@@ -78,13 +79,18 @@ def fold_stored(session: Session, events: Sequence[Event]) -> None:
         getattr(event.body, "session_id", "") for event in events
     }
     tasks = {event.session_id for event in events if event.kind in TASK_KINDS}
+    logs = _task_logs(session, tasks, {(event.session_id, event.seq): event for event in events})
     folding = Folding(
-        _sessions(session, chats), _task_agents(session, tasks), partial(_task_log, session, {})
+        _sessions(session, chats), _task_rows(session, tasks), lambda task: logs.get(task, [])
     )
     folding.fold(events)
+    rows = folding.finish()
     _write_bins(session, folding.bins)
     _write_sessions(session, {key: folding.sessions[key] for key in folding.changed_sessions})
-    _write_tasks(session, folding.task_rows())
+    _write_tasks(session, rows)
+    if folding.started:
+        state = MetricsStateRecord.__table__  # type: ignore[attr-defined]
+        session.execute(sa.update(state).values(tasks=state.c.tasks + folding.started))
 
 
 def _advance(session: Session, events: int) -> None:
@@ -109,20 +115,35 @@ def _sessions(session: Session, ids: Collection[str]) -> dict[str, SessionLink]:
     return found
 
 
-def _task_agents(session: Session, ids: Collection[str]) -> dict[str, set[str]]:
+def _task_rows(session: Session, ids: Collection[str]) -> dict[str, TaskRow]:
+    table = MetricTaskRecord.__table__  # type: ignore[attr-defined]
     found = {}
     for chunk in _chunks(ids):
-        query = sa.select(col(MetricTaskRecord.task_id), col(MetricTaskRecord.agents)).where(
-            col(MetricTaskRecord.task_id).in_(chunk)
-        )
-        for task_id, agents in session.execute(query):
-            found[task_id] = set(agents)
+        for row in session.execute(sa.select(table).where(table.c.task_id.in_(chunk))):
+            found[row.task_id] = _task(row)
     return found
 
 
-def _task_log(session: Session, read: dict[str, list[Event]], task_id: str) -> list[Event]:
-    """A task's own events as stored (this transaction's included), read once per fold."""
-    if task_id not in read:
+def _task(row: Any) -> TaskRow:
+    return TaskRow(
+        task_id=row.task_id,
+        name=row.name,
+        started_at=row.started_at,
+        status=row.status,
+        iterations=row.iterations,
+        phase_seconds=row.phase_seconds,
+        agents=tuple(row.agents),
+    )
+
+
+def _task_logs(
+    session: Session, task_ids: Collection[str], known: dict[tuple[str, int], Event]
+) -> dict[str, list[Event]]:
+    """The own events of these tasks as stored (this transaction's included), in order; the
+    `known` ones (this fold's) are not read again. Selected by session alone, so that the
+    session index answers whatever the number of task events in the store."""
+    logs: dict[str, list[Event]] = {}
+    for chunk in _chunks(task_ids):
         query = (
             sa.select(
                 col(EventRecord.session_id),
@@ -131,11 +152,16 @@ def _task_log(session: Session, read: dict[str, list[Event]], task_id: str) -> l
                 col(EventRecord.time),
                 col(EventRecord.payload),
             )
-            .where(col(EventRecord.session_id) == task_id, col(EventRecord.kind).in_(TASK_KINDS))
-            .order_by(col(EventRecord.seq))
+            .where(col(EventRecord.session_id).in_(chunk))
+            .order_by(col(EventRecord.session_id), col(EventRecord.seq))
         )
-        read[task_id] = [event for row in session.execute(query) for event in _parsed(*row)]
-    return read[task_id]
+        for session_id, seq, kind, time, payload in session.execute(query):
+            if kind not in _TASK_KINDS:
+                continue
+            event = known.get((session_id, seq))
+            own = [event] if event else _parsed(session_id, seq, kind, time, payload)
+            logs.setdefault(session_id, []).extend(own)
+    return logs
 
 
 def _insert(session: Session) -> Callable[[Any], Any]:
@@ -143,37 +169,34 @@ def _insert(session: Session) -> Callable[[Any], Any]:
     return postgresql.insert if dialect == "postgresql" else sqlite.insert
 
 
+_BIN_COLUMNS = ("resolution", "agent", "series", "bucket", "label", "count", "total", "low", "high")
+
+
+def _bin_upsert(postgres: bool) -> str:
+    """One bin added to the stored one, on either database (the driver's own placeholders:
+    this runs for every bin an append touches, where SQLAlchemy's per-row work would cost more
+    than the database's)."""
+    least, greatest, mark = ("LEAST", "GREATEST", "%s") if postgres else ("MIN", "MAX", "?")
+    return (
+        f"INSERT INTO metric_bins ({', '.join(_BIN_COLUMNS)}) "
+        f"VALUES ({', '.join([mark] * len(_BIN_COLUMNS))}) "
+        "ON CONFLICT (resolution, agent, series, bucket, label) DO UPDATE SET "
+        "count = metric_bins.count + excluded.count, "
+        "total = metric_bins.total + excluded.total, "
+        f"low = {least}(metric_bins.low, excluded.low), "
+        f"high = {greatest}(metric_bins.high, excluded.high)"
+    )
+
+
 def _write_bins(session: Session, bins: dict[BinKey, Tally]) -> None:
     if not bins:
         return
-    table = MetricBinRecord.__table__  # type: ignore[attr-defined]
-    insert = _insert(session)(table)
     postgres = session.get_bind().dialect.name == "postgresql"
-    least, greatest = (sa.func.least, sa.func.greatest) if postgres else (sa.func.min, sa.func.max)
-    upsert = insert.on_conflict_do_update(
-        index_elements=["series", "resolution", "agent", "bucket", "label"],
-        set_={
-            "count": table.c.count + insert.excluded.count,
-            "total": table.c.total + insert.excluded.total,
-            "low": least(table.c.low, insert.excluded.low),
-            "high": greatest(table.c.high, insert.excluded.high),
-        },
-    )
-    rows = [
-        {
-            "series": series,
-            "resolution": resolution,
-            "agent": agent,
-            "bucket": bucket,
-            "label": label,
-            "count": tally.count,
-            "total": tally.total,
-            "low": tally.low,
-            "high": tally.high,
-        }
-        for (series, resolution, agent, bucket, label), tally in sorted(bins.items())
+    rows = [  # sorted: writers on PostgreSQL lock rows in one order (and they queue before)
+        (resolution, agent, series, bucket, label, t.count, t.total, t.low, t.high)
+        for (series, resolution, agent, bucket, label), t in sorted(bins.items())
     ]
-    session.execute(upsert, rows)
+    session.connection().exec_driver_sql(_bin_upsert(postgres), rows)
 
 
 def _replace(session: Session, table: sa.Table, key: str, rows: list[dict[str, Any]]) -> None:
@@ -224,7 +247,7 @@ def rebuild_aggregates(
     with Session(store.engine, expire_on_commit=False) as session:
         _advance(session, 0)  # the aggregates are ours until the commit
         state = MetricsStateRecord.__table__  # type: ignore[attr-defined]
-        session.execute(sa.update(state).values(events=0))
+        session.execute(sa.update(state).values(events=0, tasks=0))
         for table in (MetricBinRecord, MetricSessionRecord, MetricTaskRecord):
             session.execute(sa.delete(table))
         total = _count_metric_events(session)
@@ -273,10 +296,13 @@ def metrics_state(store: Store) -> MetricsState:
             sa.select(
                 col(MetricsStateRecord.version),
                 col(MetricsStateRecord.events),
+                col(MetricsStateRecord.tasks),
                 col(MetricsStateRecord.complete),
             )
         ).one()
-    return MetricsState(version=record[0], events=record[1], complete=bool(record[2]))
+    return MetricsState(
+        version=record[0], events=record[1], tasks=record[2], complete=bool(record[3])
+    )
 
 
 class StoredAggregates:
@@ -321,27 +347,28 @@ class StoredAggregates:
             for series, bucket, label, count, total, low, high in rows
         ]
 
-    def tasks(self) -> list[TaskRow]:
+    def task_choices(self) -> list[tuple[str, str, datetime]]:
+        """Every started task: id, name and start, by name."""
         table = MetricTaskRecord.__table__  # type: ignore[attr-defined]
+        query = (
+            sa.select(table.c.task_id, table.c.name, table.c.started_at)
+            .where(table.c.started_at.is_not(None))
+            .order_by(table.c.name, table.c.task_id)
+        )
         with self.store.engine.connect() as connection:
-            rows = connection.execute(sa.select(table).where(table.c.started_at.is_not(None)))
             return [
-                TaskRow(
-                    task_id=row.task_id,
-                    name=row.name,
-                    started_at=row.started_at,
-                    status=row.status,
-                    iterations=row.iterations,
-                    phase_seconds=row.phase_seconds,
-                    agents=tuple(row.agents),
-                )
-                for row in rows
+                (task_id, name, started) for task_id, name, started in connection.execute(query)
             ]
 
     def agents(self) -> set[str]:
+        """Every agent of a chat, and every agent a task consulted (each has a day's bins)."""
+        chats = sa.select(col(MetricSessionRecord.agent)).distinct()
+        tasks = (
+            sa.select(col(MetricBinRecord.agent))
+            .where(col(MetricBinRecord.resolution) == RESOLUTIONS[-1])
+            .distinct()
+        )
         with self.store.engine.connect() as connection:
-            chats = connection.execute(sa.select(col(MetricSessionRecord.agent)).distinct())
-            named = {agent for (agent,) in chats}
-            tasks = connection.execute(sa.select(col(MetricTaskRecord.agents)))
-            named.update(agent for (agents,) in tasks for agent in agents)
+            named = {agent for (agent,) in connection.execute(chats)}
+            named.update(agent for (agent,) in connection.execute(tasks))
         return named - {""}

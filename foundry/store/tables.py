@@ -218,4 +218,5 @@ class MetricsStateRecord(SQLModel, table=True):
     id: int = Field(default=1, primary_key=True)
     version: int = 0
     events: int = 0  # metric events folded in
+    tasks: int = 0  # tasks started (the dashboards read the list of tasks when it changes)
     complete: bool = True

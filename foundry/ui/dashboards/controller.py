@@ -21,7 +21,7 @@ from foundry.ui.dashboards.chart import Chart
 from foundry.ui.dashboards.view import DashboardView
 
 log = logging.getLogger(__name__)
-POLL_MS = 500  # how often the store is asked whether the figures changed, while in view
+POLL_MS = 250  # how often the store is asked whether the figures changed, while in view
 
 
 def _log_failure(work: asyncio.Task[None]) -> None:
@@ -35,7 +35,7 @@ def chart_file_name(chart: Chart) -> str:
 
 class DashboardController(QObject):
     """Shows the figures of the store's metric aggregates. While the dashboards are in view it
-    asks the store twice a second for the aggregates' version (one row), so that the events of
+    asks the store four times a second for the aggregates' version (one row), so that events of
     every process sharing the store show up without Refresh; a change, a filter or Refresh reads
     the figures again, off the GUI thread."""
 
@@ -48,14 +48,16 @@ class DashboardController(QObject):
         self.bridge = bridge
         self.figures = DashboardFigures()
         self.version: int | None = None  # of the aggregates last read
+        self._tasks_seen: int | None = None  # how many tasks the task list was read with
         self._again = False
         self._polling = False
+        self._filters = 0  # filter changes so far: figures read for older filters are not shown
         self._exports = BackgroundTasks("a metrics export", view.status.setText)
         self._work: asyncio.Task[None] | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(poll_ms)
         self._timer.timeout.connect(self._poll)
-        view.filters_changed.connect(self.schedule)
+        view.filters_changed.connect(self._on_filters_changed)
         view.refresh_requested.connect(self.schedule)
         view.shown.connect(self._on_shown)
         view.export_all_requested.connect(self.choose_export_folder)
@@ -63,6 +65,10 @@ class DashboardController(QObject):
             chart.save_requested.connect(partial(self.choose_chart_file, chart))
 
     # -- loading --------------------------------------------------------------------------------
+
+    def _on_filters_changed(self) -> None:
+        self._filters += 1
+        self.schedule()
 
     def _on_shown(self) -> None:
         self._timer.start()
@@ -105,19 +111,26 @@ class DashboardController(QObject):
         store = self.bridge.engine.store
         while True:
             self._again = False
-            where = self.view.current_filter()
+            where, filters = self.view.current_filter(), self._filters
             try:
                 state = await asyncio.to_thread(metrics_state, store)
                 if not state.complete:
                     self.view.status.setText("Building the metrics from the event log (once)…")
                     await asyncio.to_thread(rebuild_aggregates, store)
                     state = await asyncio.to_thread(metrics_state, store)
-                figures = await asyncio.to_thread(read_figures, store, where)
+                with_tasks = state.tasks != self._tasks_seen
+                figures = await asyncio.to_thread(read_figures, store, where, with_tasks)
             except Exception as error:  # shown; the dashboards keep their last figures
                 log.exception("reading the metrics failed")
                 self.view.show_problem(f"Could not read the metrics: {error}")
                 return
+            if filters != self._filters:
+                continue  # read for filters no longer chosen: read again at once
             self.version = state.version
+            if with_tasks:
+                self._tasks_seen = state.tasks
+            else:  # the list of tasks as last read: it only grows with tasks
+                figures = figures.model_copy(update={"tasks": self.figures.tasks})
             status = f"{figures.events:,} events · updated {datetime.now():%H:%M:%S}"
             self.view.show_overview(figures, status)
             for chart in self.view.charts():

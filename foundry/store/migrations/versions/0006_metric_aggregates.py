@@ -51,12 +51,15 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("events", sa.Integer(), nullable=False),
+        sa.Column("tasks", sa.Integer(), nullable=False),
         sa.Column("complete", sa.Boolean(), nullable=False),
     )
     # A database with events gets its aggregates from `foundry metrics rebuild` (the dashboards
     # run it when they find them incomplete): the migration cannot read the events' types.
     has_events = op.get_bind().execute(sa.text("SELECT 1 FROM events LIMIT 1")).first() is not None
-    op.bulk_insert(state, [{"id": 1, "version": 0, "events": 0, "complete": not has_events}])
+    op.bulk_insert(
+        state, [{"id": 1, "version": 0, "events": 0, "tasks": 0, "complete": not has_events}]
+    )
 
 
 def downgrade() -> None:
