@@ -278,11 +278,21 @@ class MemoryAggregates:
     def event_count(self) -> int:
         return len(self.events)
 
-    def buckets(self, resolution: int, agent: str) -> tuple[int, int] | None:
-        found = [key[3] for key in self.tallies if key[1] == resolution and key[2] == agent]
+    def buckets(
+        self, resolution: int, agent: str, first: int | None = None, last: int | None = None
+    ) -> tuple[int, int] | None:
+        found = [bucket for _, bucket, _, _ in self._bins(resolution, agent, first, last)]
         return (min(found), max(found)) if found else None
 
     def bins(
+        self, resolution: int, agent: str, first: int | None, last: int | None, width: int
+    ) -> list[tuple[str, int, str, Tally]]:
+        summed: dict[tuple[str, int, str], Tally] = {}
+        for series, bucket, label, tally in self._bins(resolution, agent, first, last):
+            summed.setdefault((series, bucket // width * width, label), Tally()).merge(tally)
+        return [(series, start, label, tally) for (series, start, label), tally in summed.items()]
+
+    def _bins(
         self, resolution: int, agent: str, first: int | None, last: int | None
     ) -> list[tuple[str, int, str, Tally]]:
         return [

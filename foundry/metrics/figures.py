@@ -96,10 +96,12 @@ class DashboardFigures(BaseModel):
 class AggregateSource(Protocol):
     def event_count(self) -> int: ...
 
-    def buckets(self, resolution: int, agent: str) -> tuple[int, int] | None: ...
+    def buckets(
+        self, resolution: int, agent: str, first: int | None = None, last: int | None = None
+    ) -> tuple[int, int] | None: ...
 
     def bins(
-        self, resolution: int, agent: str, first: int | None, last: int | None
+        self, resolution: int, agent: str, first: int | None, last: int | None, width: int
     ) -> list[tuple[str, int, str, Tally]]: ...
 
     def agents(self) -> set[str]: ...
@@ -144,14 +146,11 @@ def dashboard_figures(source: AggregateSource, where: MetricsFilter) -> Dashboar
         return DashboardFigures(events=source.event_count())
     first = _bucket(where.since, resolution)
     last = _bucket(where.until, resolution)
-    rows = source.bins(resolution, agent, first, last)
-    width = _display_width(resolution, rows)
-    by_series: dict[str, dict[int, dict[str, Tally]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(Tally))
-    )
-    for series, bucket, label, tally in rows:
+    width = _display_width(resolution, source.buckets(resolution, agent, first, last))
+    by_series: dict[str, dict[int, dict[str, Tally]]] = defaultdict(lambda: defaultdict(dict))
+    for series, bucket, label, tally in source.bins(resolution, agent, first, last, width):
         if tally.count:  # (a task's figures taken out leave a bin of none)
-            by_series[series][bucket // width * width][label].merge(tally)
+            by_series[series][bucket][label] = tally
     return DashboardFigures(
         bin_seconds=width,
         confidence=_time_bins(by_series[agg.CONFIDENCE]),
@@ -193,22 +192,23 @@ def _resolution(source: AggregateSource, agent: str, where: MetricsFilter) -> in
     return next((r for r in RESOLUTIONS if span / r <= MAX_BUCKETS), RESOLUTIONS[-1])
 
 
-def _display_width(resolution: int, rows: list[tuple[str, int, str, Tally]]) -> int:
+def _display_width(resolution: int, buckets: tuple[int, int] | None) -> int:
     """A multiple of the resolution that draws at most DISPLAY_BINS bins over the figures."""
-    if not rows:
+    if buckets is None:
         return resolution
-    moments = [bucket for _, bucket, _, _ in rows]
-    buckets = (max(moments) - min(moments)) // resolution + 1
-    return resolution * max(1, math.ceil(buckets / DISPLAY_BINS))
+    count = (buckets[1] - buckets[0]) // resolution + 1
+    return resolution * max(1, math.ceil(count / DISPLAY_BINS))
 
 
 def _figure(tally: Tally) -> Figure:
-    return Figure(count=tally.count, total=tally.total, low=tally.low, high=tally.high)
+    return Figure.model_construct(
+        count=tally.count, total=tally.total, low=tally.low, high=tally.high
+    )
 
 
 def _time_bins(bins: dict[int, dict[str, Tally]]) -> tuple[TimeBin, ...]:
     return tuple(
-        TimeBin(
+        TimeBin.model_construct(
             start=datetime.fromtimestamp(bucket, UTC),
             by_label={label: _figure(tally) for label, tally in sorted(labels.items())},
         )

@@ -305,6 +305,15 @@ def metrics_state(store: Store) -> MetricsState:
     )
 
 
+def _range(resolution: int, agent: str, first: int | None, last: int | None) -> dict[str, Any]:
+    return {
+        "resolution": resolution,
+        "agent": agent,
+        "first": -(2**62) if first is None else first,
+        "last": 2**62 if last is None else last,
+    }
+
+
 class StoredAggregates:
     """The aggregates of a store, as the figures ask for them (see figures.AggregateSource)."""
 
@@ -314,37 +323,36 @@ class StoredAggregates:
     def event_count(self) -> int:
         return metrics_state(self.store).events
 
-    def buckets(self, resolution: int, agent: str) -> tuple[int, int] | None:
-        """The first and last bucket holding figures of `agent` at `resolution`."""
-        query = sa.select(
-            sa.func.min(col(MetricBinRecord.bucket)), sa.func.max(col(MetricBinRecord.bucket))
-        ).where(col(MetricBinRecord.resolution) == resolution, col(MetricBinRecord.agent) == agent)
+    def buckets(
+        self, resolution: int, agent: str, first: int | None = None, last: int | None = None
+    ) -> tuple[int, int] | None:
+        """The first and last bucket holding figures of `agent` at `resolution`, within
+        `first` and `last` when given."""
+        query = sa.text(
+            "SELECT MIN(bucket), MAX(bucket) FROM metric_bins WHERE resolution = :resolution "
+            "AND agent = :agent AND bucket >= :first AND bucket <= :last"
+        )
         with self.store.engine.connect() as connection:
-            first, last = connection.execute(query).one()
-        return None if first is None else (int(first), int(last))
+            low, high = connection.execute(query, _range(resolution, agent, first, last)).one()
+        return None if low is None else (int(low), int(high))
 
     def bins(
-        self, resolution: int, agent: str, first: int | None, last: int | None
+        self, resolution: int, agent: str, first: int | None, last: int | None, width: int
     ) -> list[tuple[str, int, str, Tally]]:
-        table = MetricBinRecord.__table__  # type: ignore[attr-defined]
-        query = sa.select(
-            table.c.series,
-            table.c.bucket,
-            table.c.label,
-            table.c.count,
-            table.c.total,
-            table.c.low,
-            table.c.high,
-        ).where(table.c.resolution == resolution, table.c.agent == agent)
-        if first is not None:
-            query = query.where(table.c.bucket >= first)
-        if last is not None:
-            query = query.where(table.c.bucket <= last)
+        """The figures at `resolution` between `first` and `last`, summed in the database
+        into bins `width` seconds wide (a multiple of the resolution)."""
+        query = sa.text(
+            "SELECT series, bucket / :width * :width AS start, label, SUM(count), SUM(total), "
+            "MIN(low), MAX(high) FROM metric_bins WHERE resolution = :resolution "
+            "AND agent = :agent AND bucket >= :first AND bucket <= :last "
+            "GROUP BY series, bucket / :width * :width, label"
+        )
+        bounds = {**_range(resolution, agent, first, last), "width": width}
         with self.store.engine.connect() as connection:
-            rows = connection.execute(query).all()
+            result = connection.execute(query, bounds).all()
         return [
-            (series, bucket, label, Tally(count, total, low, high))
-            for series, bucket, label, count, total, low, high in rows
+            (series, int(start), label, Tally(int(count), total, low, high))
+            for series, start, label, count, total, low, high in result
         ]
 
     def task_choices(self) -> list[tuple[str, str, datetime]]:

@@ -43,16 +43,19 @@ class TokensChart(Chart):
 
     def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
         output = {b.start: b.merged().total for b in figures.output_tokens}
-        return [
-            (
-                b.start,
-                figures.bin_seconds,
-                b.merged().count,
-                int(b.merged().total),
-                int(output[b.start]),
+        rows = []
+        for b in figures.input_tokens:
+            tokens_in = b.merged()
+            rows.append(
+                (
+                    b.start,
+                    figures.bin_seconds,
+                    tokens_in.count,
+                    int(tokens_in.total),
+                    int(output[b.start]),
+                )
             )
-            for b in figures.input_tokens
-        ]
+        return rows
 
     def draw(self) -> None:
         x = np.array([self.bin_center(row[0]) for row in self.rows])

@@ -97,6 +97,7 @@ class DashboardView(QWidget):
         self.human_waits = HumanWaitChart()
         self.data_span: tuple[datetime, datetime] | None = None  # of the last series shown
         self._custom_range_set = False
+        self._choices: tuple[tuple[str, ...], tuple[TaskChoice, ...]] = ((), ())
         self.agent.addItem("All agents", "")
         self.task.addItem("All tasks", "")
         self._layout()
@@ -197,6 +198,9 @@ class DashboardView(QWidget):
 
     def set_choices(self, agents: tuple[str, ...], tasks: tuple[TaskChoice, ...]) -> None:
         """Fill the agent and task lists, keeping what is chosen."""
+        if (agents, tasks) == self._choices:
+            return  # (the same tuples again, as a rule: compared at once)
+        self._choices = (agents, tasks)
         _refill(self.agent, "All agents", [(agent, agent) for agent in agents])
         _refill(
             self.task,
