@@ -4,7 +4,8 @@ the dashboards, rebuilt from the whole log on demand (`foundry metrics rebuild`)
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -47,6 +48,9 @@ def keep_aggregates(store: Store) -> Store:
 
 
 def fold_appended(session: Session, records: list[EventRecord]) -> None:
+    """The append hook. The events matter more than their figures: if folding fails, the
+    aggregates are marked incomplete (`foundry metrics rebuild` mends them) and the events are
+    stored all the same."""
     events = [
         event
         for record in records
@@ -55,8 +59,26 @@ def fold_appended(session: Session, records: list[EventRecord]) -> None:
             record.session_id, record.seq, record.kind, record.time, record.payload
         )
     ]
-    if events:
-        fold_stored(session, events)
+    if not events:
+        return
+    try:
+        with _savepoint(session):
+            fold_stored(session, events)
+    except Exception:
+        log.exception("the metric aggregates missed %d events; they need a rebuild", len(events))
+        state = MetricsStateRecord.__table__  # type: ignore[attr-defined]
+        session.execute(sa.update(state).values(complete=False))
+
+
+@contextmanager
+def _savepoint(session: Session) -> Iterator[None]:
+    """On PostgreSQL a failed statement spoils the whole transaction unless it ran inside a
+    savepoint; SQLite undoes just the statement (and pysqlite's savepoints need care)."""
+    if session.get_bind().dialect.name != "postgresql":
+        yield
+        return
+    with session.begin_nested():
+        yield
 
 
 def _parsed(

@@ -21,8 +21,10 @@ from foundry.metrics import (
     read_figures,
     rebuild_aggregates,
 )
+from foundry.metrics.aggregates import Folding
 from foundry.metrics.figures import DashboardFigures
-from foundry.session.events import Event
+from foundry.orchestration.events import CriterionScored
+from foundry.session.events import Event, event_payload
 from foundry.store import Store
 from foundry.store.tables import MetricBinRecord, MetricSessionRecord, MetricTaskRecord
 
@@ -210,3 +212,23 @@ def test_a_long_span_is_read_in_coarser_bins(store: Store) -> None:
     assert summary_of_figures(figures) == summary_of_series(events, MetricsFilter())
     last_day = MetricsFilter(since=events[-1].time - timedelta(days=1))
     assert read_figures(store, last_day).bin_seconds < 3600  # minutes read, a few drawn as one
+
+
+def test_a_fold_that_fails_loses_no_event(
+    database_url: str,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(self: Folding, events: object) -> None:
+        raise RuntimeError("a bug in the metrics")
+
+    score = CriterionScored(criterion="tests pass", iteration=1, score=80.0, level="pass")
+    with Store.open(database_url) as opened:
+        store = keep_aggregates(opened)
+        monkeypatch.setattr(Folding, "fold", broken)
+        store.events.append("task-9", score.kind, event_payload(score))
+        assert [record.kind for record in store.events.list("task-9")] == ["criterion_scored"]
+        assert not metrics_state(store).complete
+        monkeypatch.undo()
+        rebuild_aggregates(store)
+        assert metrics_state(store).complete
+        assert sum(read_figures(store).histogram) == 1

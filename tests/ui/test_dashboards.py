@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+import sqlalchemy as sa
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QToolTip
@@ -231,6 +232,16 @@ def test_events_of_another_process_show_up_without_refresh(
     qtbot.waitUntil(lambda: view.confidence_time.summary.text().startswith("11 scores"))
     assert view.confidence_time.level_data("pass")[1][-1] == pytest.approx((88 + 5 * 97) / 6)
     assert view.status.text().startswith("72 events")
+
+
+def test_dashboards_over_incomplete_aggregates_say_how_to_mend_them(
+    qtbot: QtBot, dashboards: Dashboards, bridge: EngineBridge
+) -> None:
+    view, _ = dashboards
+    with bridge.engine.store.engine.begin() as connection:  # as after a fold that failed
+        connection.execute(sa.text("UPDATE metrics_state SET complete = false, version = 0"))
+    qtbot.waitUntil(lambda: "foundry metrics rebuild" in view.status.text())
+    assert view.status.text().startswith("67 events")
 
 
 def test_the_dashboards_of_many_task_runs(

@@ -14,13 +14,14 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog
 
-from foundry.metrics import DashboardFigures, metrics_state, read_figures, rebuild_aggregates
+from foundry.metrics import DashboardFigures, metrics_state, read_figures
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.dashboards.chart import Chart
 from foundry.ui.dashboards.view import DashboardView
 
 log = logging.getLogger(__name__)
+INCOMPLETE = "some events are not counted: run `foundry metrics rebuild` (with Foundry closed)"
 POLL_MS = 250  # how often the store is asked whether the figures changed, while in view
 
 
@@ -114,10 +115,6 @@ class DashboardController(QObject):
             where, filters = self.view.current_filter(), self._filters
             try:
                 state = await asyncio.to_thread(metrics_state, store)
-                if not state.complete:
-                    self.view.status.setText("Building the metrics from the event log (once)…")
-                    await asyncio.to_thread(rebuild_aggregates, store)
-                    state = await asyncio.to_thread(metrics_state, store)
                 with_tasks = state.tasks != self._tasks_seen
                 figures = await asyncio.to_thread(read_figures, store, where, with_tasks)
             except Exception as error:  # shown; the dashboards keep their last figures
@@ -133,6 +130,8 @@ class DashboardController(QObject):
                 figures = figures.model_copy(update={"tasks": self.figures.tasks})
             status = f"{figures.events:,} events · updated {datetime.now():%H:%M:%S}"
             self.view.show_overview(figures, status)
+            if not state.complete:
+                self.view.show_problem(f"{status} · {INCOMPLETE}")
             for chart in self.view.charts():
                 chart.show_figures(figures)
                 await asyncio.sleep(0)  # the GUI breathes between two charts
