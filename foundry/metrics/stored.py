@@ -131,9 +131,13 @@ def _chunks(keys: Collection[str]) -> Iterable[list[str]]:
 def _sessions(session: Session, ids: Collection[str]) -> dict[str, SessionLink]:
     found = {}
     for chunk in _chunks(ids):
-        query = sa.select(MetricSessionRecord).where(col(MetricSessionRecord.session_id).in_(chunk))
-        for record in session.execute(query).scalars():
-            found[record.session_id] = SessionLink(record.agent, record.task_id)
+        query = sa.select(
+            col(MetricSessionRecord.session_id),
+            col(MetricSessionRecord.agent),
+            col(MetricSessionRecord.task_id),
+        ).where(col(MetricSessionRecord.session_id).in_(chunk))
+        for session_id, agent, task_id in session.execute(query):
+            found[session_id] = SessionLink(agent, task_id)
     return found
 
 
