@@ -143,6 +143,32 @@ def test_moving_the_mouse_over_a_chart_shows_its_tooltip(
     assert view.confidence_histogram.describe(85.0, 1.0) == "80 to 90 %: 2 scores"
 
 
+def test_moving_the_mouse_over_each_chart_shows_what_is_there(
+    dashboards: Dashboards, qtbot: QtBot
+) -> None:
+    view, _ = dashboards
+    spots = {  # a bar, a dot or a bin of each chart, in data coordinates
+        view.confidence_time: (minute(2), 82.0),
+        view.confidence_histogram: (85.0, 1.0),
+        view.iterations: (minute(0), 1.0),
+        view.phase_shares: (minute(0), 80.0),
+        view.tokens: (minute(2), 100.0),
+        view.latency: (minute(2), 16.5),
+        view.resolutions: (3.0, 0.5),
+        view.human_waits: (minute(1), 65.0),
+    }
+    assert set(spots) == set(view.charts())
+    for chart, (x, y) in spots.items():
+        view.scroller.ensureWidgetVisible(chart)
+        expected = chart.describe(x, y)
+        assert expected
+        viewport = chart.graphics.viewport()
+        where = chart.graphics.mapFromScene(chart.plot.vb.mapViewToScene(QPointF(x, y)))
+        qtbot.mouseMove(viewport, where)  # a real move: Qt's event, pyqtgraph's signal
+        qtbot.waitUntil(lambda expected=expected: QToolTip.text() == expected)
+        QToolTip.hideText()
+
+
 def test_filters_change_the_plotted_data(qtbot: QtBot, dashboards: Dashboards) -> None:
     view, controller = dashboards
     assert [view.agent.itemData(i) for i in range(view.agent.count())] == [
