@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 
 from foundry.metrics import LEVELS, DashboardFigures
 from foundry.ui.dashboards.chart import Chart
@@ -18,9 +19,10 @@ from foundry.ui.dashboards.palette import (
     OUTPUT_TOKENS,
     TOTAL_TIME,
 )
-from foundry.ui.dashboards.task_charts import BAR_SHARE, BAR_WIDTH, threshold_line
+from foundry.ui.dashboards.task_charts import BAR_SHARE, BAR_WIDTH
 
 FEW_POINTS = 200
+MEAN_LINE = Qt.PenStyle.DashLine
 LEVEL_TITLES = {
     "policy": "policy (L0)",
     "grant": "grant",
@@ -249,8 +251,7 @@ class HumanWaitChart(Chart):
             if chosen:
                 times = [self.bin_center(row[0]) for row in chosen]
                 self.add_dots(times, [row[4] for row in chosen], color, status.replace("_", " "))
-        line = threshold_line(self._mean(), f"mean {self._mean():.1f} s", 0)
-        self.plot.addItem(line)
+        self.add_threshold(self._mean(), f"mean {self._mean():.1f} s", 0, MEAN_LINE)
         self.plot.enableAutoRange()
         self.plot.setLimits(yMin=0)
 

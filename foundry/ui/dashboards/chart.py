@@ -17,7 +17,7 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QToolTip, QVBoxLayout
 
 from foundry.metrics import DashboardFigures
-from foundry.ui.dashboards.palette import BACKGROUND, GRID_ALPHA, MUTED, TEXT
+from foundry.ui.dashboards.palette import BACKGROUND, GRID_ALPHA, MUTED, TEXT, THRESHOLD
 
 EXPORT_WIDTH = 1600  # pixels of an exported PNG
 NEAR = 0.04  # a hovered point is within 4 % of the visible ranges (as a distance on screen)
@@ -192,6 +192,13 @@ class Chart(QFrame):
         self.plot.addItem(dots)
         self.add_legend(dots, name)
         self.dots[name] = dots
+
+    def add_threshold(self, value: float, name: str, angle: float, style: Qt.PenStyle) -> None:
+        """A line across the plot at `value` (0: horizontal, 90: vertical), named in the legend
+        rather than on the plot, where its label would hide what lies under it."""
+        pen = pg.mkPen(THRESHOLD, width=1.2, style=style)
+        self.plot.addItem(pg.InfiniteLine(pos=value, angle=angle, pen=pen))
+        self.add_legend(pg.PlotDataItem(pen=pen), name)
 
     def add_legend(self, item: Any, name: str) -> None:
         self.legend.addItem(item, name)

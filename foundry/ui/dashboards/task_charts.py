@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 
 from foundry.metrics import PHASE_COLUMNS, PHASE_TITLES, DashboardFigures
 from foundry.ui.dashboards.chart import Chart
-from foundry.ui.dashboards.palette import LEVEL_COLORS, PHASE_COLORS, STATUS_COLORS, THRESHOLD
+from foundry.ui.dashboards.palette import LEVEL_COLORS, PHASE_COLORS, STATUS_COLORS
 
 PASS_THRESHOLD = 70.0
 UNCERTAIN_THRESHOLD = 50.0
@@ -22,27 +22,12 @@ BIN_WIDTH = 10.0
 BAR_WIDTH = 0.7
 BAR_SHARE = 0.8  # of a time bin a bar covers
 ITERATIONS = STATUS_COLORS["running"]
+PASS_LINE = Qt.PenStyle.DashLine
+UNCERTAIN_LINE = Qt.PenStyle.DotLine
 
 
 def clock(moment: datetime) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-
-
-def threshold_line(value: float, label: str, angle: float) -> pg.InfiniteLine:
-    line = pg.InfiniteLine(
-        pos=value,
-        angle=angle,
-        pen=pg.mkPen(THRESHOLD, width=1.2, style=Qt.PenStyle.DashLine),
-        label=label,
-        labelOpts={
-            "color": THRESHOLD,
-            "fill": (255, 255, 255, 215),
-            "position": 0.96 if angle == 0 else 0.9,
-            "anchors": [(1, 1), (1, 1)],
-        },
-    )
-    line.setZValue(10)  # above the points, so that its label can be read
-    return line
 
 
 class ConfidenceTimeChart(Chart):
@@ -72,9 +57,9 @@ class ConfidenceTimeChart(Chart):
             if chosen:
                 times = [self.bin_center(row[0]) for row in chosen]
                 self.add_dots(times, [row[4] for row in chosen], color, level)
-        self.plot.addItem(threshold_line(self.pass_threshold, f"pass {self.pass_threshold:g}", 0))
-        self.plot.addItem(
-            threshold_line(self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 0)
+        self.add_threshold(self.pass_threshold, f"pass {self.pass_threshold:g}", 0, PASS_LINE)
+        self.add_threshold(
+            self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 0, UNCERTAIN_LINE
         )
         self.plot.setYRange(0, 100, padding=0.04)
         self.plot.enableAutoRange(axis="x")
@@ -149,9 +134,9 @@ class ConfidenceHistogramChart(Chart):
             self.add_legend(
                 pg.BarGraphItem(x=[0], height=[0], width=1, brush=LEVEL_COLORS[level]), level
             )
-        self.plot.addItem(threshold_line(self.pass_threshold, f"pass {self.pass_threshold:g}", 90))
-        self.plot.addItem(
-            threshold_line(self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 90)
+        self.add_threshold(self.pass_threshold, f"pass {self.pass_threshold:g}", 90, PASS_LINE)
+        self.add_threshold(
+            self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 90, UNCERTAIN_LINE
         )
         self.plot.setXRange(0, 100, padding=0.02)
         self.plot.setYRange(0, max(int(self.counts.max()), 1) * 1.1, padding=0)
