@@ -176,7 +176,9 @@ class MetricBinRecord(SQLModel, table=True):
     resolution: int = Field(primary_key=True)  # seconds a bin spans: 60, 3600 or 86400
     agent: str = Field(primary_key=True)
     series: str = Field(primary_key=True, max_length=32)
-    bucket: int = Field(primary_key=True)  # the bin's start, seconds since the epoch (UTC)
+    bucket: int = Field(  # the bin's start, seconds since the epoch (UTC): past 2038 too
+        primary_key=True, sa_type=sa.BigInteger
+    )
     label: str = Field(primary_key=True)
     count: int = 0
     total: float = 0.0

@@ -22,7 +22,7 @@ def upgrade() -> None:
         sa.Column("resolution", sa.Integer(), primary_key=True),
         sa.Column("agent", sa.String(), primary_key=True),
         sa.Column("series", sa.String(32), primary_key=True),
-        sa.Column("bucket", sa.Integer(), primary_key=True),
+        sa.Column("bucket", sa.BigInteger(), primary_key=True),
         sa.Column("label", sa.String(), primary_key=True),
         sa.Column("count", sa.Integer(), nullable=False),
         sa.Column("total", sa.Float(), nullable=False),
