@@ -78,7 +78,7 @@ class DashboardFigures(BaseModel):
     resolutions: dict[str, int] = {}  # "level/allowed" or "level/denied": tool calls
     human_waits: tuple[TimeBin, ...] = ()  # by status
     agents: tuple[str, ...] = ()  # every agent, unfiltered
-    tasks: tuple[TaskChoice, ...] = ()  # every task, unfiltered
+    tasks: tuple[TaskChoice, ...] = ()  # the tasks started last (500), newest first, unfiltered
     events: int = 0  # metric events behind the figures
 
     def span(self) -> tuple[datetime, datetime] | None:

@@ -31,6 +31,7 @@ _METRIC_KINDS = frozenset(METRIC_KINDS)
 _TASK_KINDS = frozenset(TASK_KINDS)
 _CHUNK = 500  # ids per IN (...): well under any bound-parameter limit
 REBUILD_BATCH = 20_000
+TASK_CHOICES = 500  # tasks a filter list offers: more would be no list to choose from
 
 
 @dataclass(frozen=True)
@@ -381,13 +382,14 @@ class StoredAggregates:
             for series, start, label, count, total, low, high in result
         ]
 
-    def task_choices(self) -> list[tuple[str, str, datetime]]:
-        """Every started task: id, name and start, by name."""
+    def task_choices(self, limit: int = TASK_CHOICES) -> list[tuple[str, str, datetime]]:
+        """The tasks started last, newest first: id, name and start."""
         table = MetricTaskRecord.__table__  # type: ignore[attr-defined]
         query = (
             sa.select(table.c.task_id, table.c.name, table.c.started_at)
             .where(table.c.started_at.is_not(None))
-            .order_by(table.c.name, table.c.task_id)
+            .order_by(table.c.started_at.desc(), table.c.task_id)
+            .limit(limit)
         )
         with self.store.engine.connect() as connection:
             return [

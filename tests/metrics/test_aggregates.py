@@ -118,12 +118,13 @@ def test_the_aggregates_give_the_figures_of_the_series(store: Store, name: str) 
     assert summary_of_figures(read_figures(store, where)) == summary_of_series(events, where)
 
 
-def test_the_filters_list_every_agent_and_task(store: Store) -> None:
+def test_the_filters_list_every_agent_and_the_tasks_started_last(store: Store) -> None:
     write(store, full_log())
     figures = read_figures(store, MetricsFilter(agents=frozenset({"writer"})))
     expected = dashboard_series(full_log())
     assert figures.agents == expected.agents
-    assert figures.tasks == expected.tasks
+    newest_first = sorted(expected.tasks, key=lambda task: task.started_at, reverse=True)
+    assert figures.tasks == tuple(newest_first)
     assert (
         figures.events == len([e for e in full_log() if e.kind != "token"]) - 1
     )  # approval_requested
@@ -232,3 +233,11 @@ def test_a_fold_that_fails_loses_no_event(
         rebuild_aggregates(store)
         assert metrics_state(store).complete
         assert sum(read_figures(store).histogram) == 1
+
+
+def test_the_list_of_tasks_stops_at_the_newest_500(store: Store) -> None:
+    write(store, synthetic_log(520, gap_s=60))
+    figures = read_figures(store)
+    starts = [task.started_at for task in figures.tasks]
+    assert len(starts) == 500 and starts == sorted(starts, reverse=True)
+    assert figures.task_bins and sum(b.tasks for b in figures.task_bins) == 520
