@@ -628,19 +628,26 @@ def _run_dashboard_child(path: Path, which: str) -> dict[str, float]:
     return figures
 
 
-async def bench_dashboards(workdir: Path, wanted: int, old_path: bool) -> None:
+async def bench_dashboards(
+    workdir: Path, wanted: int, old_path: bool, existing: Path | None = None
+) -> None:
+    """Part 6 over `wanted` generated events, or over a copy of an `existing` store."""
+    import shutil
+
+    from foundry.metrics import metrics_state
     from foundry.runtime.engine import Engine
     from foundry.store import Store
     from foundry.ui.bridge import EngineBridge
     from foundry.ui.main_window import MainWindow
 
     path = workdir / f"dashboards-{wanted}.sqlite3"
-    store = Store.open(f"sqlite:///{path}")
     started = time.perf_counter()
-    written = 0
-    for chunk in generated_chunks(wanted):
+    if existing is not None:
+        await asyncio.to_thread(shutil.copyfile, existing, path)
+    store = Store.open(f"sqlite:///{path}")
+    for chunk in () if existing else generated_chunks(wanted):
         await asyncio.to_thread(write_timed_events, store, chunk)
-        written += len(chunk)
+    written = metrics_state(store).events
     setup_s = time.perf_counter() - started
     engine = Engine(store).start()
     bridge = EngineBridge(engine)
@@ -648,7 +655,9 @@ async def bench_dashboards(workdir: Path, wanted: int, old_path: bool) -> None:
     window.show()
     window.resize(1600, 1700)  # every chart on screen, so that every chart is painted
     try:
-        await _bench_open_dashboards(window, store, written, setup_s, path)
+        await _bench_open_dashboards(
+            window, store, written, setup_s, path, copied=existing is not None
+        )
     finally:
         window.close()
         bridge.close()
@@ -670,7 +679,7 @@ async def bench_dashboards(workdir: Path, wanted: int, old_path: bool) -> None:
 
 
 async def _bench_open_dashboards(
-    window: MainWindow, store: Store, written: int, setup_s: float, path: Path
+    window: MainWindow, store: Store, written: int, setup_s: float, path: Path, copied: bool
 ) -> None:
     from foundry.ui.dashboards.controller import POLL_MS
 
@@ -701,7 +710,10 @@ async def _bench_open_dashboards(
     print(
         f"\n6. The metrics dashboards over {written:,} events (about {EVENTS_PER_TASK} a task run)"
     )
-    row("written with aggregates (setup)", f"{setup_s:.1f} s", f"{written / setup_s:,.0f} events/s")
+    if copied:
+        row("an existing store, copied (setup)", f"{setup_s:.1f} s")
+    else:
+        row("written with aggregates (setup)", f"{setup_s:.1f} s", f"{written / setup_s:,.0f}/s")
     row("View > Dashboards -> all 8 painted", f"{opened:.2f} s", "first open: pyqtgraph imported")
     row("longest GUI-thread stall meanwhile", ms(max(stalls)), "lateness of the 10 ms timer")
     row("the tab closed, opened -> painted", ms(reopened), "read and drawn again")
@@ -801,6 +813,8 @@ async def bench_window(args: argparse.Namespace, workdir: Path) -> None:
         store.close()
     for wanted in args.events:
         await bench_dashboards(workdir, wanted, old_path=not args.no_old_path)
+    for existing in args.dashboards_store or ():
+        await bench_dashboards(workdir, 0, not args.no_old_path, Path(existing))
 
 
 def run_window(args: argparse.Namespace, workdir: Path) -> None:
@@ -843,7 +857,7 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--arrivals", type=float, default=10.0, help="seconds of arrivals (part 5)")
     parser.add_argument(
         "--events",
-        type=lambda text: [int(n) for n in text.split(",")],
+        type=lambda text: [int(n) for n in text.split(",") if n],
         default=[100_000, 1_000_000],
         help="metric events of each run of part 6, comma-separated",
     )
@@ -852,6 +866,12 @@ def parse_arguments() -> argparse.Namespace:
     )
     parser.add_argument(
         "--no-old-path", action="store_true", help="part 6 without the old way's baseline"
+    )
+    parser.add_argument(
+        "--dashboards-store",
+        action="append",
+        metavar="SQLITE_FILE",
+        help="part 6 (also) over a copy of this store, written with aggregates (repeatable)",
     )
     parser.add_argument("--dashboard-child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--display", action="store_true", help="use $DISPLAY, not offscreen")
