@@ -24,7 +24,7 @@
 
 Run: python bench/ui.py [--runs 3] [--tokens 1000] [--messages 10000] [--approvals 10000]
                         [--arrivals 10] [--events 100000,1000000] [--dashboards-only]
-                        [--no-old-path] [--display]
+                        [--dashboards-store SQLITE_FILE] [--no-old-path] [--display]
 (Qt runs offscreen unless DISPLAY is set and --display is given.)
 """
 
