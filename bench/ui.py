@@ -654,6 +654,8 @@ async def bench_dashboards(
     window = MainWindow(bridge)
     window.show()
     window.resize(1600, 1700)  # every chart on screen, so that every chart is painted
+    gc.collect()  # the generated events are gone;
+    gc.freeze()  # what is left lives as long as the window, as foundry.ui.app freezes it
     try:
         await _bench_open_dashboards(
             window, store, written, setup_s, path, copied=existing is not None
