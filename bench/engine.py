@@ -3,7 +3,9 @@
 1. Embedded model: first-token latency and generation speed through Foundry (an engine session,
    tokens observed on the event bus after they are persisted) versus a direct call of the same
    llama.cpp runtime with the same messages and sampling settings. Target: overhead under 5%.
-2. Events persisted per second: straight into the store, and through the engine (store + bus).
+2. Events persisted per second: straight into the store, and through the engine (store + bus);
+   metric events (a model call's figures) one commit each, without and with the dashboards'
+   aggregates folded in the same transaction.
 3. The sample assistant (guardian, context curator, architect, statistics, policy) versus the
    same agent without supervisors and the bare embedded model, on messages of the same shape
    (never the same one twice: the runtime would reuse a cached prompt): first token (target:
@@ -186,6 +188,38 @@ def bench_events(count: int, workdir: Path) -> None:
     )
 
 
+def bench_metric_events(count: int, workdir: Path) -> None:
+    from foundry.metrics import keep_aggregates
+    from foundry.session.events import SessionStarted, event_payload
+
+    call = event_payload(
+        ModelCallFinished(
+            model="embedded:smollm2",
+            input_tokens=900,
+            output_tokens=200,
+            first_token_s=0.4,
+            total_s=2.5,
+            stop_reason="stop",
+        )
+    )
+    opening = SessionStarted(agent_path="/a/coder", agent_name="coder", model="m")
+    rates = []
+    for name, keep in (("plain", False), ("kept", True)):
+        store = Store.open(f"sqlite:///{workdir / f'metrics-{name}.sqlite3'}")
+        if keep:
+            keep_aggregates(store)
+        store.events.append("bench-chat", opening.kind, event_payload(opening))
+        started = time.perf_counter()
+        for _ in range(count):
+            store.events.append("bench-chat", "model_call", call)
+        rates.append(count / (time.perf_counter() - started))
+        store.close()
+    print(
+        f"{'':20} model calls, without aggregates {rates[0]:8.0f}   with {rates[1]:8.0f}   "
+        f"ratio {rates[1] / rates[0]:.2f}"
+    )
+
+
 async def _record_one_by_one(engine: Engine, count: int) -> None:
     for _ in range(count):
         await engine.record("bench-engine", TokenDelta(text="token"))
@@ -336,6 +370,7 @@ def main() -> None:
         if not args.only_assistant:
             bench_model(args.rounds, args.tokens, Path(folder))
             bench_events(args.events, Path(folder))
+            bench_metric_events(args.events, Path(folder))
         bench_assistant(args.assistant_rounds, args.tokens, Path(folder))
 
 

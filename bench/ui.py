@@ -18,10 +18,14 @@
 5. Approvals arriving at 50 a second from another Foundry (a process of its own) on the same
    database, the inbox in view: GUI lateness as in 2, and the time from an approval's creation
    to its arrival in the list.
-6. The metrics dashboards over 100,000 events (about 2,600 generated task runs with their chats):
-   from View > Dashboards to all eight charts painted, with the longest GUI-thread stall, then
-   each step alone (reading and computing on a worker thread, drawing and painting on the GUI
-   thread), and a filter change.
+6. The metrics dashboards over 100,000 and over 1,000,000 events (about 2,600 and 26,000
+   generated task runs with their chats), each on a store of its own, written with the
+   aggregates kept as appends keep them: from View > Dashboards to all eight charts painted,
+   with the longest GUI-thread stall, then each step alone (reading the figures on a worker
+   thread, drawing and painting on the GUI thread), a filter change, and the time until a score
+   appended through another Store on the same file is on screen. Then, each in a process of its
+   own for its peak memory: the figures read (new) and, as the baseline, every metric event read
+   and the series computed from them (the way the dashboards worked before the aggregates).
 7. The agent editor's Policy page on the sample agent (its policy's 95 rules): a call tried in
    the try panel, from Decide to the verdict shown (target under 100 ms; the first try apart,
    which opens the store and compiles the rules), and "Test against recorded calls" over 1,000
@@ -29,7 +33,9 @@
 
 Run: python bench/ui.py [--runs 3] [--baseline REV] [--memory [MESSAGE]] [--startup-only]
                         [--tokens 1000] [--messages 10000] [--approvals 10000]
-                        [--arrivals 10] [--events 100000] [--recorded 1000] [--display]
+                        [--arrivals 10] [--events 100000,1000000] [--dashboards-only]
+                        [--dashboards-store SQLITE_FILE] [--no-old-path] [--recorded 1000]
+                        [--policy-only] [--display]
 (Qt runs offscreen unless DISPLAY is set and --display is given.)
 """
 
@@ -628,17 +634,42 @@ def asking_child(database: str, seconds: float, rate: int) -> None:
 
 # -- 6. the metrics dashboards ------------------------------------------------------------------
 
+TASKS_PER_CHUNK = 1000
+EVENTS_PER_TASK = 38  # about, in the synthetic log
+
+
+def generated_chunks(wanted: int) -> Iterator[list[Event]]:
+    """The synthetic log of `wanted` events (about), a thousand task runs at a time, each
+    thousand with its own session ids and later than the one before (memory stays flat)."""
+    from datetime import timedelta
+
+    from tests.metrics.synthetic_log import shifted, synthetic_log
+
+    tasks = wanted // EVENTS_PER_TASK + 1
+    for chunk, first in enumerate(range(0, tasks, TASKS_PER_CHUNK)):
+        count = min(TASKS_PER_CHUNK, tasks - first)
+        events = synthetic_log(count, seed=7 + chunk)
+        moved = shifted(events, timedelta(seconds=chunk * TASKS_PER_CHUNK * 600.0))
+        yield [
+            event.model_copy(update={"session_id": f"c{chunk}-{event.session_id}"})
+            for event in moved
+        ]
+
 
 def write_timed_events(store: Store, events: list[Event], batch: int = 5000) -> None:
     """Events stored with their own times (the journal would stamp them with the time of
-    writing), in batches of plain inserts."""
+    writing), in batches of plain inserts, each folded into the aggregates in its transaction
+    as an append does."""
     import sqlalchemy as sa
     from sqlmodel import Session
 
+    from foundry.metrics.loader import METRIC_KINDS
+    from foundry.metrics.stored import fold_stored
     from foundry.session.events import event_payload
     from foundry.store import EventRecord
 
     for start in range(0, len(events), batch):
+        chunk = events[start : start + batch]
         rows = [
             {
                 "session_id": event.session_id,
@@ -647,10 +678,11 @@ def write_timed_events(store: Store, events: list[Event], batch: int = 5000) -> 
                 "time": event.time,
                 "payload": event_payload(event.body),
             }
-            for event in events[start : start + batch]
+            for event in chunk
         ]
         with Session(store.engine) as session:
             session.execute(sa.insert(EventRecord), rows)
+            fold_stored(session, [event for event in chunk if event.kind in METRIC_KINDS])
             session.commit()
 
 
@@ -666,60 +698,162 @@ def _next_update(controller: DashboardController) -> asyncio.Future[None]:
     return updated
 
 
-async def bench_dashboards(studio: Studio, wanted: int) -> None:
-    from foundry.metrics import MetricsLog, dashboard_series
-    from tests.metrics.synthetic_log import synthetic_log
+def dashboard_child(path: str, which: str) -> None:
+    """In a process of its own (so that its peak memory is its own): the old way (every metric
+    event read, the series computed from them) or the new (the figures read from the
+    aggregates); prints the time and the peak memory as JSON."""
+    from foundry.metrics import dashboard_series, load_metric_events, read_figures
+    from foundry.store import Store
 
-    store = studio.engine.store
+    with Store.open(f"sqlite:///{path}") as store:
+        started = time.perf_counter()
+        if which == "old":
+            events = load_metric_events(store)
+            read_s = time.perf_counter() - started
+            dashboard_series(events)
+        else:
+            read_figures(store)
+            read_s = time.perf_counter() - started
+        total_s = time.perf_counter() - started
+    peak_mb = _peak_memory_mb()
+    print(json.dumps({"read_s": read_s, "total_s": total_s, "peak_mb": peak_mb}))
+
+
+def _peak_memory_mb() -> float:
+    """This process's peak resident memory (VmHWM: ru_maxrss would count the parent's from
+    before the exec on Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _run_dashboard_child(path: Path, which: str) -> dict[str, float]:
+    result = subprocess.run(
+        [sys.executable, __file__, "--dashboard-child", str(path), which],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=1800,
+    )
+    figures: dict[str, float] = json.loads(result.stdout.strip().splitlines()[-1])
+    return figures
+
+
+async def bench_dashboards(
+    workdir: Path, wanted: int, old_path: bool, existing: Path | None = None
+) -> None:
+    """Part 6 over `wanted` generated events, or over a copy of an `existing` store."""
+    import shutil
+
+    from foundry.metrics import metrics_state
+    from foundry.runtime.engine import Engine
+    from foundry.store import Store
+    from foundry.ui.bridge import EngineBridge
+    from foundry.ui.main_window import MainWindow
+
+    path = workdir / f"dashboards-{wanted}.sqlite3"
     started = time.perf_counter()
-    events = await asyncio.to_thread(synthetic_log, wanted // 38 + 1)  # about 38 events a task
-    await asyncio.to_thread(write_timed_events, store, events)
-    written = time.perf_counter() - started
-    window = studio.window
+    if existing is not None:
+        await asyncio.to_thread(shutil.copyfile, existing, path)
+    store = Store.open(f"sqlite:///{path}")
+    for chunk in () if existing else generated_chunks(wanted):
+        await asyncio.to_thread(write_timed_events, store, chunk)
+    written = metrics_state(store).events
+    setup_s = time.perf_counter() - started
+    engine = Engine(store).start()
+    bridge = EngineBridge(engine)
+    window = MainWindow(bridge)
+    window.show()
     window.resize(1600, 1700)  # every chart on screen, so that every chart is painted
+    gc.collect()  # the generated events are gone;
+    gc.freeze()  # what is left lives as long as the window, as foundry.ui.app freezes it
+    try:
+        await _bench_open_dashboards(
+            window, store, written, setup_s, path, copied=existing is not None
+        )
+    finally:
+        window.close()
+        bridge.close()
+        await asyncio.to_thread(engine.stop)
+        store.close()
+    new = await asyncio.to_thread(_run_dashboard_child, path, "new")
+    row(
+        "  new: read the figures",
+        f"{new['total_s']:.2f} s",
+        f"own process, peak {new['peak_mb']:,.0f} MB",
+    )
+    if old_path:
+        old = await asyncio.to_thread(_run_dashboard_child, path, "old")
+        row(
+            "  old: read every event + series",
+            f"{old['total_s']:.2f} s",
+            f"baseline: read {old['read_s']:.2f} s, peak {old['peak_mb']:,.0f} MB",
+        )
+
+
+async def _bench_open_dashboards(
+    window: MainWindow, store: Store, written: int, setup_s: float, path: Path, copied: bool
+) -> None:
+    from foundry.ui.dashboards.controller import POLL_MS
+
     probe = LatenessProbe()
     probe.start()
     started = time.perf_counter()
-    await window.open_dashboards()  # imports and builds the tab, which reads the events
+    await window.open_dashboards()  # imports and builds the tab, which reads the figures
     view, controller = window.dashboards, window.dashboards_controller
     assert view is not None and controller is not None
-    await _next_update(controller)  # (reading takes longer than this step)
+    await _next_update(controller)
     view.repaint()
     opened = time.perf_counter() - started
     stalls = probe.stop()
-    tasks = len(view.iterations.points)
-    read_s, compute_s, draw_s = await _dashboard_steps(store, view, MetricsLog, dashboard_series)
+    read_s, draw_s = await _dashboard_steps(store, view)
     filtered = await _filter_change(view, controller)
-    print(f"\n6. The metrics dashboards over {len(events):,} events of {tasks:,} task runs")
-    row("written to the store (setup)", f"{written:.2f} s")
+    probe.start()
+    follow = await _follow_another_store(path, view, controller)
+    follow_stalls = probe.stop()
+    window.close_tab(window.tabs.indexOf(view))
+    probe.start()
+    started = time.perf_counter()
+    updated = _next_update(controller)
+    await window.open_dashboards()  # the tab again: read and drawn again, nothing imported
+    await updated
+    view.repaint()
+    reopened = time.perf_counter() - started
+    reopen_stalls = probe.stop()
+    print(
+        f"\n6. The metrics dashboards over {written:,} events (about {EVENTS_PER_TASK} a task run)"
+    )
+    if copied:
+        row("an existing store, copied (setup)", f"{setup_s:.1f} s")
+    else:
+        row("written with aggregates (setup)", f"{setup_s:.1f} s", f"{written / setup_s:,.0f}/s")
     row("View > Dashboards -> all 8 painted", f"{opened:.2f} s", "first open: pyqtgraph imported")
     row("longest GUI-thread stall meanwhile", ms(max(stalls)), "lateness of the 10 ms timer")
-    row("  read the metric events", f"{read_s:.2f} s", "worker thread")
-    row("  compute the series", f"{compute_s:.2f} s", "worker thread")
-    row("  draw and paint the 8 charts", ms(draw_s), "GUI thread: from data to painted")
-    row("choose an agent -> repainted", f"{filtered:.2f} s", "series recomputed, not re-read")
-    window.resize(1280, 800)
+    row("the tab closed, opened -> painted", ms(reopened), "read and drawn again")
+    row("longest GUI-thread stall meanwhile", ms(max(reopen_stalls)))
+    row("  read the figures", ms(read_s), "worker thread")
+    row("  draw and paint the 8 charts", ms(draw_s), "GUI thread: from figures to painted")
+    row("choose an agent -> repainted", ms(filtered), "figures read again")
+    row(
+        "another Store's event -> on screen",
+        f"median {ms(statistics.median(follow))}",
+        f"max {ms(max(follow))}; no Refresh (poll every {POLL_MS} ms)",
+    )
+    row("longest GUI-thread stall meanwhile", ms(max(follow_stalls)))
 
 
-async def _dashboard_steps(
-    store: Store, view: DashboardView, log_type: Any, compute: Any
-) -> tuple[float, float, float]:
-    """Each step of a load timed on its own, as the dashboards run it (without garbage
-    collection meanwhile): reading, computing, then drawing and painting."""
-    from foundry.ui.dashboards.controller import collections_paused
+async def _dashboard_steps(store: Store, view: DashboardView) -> tuple[float, float]:
+    """Reading (worker thread), then drawing and painting (GUI thread), each timed alone."""
+    from foundry.metrics import read_figures
 
-    log = log_type()
-    with collections_paused():
-        started = time.perf_counter()
-        await asyncio.to_thread(log.read_new, store)
-        read_s = time.perf_counter() - started
-        started = time.perf_counter()
-        series = await asyncio.to_thread(compute, log.events)
-        compute_s = time.perf_counter() - started
     started = time.perf_counter()
-    view.show_series(series, "")
+    figures = await asyncio.to_thread(read_figures, store, view.current_filter())
+    read_s = time.perf_counter() - started
+    started = time.perf_counter()
+    view.show_figures(figures, "")
     view.repaint()
-    return read_s, compute_s, time.perf_counter() - started
+    return read_s, time.perf_counter() - started
 
 
 async def _filter_change(view: DashboardView, controller: DashboardController) -> float:
@@ -728,7 +862,41 @@ async def _filter_change(view: DashboardView, controller: DashboardController) -
     view.agent.setCurrentIndex(view.agent.findData("planner"))
     await updated
     view.repaint()
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    updated = _next_update(controller)
+    view.agent.setCurrentIndex(0)
+    await updated
+    return elapsed
+
+
+async def _follow_another_store(
+    path: Path, view: DashboardView, controller: DashboardController, times: int = 5
+) -> list[float]:
+    """A score appended through another Store on the same file (as another Foundry would),
+    then the time until the confidence chart counts it."""
+    from foundry.metrics import keep_aggregates
+    from foundry.orchestration.events import CriterionScored
+    from foundry.session.events import event_payload
+    from foundry.store import Store
+    from foundry.store.store import NewEvent
+
+    score = CriterionScored(criterion="tests pass", iteration=1, score=99.0, level="pass")
+    payload = event_payload(score)
+    delays = []
+    with Store.open(f"sqlite:///{path}") as other:
+        keep_aggregates(other)
+        for _ in range(times):
+            before = sum(controller.figures.histogram)
+            await asyncio.sleep(0.7)  # not in step with the poll
+            await asyncio.to_thread(
+                other.events.append_many, [NewEvent("bench-follow", score.kind, payload)]
+            )
+            written = time.perf_counter()
+            while sum(controller.figures.histogram) == before:
+                await asyncio.sleep(0.005)
+            view.repaint()
+            delays.append(time.perf_counter() - written)
+    return delays
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -750,17 +918,21 @@ async def bench_window(args: argparse.Namespace, workdir: Path) -> None:
         if args.policy_only:
             await bench_policy_try(studio, workdir, args.recorded)
             return
-        await bench_lateness(studio, workdir, args.tokens, args.idle)
-        await bench_long_session(studio, workdir, args.messages, args.steps)
-        await bench_inbox(studio, args.approvals)
-        await bench_arrivals(studio, workdir / "b.sqlite3", args.arrivals)
-        await bench_dashboards(studio, args.events)
-        await bench_policy_try(studio, workdir, args.recorded)
+        if not args.dashboards_only:
+            await bench_lateness(studio, workdir, args.tokens, args.idle)
+            await bench_long_session(studio, workdir, args.messages, args.steps)
+            await bench_inbox(studio, args.approvals)
+            await bench_arrivals(studio, workdir / "b.sqlite3", args.arrivals)
+            await bench_policy_try(studio, workdir, args.recorded)
     finally:
         window.close()
         bridge.close()
         await asyncio.to_thread(engine.stop)
         store.close()
+    for wanted in args.events:
+        await bench_dashboards(workdir, wanted, old_path=not args.no_old_path)
+    for existing in args.dashboards_store or ():
+        await bench_dashboards(workdir, 0, not args.no_old_path, Path(existing))
 
 
 TRIED_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -873,7 +1045,25 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=50, help="scroll steps (part 3)")
     parser.add_argument("--approvals", type=int, default=10_000, help="approvals (part 4)")
     parser.add_argument("--arrivals", type=float, default=10.0, help="seconds of arrivals (part 5)")
-    parser.add_argument("--events", type=int, default=100_000, help="metric events (part 6)")
+    parser.add_argument(
+        "--events",
+        type=lambda text: [int(n) for n in text.split(",") if n],
+        default=[100_000, 1_000_000],
+        help="metric events of each run of part 6, comma-separated",
+    )
+    parser.add_argument(
+        "--dashboards-only", action="store_true", help="only part 6 (no start-up, parts 2-5)"
+    )
+    parser.add_argument(
+        "--no-old-path", action="store_true", help="part 6 without the old way's baseline"
+    )
+    parser.add_argument(
+        "--dashboards-store",
+        action="append",
+        metavar="SQLITE_FILE",
+        help="part 6 (also) over a copy of this store, written with aggregates (repeatable)",
+    )
+    parser.add_argument("--dashboard-child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--recorded", type=int, default=1000, help="recorded calls (part 7)")
     parser.add_argument("--policy-only", action="store_true", help="part 7 only")
     parser.add_argument("--display", action="store_true", help="use $DISPLAY, not offscreen")
@@ -908,11 +1098,14 @@ def main() -> None:
         database, seconds, rate = args.asking_child
         asking_child(database, float(seconds), int(rate))
         return
+    if args.dashboard_child is not None:
+        dashboard_child(*args.dashboard_child)
+        return
     platform = choose_platform(args.display)
     print(f"Foundry UI benchmarks (Qt platform {platform}, {os.cpu_count()} CPUs)")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
-        if not args.policy_only:
+        if not (args.dashboards_only or args.policy_only):
             bench_startup(args, Path(folder))
         if not args.startup_only:
             run_window(args, Path(folder))

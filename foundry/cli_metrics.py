@@ -1,4 +1,4 @@
-"""The metrics commands of `foundry`: export the dashboard series as CSV files."""
+"""The metrics commands of `foundry`: export the dashboard series as CSV, rebuild the aggregates."""
 
 from __future__ import annotations
 
@@ -24,6 +24,19 @@ def export_command(args: argparse.Namespace) -> int:
     for path in export_csv(Path(args.csv), series):
         rows = len(getattr(series, path.stem))
         print(f"{path}  {rows:,} row{'' if rows == 1 else 's'}")
+    return 0
+
+
+def rebuild_command(args: argparse.Namespace) -> int:
+    from foundry.metrics import keep_aggregates, rebuild_aggregates
+    from foundry.store import Store
+
+    def progress(done: int, total: int) -> None:
+        print(f"\r{done:,} of {total:,} metric events", end="", flush=True)
+
+    with Store.open() as store:
+        folded = rebuild_aggregates(keep_aggregates(store), progress)
+    print(f"\rRebuilt the metric aggregates from {folded:,} events")
     return 0
 
 
@@ -59,3 +72,11 @@ def add_metrics_commands(commands: Any) -> None:
     export.add_argument("--since", type=_time, help="only from this time (ISO 8601)")
     export.add_argument("--until", type=_time, help="only up to this time (ISO 8601)")
     export.set_defaults(handler=export_command)
+    rebuild = actions.add_parser(
+        "rebuild",
+        help="recompute the dashboards' aggregates from every event",
+        description="Recompute the aggregates the dashboards draw from the whole event log, "
+        "in one transaction (after an upgrade, or if a writer did not keep them); writers "
+        "wait for it.",
+    )
+    rebuild.set_defaults(handler=rebuild_command)

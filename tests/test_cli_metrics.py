@@ -1,4 +1,4 @@
-"""`foundry metrics export --csv DIR` on the store of this test's FOUNDRY_HOME."""
+"""`foundry metrics export --csv DIR` and `foundry metrics rebuild` on this test's store."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from foundry.cli import main
+from foundry.metrics import read_figures
 from foundry.store import Store
 
 from .metrics.fixture_log import full_log
@@ -37,3 +38,16 @@ def test_export_refuses_a_time_it_cannot_read(
         main(["metrics", "export", "--csv", str(tmp_path), "--since", "yesterday"])
     assert exit_.value.code == 2
     assert "'yesterday' is not a time like 2025-03-01T09:00" in capsys.readouterr().err
+
+
+def test_rebuild_recomputes_the_aggregates_from_every_event(
+    foundry_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Store.open() as store:
+        write(store, full_log())  # by a writer that kept no aggregates
+        assert read_figures(store).events == 0
+    assert main(["metrics", "rebuild"]) == 0
+    assert capsys.readouterr().out.endswith("Rebuilt the metric aggregates from 67 events\n")
+    with Store.open() as store:
+        figures = read_figures(store)
+    assert figures.events == 67 and sum(figures.histogram) == 6

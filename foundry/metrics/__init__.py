@@ -1,9 +1,9 @@
 """Figures derived from the event log: TaskMetrics per task and the series the dashboards plot."""
 
 from foundry.metrics.export import SERIES_FILES, export_csv, write_points_csv
+from foundry.metrics.figures import DashboardFigures, Figure, TaskBin, TimeBin, read_figures
 from foundry.metrics.loader import (
     METRIC_KINDS,
-    MetricsLog,
     load_metric_events,
     load_task_log,
 )
@@ -29,6 +29,12 @@ from foundry.metrics.series import (
     resolution_level,
     resolution_series,
 )
+from foundry.metrics.stored import (
+    MetricsState,
+    keep_aggregates,
+    metrics_state,
+    rebuild_aggregates,
+)
 from foundry.metrics.task import (
     OTHER,
     PHASE_COLUMNS,
@@ -48,29 +54,37 @@ __all__ = [
     "SERIES_FILES",
     "ConfidencePoint",
     "ConsultSize",
+    "DashboardFigures",
     "DashboardSeries",
+    "Figure",
     "HumanWaitPoint",
     "IterationsPoint",
     "MetricsFilter",
-    "MetricsLog",
+    "MetricsState",
     "ModelCallPoint",
     "PhaseSharePoint",
     "PhaseTime",
     "ResolutionPoint",
     "SeriesPoint",
+    "TaskBin",
     "TaskChoice",
     "TaskMetrics",
+    "TimeBin",
     "confidence_series",
     "dashboard_series",
     "export_csv",
     "format_task_metrics",
     "human_wait_series",
     "iterations_series",
+    "keep_aggregates",
     "load_metric_events",
     "load_task_log",
+    "metrics_state",
     "model_call_series",
     "phase_share_series",
     "phase_times",
+    "read_figures",
+    "rebuild_aggregates",
     "resolution_level",
     "resolution_series",
     "task_metrics",

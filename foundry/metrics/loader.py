@@ -50,6 +50,12 @@ def load_task_log(store: Store, task_id: str) -> list[Event]:
     Raises NotFound for an unknown task.
     """
     store.tasks.get(task_id)
+    return task_and_chat_events(store, task_id)
+
+
+def task_and_chat_events(store: Store, task_id: str) -> list[Event]:
+    """The events of a session taken as a task (none if it is not one) and of the chats it
+    consulted, whether or not the task has its record in the store."""
     own = [to_event(record) for record in store.events.list(task_id)]
     chats = sorted(_chat_sessions(own))
     return own + [
@@ -66,33 +72,6 @@ def _chat_sessions(events: Sequence[Event]) -> set[str]:
         if isinstance(body, task_events.AgentConsulted | task_events.WorkerFinished):
             sessions.add(body.session_id)
     return sessions - {""}
-
-
-class MetricsLog:
-    """The metric events of a whole store, read once, then only what was appended since.
-
-    Rows are read in the order of their ids. A writer on another connection whose transaction
-    commits a smaller id after a read (possible on PostgreSQL) is missed until `reset()`.
-    """
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-        self._last_id = 0
-
-    def read_new(self, store: Store, batch: int = 50_000) -> int:
-        """Append the metric events stored since the last read; returns how many."""
-        added = 0
-        while True:
-            last_id, events = _events_after(store, self._last_id, batch)
-            if not events:
-                return added
-            self.events.extend(events)
-            self._last_id = last_id
-            added += len(events)
-
-    def reset(self) -> None:
-        self.events = []
-        self._last_id = 0
 
 
 def _events_after(store: Store, after_id: int, batch: int) -> tuple[int, list[Event]]:
@@ -119,8 +98,13 @@ def _events_after(store: Store, after_id: int, batch: int) -> tuple[int, list[Ev
     return (rows[-1][0] or after_id if rows else after_id), events
 
 
-def load_metric_events(store: Store) -> list[Event]:
-    """Every metric event of the store, in the order they were stored."""
-    log = MetricsLog()
-    log.read_new(store)
-    return log.events
+def load_metric_events(store: Store, batch: int = 50_000) -> list[Event]:
+    """Every metric event of the store, in the order of their ids (read whole: for exports;
+    the dashboards read the aggregates)."""
+    events: list[Event] = []
+    last_id = 0
+    while True:
+        last_id, read = _events_after(store, last_id, batch)
+        if not read:
+            return events
+        events.extend(read)

@@ -20,6 +20,7 @@ from foundry.agent.models import Agent, GuardianSupervisorEntry, PolicyConfig
 from foundry.agent.trust import TrustCheck, TrustStore
 from foundry.llm.base import ModelProvider, ToolCall
 from foundry.llm.registry import ModelChoice, open_provider
+from foundry.metrics.stored import keep_aggregates
 from foundry.orchestration.journal import StepJournal
 from foundry.orchestration.runner import TaskOutcome, TaskRunner
 from foundry.orchestration.taskfile import load_task
@@ -114,6 +115,7 @@ class Engine:
         self._thread.start()
         if self._store is None:
             self._store = self.submit(self._in_writer(Store.open)).result()
+        keep_aggregates(self._store)  # the dashboards' figures, in each append's transaction
         self._journal = EventJournal(self._store, self.bus, self._loop, self._writer)
         return self
 

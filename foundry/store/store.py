@@ -39,6 +39,9 @@ from foundry.store.tables import (
 
 Record = TypeVar("Record", bound=SQLModel)
 SEQUENCE_RETRIES = 20
+# Called with the database session and the new records inside the transaction that appends
+# events, so that what it writes (the metric aggregates) commits or rolls back with them.
+AppendHook = Callable[[Session, list[EventRecord]], None]
 
 
 class NotFound(LookupError):
@@ -259,6 +262,15 @@ class NewEvent:
 class EventLog(_Repository):
     """The append-only log of everything that happened, numbered per session."""
 
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.hooks: list[AppendHook] = []
+
+    def add_hook(self, hook: AppendHook) -> None:
+        """Run `hook` in every later append's transaction (once, however often it is added)."""
+        if hook not in self.hooks:
+            self.hooks.append(hook)
+
     def append(
         self,
         session_id: str,
@@ -287,6 +299,8 @@ class EventLog(_Repository):
                         session, MessageRecord, message.session_id
                     )
                     session.add(message)
+            for hook in self.hooks:
+                hook(session, records)
             return records
 
         return self._append_numbered(build, {event.session_id for event in events})

@@ -165,3 +165,60 @@ class TaskRecord(SQLModel, table=True):
     output: str = ""
     created_at: datetime = _time(default_factory=utc_now)
     updated_at: datetime = _time(default_factory=utc_now)
+
+
+class MetricBinRecord(SQLModel, table=True):
+    """The figures of one metric series in one time bin, for one agent ("" for every agent) and
+    one label (a level, a model, a status): kept up to date as events are appended."""
+
+    __tablename__ = "metric_bins"
+
+    resolution: int = Field(primary_key=True)  # seconds a bin spans: 60, 3600 or 86400
+    agent: str = Field(primary_key=True)
+    series: str = Field(primary_key=True, max_length=32)
+    bucket: int = Field(  # the bin's start, seconds since the epoch (UTC): past 2038 too
+        primary_key=True, sa_type=sa.BigInteger
+    )
+    label: str = Field(primary_key=True)
+    count: int = 0
+    total: float = 0.0
+    low: float = 0.0
+    high: float = 0.0
+
+
+class MetricSessionRecord(SQLModel, table=True):
+    """A chat seen by the metrics: its agent and the task that consulted it, if any."""
+
+    __tablename__ = "metric_sessions"
+
+    session_id: str = Field(primary_key=True, max_length=64)
+    agent: str = ""
+    task_id: str = Field(default="", max_length=64)
+
+
+class MetricTaskRecord(SQLModel, table=True):
+    """A task's figures as its events stand (started_at is None until its task_started)."""
+
+    __tablename__ = "metric_tasks"
+
+    task_id: str = Field(primary_key=True, max_length=64)
+    name: str = ""
+    started_at: datetime | None = _time(default=None, index=True)
+    status: str = Field(default="running", max_length=16)
+    iterations: int = 0
+    phase_seconds: dict[str, float] = _json(default_factory=dict)
+    agents: list[str] = _json(default_factory=list)
+
+
+class MetricsStateRecord(SQLModel, table=True):
+    """The one row that says how far the metric aggregates are: `version` grows with every
+    transaction that changes them (a cheap question for pollers); `complete` is false until the
+    aggregates hold every event (after an upgrade, before `foundry metrics rebuild`)."""
+
+    __tablename__ = "metrics_state"
+
+    id: int = Field(default=1, primary_key=True)
+    version: int = 0
+    events: int = 0  # metric events folded in
+    tasks: int = 0  # tasks started (the dashboards read the list of tasks when it changes)
+    complete: bool = True

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import statistics
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 
-from foundry.metrics import LEVELS, HumanWaitPoint, ModelCallPoint, ResolutionPoint
+from foundry.metrics import LEVELS, DashboardFigures
 from foundry.ui.dashboards.chart import Chart
 from foundry.ui.dashboards.palette import (
     ALLOWED,
@@ -18,9 +19,10 @@ from foundry.ui.dashboards.palette import (
     OUTPUT_TOKENS,
     TOTAL_TIME,
 )
-from foundry.ui.dashboards.task_charts import BAR_WIDTH, clock, threshold_line
+from foundry.ui.dashboards.task_charts import BAR_SHARE, BAR_WIDTH
 
 FEW_POINTS = 200
+MEAN_LINE = Qt.PenStyle.DashLine
 LEVEL_TITLES = {
     "policy": "policy (L0)",
     "grant": "grant",
@@ -30,23 +32,38 @@ LEVEL_TITLES = {
 }
 
 
-def _call_title(point: ModelCallPoint, number: int) -> str:
-    where = f"{point.agent or point.session_id[:8]}" + (f" · {point.task}" if point.task else "")
-    return f"call {number:,} · {where} · {point.model}"
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 class TokensChart(Chart):
-    title = "Tokens per model call"
-    series_name = "model_calls"
-    point_type = ModelCallPoint
-    x_label = "Model call (in time order)"
-    y_label = "Tokens"
+    title = "Tokens of model calls"
+    columns = ("bin_start", "bin_seconds", "calls", "input_tokens", "output_tokens")
+    x_label = "Time of the call"
+    y_label = "Tokens per bin"
+    time_axis = True
+
+    def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
+        output = {b.start: b.merged().total for b in figures.output_tokens}
+        rows = []
+        for b in figures.input_tokens:
+            tokens_in = b.merged()
+            rows.append(
+                (
+                    b.start,
+                    figures.bin_seconds,
+                    tokens_in.count,
+                    int(tokens_in.total),
+                    int(output[b.start]),
+                )
+            )
+        return rows
 
     def draw(self) -> None:
-        x = np.arange(1, len(self.points) + 1)
-        tokens_in = np.array([point.input_tokens for point in self.points])
-        tokens_out = np.array([point.output_tokens for point in self.points])
-        width = BAR_WIDTH if len(self.points) < 400 else 1.0
+        x = np.array([self.bin_center(row[0]) for row in self.rows])
+        tokens_in = np.array([row[3] for row in self.rows])
+        tokens_out = np.array([row[4] for row in self.rows])
+        width = self.figures.bin_seconds * BAR_SHARE
         below = pg.BarGraphItem(x=x, height=tokens_in, width=width, brush=INPUT_TOKENS, pen=None)
         above = pg.BarGraphItem(
             x=x, y0=tokens_in, height=tokens_out, width=width, brush=OUTPUT_TOKENS, pen=None
@@ -54,28 +71,28 @@ class TokensChart(Chart):
         for item, name in ((below, "input"), (above, "output")):
             self.plot.addItem(item)
             self.add_legend(item, name)
-        self.plot.setXRange(0.4, len(self.points) + 0.6, padding=0)
+        self.plot.enableAutoRange(axis="x")
         self.plot.setYRange(0, max(int((tokens_in + tokens_out).max()), 1) * 1.1, padding=0)
 
     def summarize(self) -> str:
-        tokens_in = sum(point.input_tokens for point in self.points)
-        tokens_out = sum(point.output_tokens for point in self.points)
-        return f"{len(self.points):,} calls · {tokens_in:,} in · {tokens_out:,} out"
+        calls = sum(row[2] for row in self.rows)
+        tokens_in = sum(row[3] for row in self.rows)
+        tokens_out = sum(row[4] for row in self.rows)
+        return f"{calls:,} calls · {tokens_in:,} in · {tokens_out:,} out"
 
     def describe(self, x: float, y: float) -> str | None:
-        number = round(x)
-        if not 1 <= number <= len(self.points):
+        index = self.bin_at([row[0] for row in self.rows], x)
+        if index is None:
             return None
-        point = self.points[number - 1]
+        start, _, calls, tokens_in, tokens_out = self.rows[index]
         return (
-            f"{_call_title(point, number)}\n"
-            f"{point.input_tokens:,} in · {point.output_tokens:,} out\n{clock(point.time)}"
+            f"{_plural(calls, 'call')} · {tokens_in:,} in · {tokens_out:,} out\n"
+            f"{self.bin_span(start)}"
         )
 
 
 def _line(x: np.ndarray, y: list[float], color: str) -> pg.PlotDataItem:
-    """A line with a dot per call while there are few; thin and downsampled when there are many
-    (a wide antialiased pen over thousands of points takes seconds to paint)."""
+    """A line with a dot per bin while there are few; thin when there are many."""
     few = len(x) <= FEW_POINTS
     return pg.PlotDataItem(
         x,
@@ -86,57 +103,76 @@ def _line(x: np.ndarray, y: list[float], color: str) -> pg.PlotDataItem:
         symbolBrush=color,
         symbolPen=None,
         antialias=few,
-        autoDownsample=True,
-        downsampleMethod="peak",
     )
 
 
 class LatencyChart(Chart):
-    title = "Latency per model call"
-    series_name = "model_calls"
-    point_type = ModelCallPoint
-    x_label = "Model call (in time order)"
+    title = "Latency of model calls"
+    columns = (
+        "bin_start",
+        "bin_seconds",
+        "calls",
+        "mean_s",
+        "longest_s",
+        "first_token_calls",
+        "mean_first_token_s",
+    )
+    x_label = "Time of the call (mean per bin)"
     y_label = "Seconds"
+    time_axis = True
+
+    def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
+        first = {b.start: b.merged() for b in figures.first_token_seconds}
+        rows = []
+        for b in figures.call_seconds:
+            whole, token = b.merged(), first.get(b.start)
+            rows.append(
+                (
+                    b.start,
+                    figures.bin_seconds,
+                    whole.count,
+                    whole.mean,
+                    whole.high,
+                    token.count if token else 0,
+                    token.mean if token else None,
+                )
+            )
+        return rows
 
     def draw(self) -> None:
-        x = np.arange(1, len(self.points) + 1, dtype=float)
-        total = _line(x, [point.total_s for point in self.points], TOTAL_TIME)
-        first = [
-            (n, p.first_token_s)
-            for n, p in zip(x, self.points, strict=True)
-            if p.first_token_s is not None
-        ]
+        x = np.array([self.bin_center(row[0]) for row in self.rows])
+        total = _line(x, [row[3] for row in self.rows], TOTAL_TIME)
+        timed = [(center, row[6]) for center, row in zip(x, self.rows, strict=True) if row[6]]
         first_token = _line(
-            np.array([n for n, _ in first]), [seconds for _, seconds in first], FIRST_TOKEN
+            np.array([center for center, _ in timed]), [mean for _, mean in timed], FIRST_TOKEN
         )
         for item, name in ((total, "whole call"), (first_token, "first token")):
             self.plot.addItem(item)
             self.add_legend(item, name)
-        self.plot.setXRange(0.5, len(self.points) + 0.5, padding=0.01)
-        self.plot.enableAutoRange(axis="y")
+        self.plot.enableAutoRange()
         self.plot.setLimits(yMin=0)
 
     def summarize(self) -> str:
-        totals = sorted(point.total_s for point in self.points)
-        p95 = totals[min(len(totals) - 1, round(0.95 * (len(totals) - 1)))]
-        return f"{len(totals):,} calls · median {statistics.median(totals):.2f} s · p95 {p95:.2f} s"
+        calls = sum(row[2] for row in self.rows)
+        mean = sum(row[2] * row[3] for row in self.rows) / calls
+        longest = max(row[4] for row in self.rows)
+        return f"{calls:,} calls · mean {mean:.2f} s · longest {longest:.2f} s"
 
     def describe(self, x: float, y: float) -> str | None:
-        number = round(x)
-        if not 1 <= number <= len(self.points):
+        index = self.bin_at([row[0] for row in self.rows], x)
+        if index is None:
             return None
-        point = self.points[number - 1]
-        first = "-" if point.first_token_s is None else f"{point.first_token_s:.2f} s"
+        start, _, calls, mean, longest, _, first = self.rows[index]
+        first_text = "-" if first is None else f"{first:.2f} s"
         return (
-            f"{_call_title(point, number)}\n"
-            f"whole call {point.total_s:.2f} s · first token {first}\n{clock(point.time)}"
+            f"{_plural(calls, 'call')} · whole call {mean:.2f} s (longest {longest:.2f} s)\n"
+            f"first token {first_text}\n{self.bin_span(start)}"
         )
 
 
 class ResolutionsChart(Chart):
     title = "Tool calls resolved by level"
-    series_name = "resolutions"
-    point_type = ResolutionPoint
+    columns = ("level", "allowed", "denied")
     x_label = "Level that decided"
     y_label = "Tool calls"
 
@@ -145,9 +181,18 @@ class ResolutionsChart(Chart):
         self.denied = np.zeros(len(LEVELS), dtype=int)
         super().__init__()
 
+    def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
+        counts = figures.resolutions
+        if not counts:
+            return []
+        return [
+            (level, counts.get(f"{level}/allowed", 0), counts.get(f"{level}/denied", 0))
+            for level in LEVELS
+        ]
+
     def draw(self) -> None:
-        self.allowed = np.array([self._count(level, True) for level in LEVELS])
-        self.denied = np.array([self._count(level, False) for level in LEVELS])
+        self.allowed = np.array([row[1] for row in self.rows])
+        self.denied = np.array([row[2] for row in self.rows])
         x = np.arange(len(LEVELS))
         allowed = pg.BarGraphItem(
             x=x, height=self.allowed, width=BAR_WIDTH, brush=ALLOWED, pen=None
@@ -165,12 +210,9 @@ class ResolutionsChart(Chart):
         self.plot.setYRange(0, max(largest, 1) * 1.15, padding=0)
         self.count_axis(largest)
 
-    def _count(self, level: str, allowed: bool) -> int:
-        return sum(1 for point in self.points if point.level == level and point.allowed == allowed)
-
     def summarize(self) -> str:
-        total = len(self.points)
-        human = sum(1 for point in self.points if point.level == "human")
+        total = int(self.allowed.sum() + self.denied.sum())
+        human = next(row[1] + row[2] for row in self.rows if row[0] == "human")
         return f"{total:,} decisions · {human * 100 / total:.1f} % needed a human"
 
     def describe(self, x: float, y: float) -> str | None:
@@ -183,40 +225,51 @@ class ResolutionsChart(Chart):
 
 class HumanWaitChart(Chart):
     title = "Human wait per approval"
-    series_name = "human_waits"
-    point_type = HumanWaitPoint
-    x_label = "Time resolved"
+    columns = (
+        "bin_start",
+        "bin_seconds",
+        "status",
+        "approvals",
+        "mean_s",
+        "shortest_s",
+        "longest_s",
+    )
+    x_label = "Time resolved (mean per bin)"
     y_label = "Wait (s)"
     time_axis = True
 
+    def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
+        return [
+            (b.start, figures.bin_seconds, status, f.count, f.mean, f.low, f.high)
+            for b in figures.human_waits
+            for status, f in b.by_label.items()
+        ]
+
     def draw(self) -> None:
         for status, color in APPROVAL_COLORS.items():
-            chosen = [point for point in self.points if point.status == status]
-            if not chosen:
-                continue
-            times = [point.time.timestamp() for point in chosen]
-            waits = [point.waited_s for point in chosen]
-            self.add_dots(times, waits, color, status.replace("_", " "))
-        median = statistics.median(point.waited_s for point in self.points)
-        line = threshold_line(median, f"median {median:.1f} s", 0)
-        self.plot.addItem(line)
+            chosen = [row for row in self.rows if row[2] == status]
+            if chosen:
+                times = [self.bin_center(row[0]) for row in chosen]
+                self.add_dots(times, [row[4] for row in chosen], color, status.replace("_", " "))
+        self.add_threshold(self._mean(), f"mean {self._mean():.1f} s", 0, MEAN_LINE)
         self.plot.enableAutoRange()
         self.plot.setLimits(yMin=0)
 
+    def _mean(self) -> float:
+        return sum(row[3] * row[4] for row in self.rows) / sum(row[3] for row in self.rows)
+
     def summarize(self) -> str:
-        waits = [point.waited_s for point in self.points]
-        median = statistics.median(waits)
-        return f"{len(waits):,} approvals · median {median:.1f} s · longest {max(waits):.1f} s"
+        approvals = sum(row[3] for row in self.rows)
+        longest = max(row[6] for row in self.rows)
+        return f"{approvals:,} approvals · mean {self._mean():.1f} s · longest {longest:.1f} s"
 
     def describe(self, x: float, y: float) -> str | None:
-        xs = [point.time.timestamp() for point in self.points]
-        index = self.nearest(xs, [point.waited_s for point in self.points], x, y)
+        xs = [self.bin_center(row[0]) for row in self.rows]
+        index = self.nearest(xs, [row[4] for row in self.rows], x, y)
         if index is None:
             return None
-        point = self.points[index]
-        where = point.agent + (f" · {point.task}" if point.task else "")
-        status = point.status.replace("_", " ")
+        start, _, status, count, mean, low, high = self.rows[index]
         return (
-            f"approval {point.approval_id} · {where}\n"
-            f"{status} by {point.resolved_by} after {point.waited_s:.1f} s\n{clock(point.time)}"
+            f"{_plural(count, 'approval')} {status.replace('_', ' ')} · mean {mean:.1f} s\n"
+            f"from {low:.1f} to {high:.1f} s\n{self.bin_span(start)}"
         )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -14,8 +16,8 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QToolTip, QVBoxLayout
 
-from foundry.metrics import DashboardSeries, SeriesPoint, write_points_csv
-from foundry.ui.dashboards.palette import BACKGROUND, GRID_ALPHA, MUTED, TEXT
+from foundry.metrics import DashboardFigures
+from foundry.ui.dashboards.palette import BACKGROUND, GRID_ALPHA, MUTED, TEXT, THRESHOLD
 
 EXPORT_WIDTH = 1600  # pixels of an exported PNG
 NEAR = 0.04  # a hovered point is within 4 % of the visible ranges (as a distance on screen)
@@ -56,8 +58,7 @@ class Chart(QFrame):
     """Subclasses name the series they plot, draw it (`draw`) and say what a spot shows."""
 
     title: ClassVar[str]
-    series_name: ClassVar[str]  # the attribute of DashboardSeries it plots
-    point_type: ClassVar[type[SeriesPoint]]
+    columns: ClassVar[tuple[str, ...]]  # of the rows it plots (its CSV)
     x_label: ClassVar[str] = ""
     y_label: ClassVar[str] = ""
     time_axis: ClassVar[bool] = False
@@ -67,7 +68,8 @@ class Chart(QFrame):
 
     def __init__(self) -> None:
         super().__init__()
-        self.points: tuple[Any, ...] = ()
+        self.figures = DashboardFigures()
+        self.rows: list[tuple[Any, ...]] = []  # what it plots, a row per bar, dot or bin
         self.dots: dict[str, pg.ScatterPlotItem] = {}
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setObjectName("chart")
@@ -133,26 +135,31 @@ class Chart(QFrame):
 
     # -- data -----------------------------------------------------------------------------------
 
-    def show_series(self, series: DashboardSeries) -> None:
+    def show_figures(self, figures: DashboardFigures) -> None:
         self.placeholder.hide()
         self.graphics.show()
-        self.points = tuple(getattr(series, self.series_name))
+        self.figures = figures
+        self.rows = self.rows_of(figures)
         self.plot.clear()
         self.legend.clear()
         self.dots = {}
-        if self.points:
+        if self.rows:
             self.draw()
             self.summary.setText(self.summarize())
         else:
             self._show_empty()
             self.summary.setText("")
 
+    def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
+        """The rows this chart plots from the figures, in the order of `columns`."""
+        raise NotImplementedError
+
     def draw(self) -> None:
         raise NotImplementedError
 
     def summarize(self) -> str:
-        """One line about the points shown (there is at least one)."""
-        return f"{len(self.points):,} points"
+        """One line about what is shown (there is at least one row)."""
+        return f"{len(self.rows):,} rows"
 
     def describe(self, x: float, y: float) -> str | None:
         """What the chart shows at data coordinates (x, y), for the hover text."""
@@ -186,6 +193,13 @@ class Chart(QFrame):
         self.add_legend(dots, name)
         self.dots[name] = dots
 
+    def add_threshold(self, value: float, name: str, angle: float, style: Qt.PenStyle) -> None:
+        """A line across the plot at `value` (0: horizontal, 90: vertical), named in the legend
+        rather than on the plot, where its label would hide what lies under it."""
+        pen = pg.mkPen(THRESHOLD, width=1.2, style=style)
+        self.plot.addItem(pg.InfiniteLine(pos=value, angle=angle, pen=pen))
+        self.add_legend(pg.PlotDataItem(pen=pen), name)
+
     def add_legend(self, item: Any, name: str) -> None:
         self.legend.addItem(item, name)
 
@@ -202,7 +216,7 @@ class Chart(QFrame):
         QToolTip.showText(self.graphics.mapToGlobal(local), text, self.graphics)
 
     def hover_text(self, scene_position: QPointF) -> str | None:
-        if not self.points or not self.plot.vb.sceneBoundingRect().contains(scene_position):
+        if not self.rows or not self.plot.vb.sceneBoundingRect().contains(scene_position):
             return None
         spot = self.plot.vb.mapSceneToView(scene_position)
         return self.describe(spot.x(), spot.y())
@@ -228,5 +242,36 @@ class Chart(QFrame):
         return path
 
     def export_csv(self, path: Path) -> Path:
-        """The points this chart plots, one CSV row each."""
-        return write_points_csv(path, self.point_type, self.points)
+        """The rows this chart plots, with a header row; times in ISO 8601."""
+        with path.open("w", newline="", encoding="utf-8") as file:
+            writer = csv.writer(file)
+            writer.writerow(self.columns)
+            for row in self.rows:
+                writer.writerow(_cell(value) for value in row)
+        return path
+
+    # -- time bins ------------------------------------------------------------------------------
+
+    def bin_center(self, start: datetime) -> float:
+        return start.timestamp() + self.figures.bin_seconds / 2
+
+    def bin_at(self, starts: Sequence[datetime], x: float) -> int | None:
+        """The index of the bin (by start) that time `x` falls in, if any."""
+        width = self.figures.bin_seconds
+        for index, start in enumerate(starts):
+            if start.timestamp() <= x < start.timestamp() + width:
+                return index
+        return None
+
+    def bin_span(self, start: datetime) -> str:
+        """A bin's time range, in local time: "2025-03-01 09:00 to 09:10"."""
+        end = start + timedelta(seconds=self.figures.bin_seconds)
+        first, last = start.astimezone(), end.astimezone()
+        shown = "%H:%M" if first.date() == last.date() else "%Y-%m-%d %H:%M"
+        return f"{first:%Y-%m-%d %H:%M} to {last.strftime(shown)}"
+
+
+def _cell(value: object) -> object:
+    if value is None:
+        return ""
+    return value.isoformat() if isinstance(value, datetime) else value

@@ -1,13 +1,11 @@
-"""Connects the dashboards to the event log: loads off the GUI thread, follows events live."""
+"""Connects the dashboards to the metric aggregates: reads off the GUI thread, follows the store."""
 
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import re
-from collections.abc import Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Coroutine
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -16,30 +14,15 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog
 
-from foundry.metrics import METRIC_KINDS, DashboardSeries, MetricsLog, dashboard_series, export_csv
-from foundry.session.events import Event
+from foundry.metrics import DashboardFigures, metrics_state, read_figures
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.dashboards.chart import Chart
 from foundry.ui.dashboards.view import DashboardView
 
 log = logging.getLogger(__name__)
-THROTTLE_MS = 500  # live updates at most twice a second
-_KINDS = frozenset(METRIC_KINDS)
-
-
-@contextmanager
-def collections_paused() -> Iterator[None]:
-    """No garbage collection while the metrics load. A full collection walks every object of the
-    process holding the GIL: loading 100,000 events, that stalled the GUI thread for half a
-    second at a time and took two thirds of the load's time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+INCOMPLETE = "some events are not counted: run `foundry metrics rebuild` (with Foundry closed)"
+POLL_MS = 250  # how often the store is asked whether the figures changed, while in view
 
 
 def _log_failure(work: asyncio.Task[None]) -> None:
@@ -52,33 +35,31 @@ def chart_file_name(chart: Chart) -> str:
 
 
 class DashboardController(QObject):
-    """Reads new metric events when they arrive (throttled) and recomputes the series off the GUI
-    thread; a filter change recomputes from the events already read."""
+    """Shows the figures of the store's metric aggregates. While the dashboards are in view it
+    asks the store four times a second for the aggregates' version (one row), so that events of
+    every process sharing the store show up without Refresh; a change, a filter or Refresh reads
+    the figures again, off the GUI thread."""
 
     updated = Signal()  # the charts show new figures
     exported = Signal(list)  # the files an export wrote
 
-    def __init__(
-        self, view: DashboardView, bridge: EngineBridge, throttle_ms: int = THROTTLE_MS
-    ) -> None:
+    def __init__(self, view: DashboardView, bridge: EngineBridge, poll_ms: int = POLL_MS) -> None:
         super().__init__(view)
         self.view = view
         self.bridge = bridge
-        self.log = MetricsLog()
-        self.series = DashboardSeries()
-        self._reload = False
+        self.figures = DashboardFigures()
+        self.version: int | None = None  # of the aggregates last read
+        self._tasks_seen: int | None = None  # how many tasks the task list was read with
         self._again = False
-        self._stale = True
-        self._frozen = False
+        self._polling = False
+        self._filters = 0  # filter changes so far: figures read for older filters are not shown
         self._exports = BackgroundTasks("a metrics export", view.status.setText)
         self._work: asyncio.Task[None] | None = None
         self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(throttle_ms)
-        self._timer.timeout.connect(lambda: self.schedule(reload=True))
-        bridge.event_arrived.connect(self._on_event)
-        view.filters_changed.connect(lambda: self.schedule(reload=False))
-        view.refresh_requested.connect(lambda: self.schedule(reload=True))
+        self._timer.setInterval(poll_ms)
+        self._timer.timeout.connect(self._poll)
+        view.filters_changed.connect(self._on_filters_changed)
+        view.refresh_requested.connect(self.schedule)
         view.shown.connect(self._on_shown)
         view.export_all_requested.connect(self.choose_export_folder)
         for chart in view.charts():
@@ -86,20 +67,36 @@ class DashboardController(QObject):
 
     # -- loading --------------------------------------------------------------------------------
 
-    def _on_event(self, event: Event) -> None:
-        if event.kind not in _KINDS:
-            return
-        self._stale = True
-        if self.view.isVisible() and not self._timer.isActive():
-            self._timer.start()
+    def _on_filters_changed(self) -> None:
+        self._filters += 1
+        self.schedule()
 
     def _on_shown(self) -> None:
-        if self._stale:
-            self.schedule(reload=True)
+        self._timer.start()
+        self.schedule()
 
-    def schedule(self, reload: bool) -> asyncio.Task[None]:
-        """Recompute the series (after reading new events, with `reload`); one run at a time."""
-        self._reload = self._reload or reload
+    def _poll(self) -> None:
+        if not self.view.isVisible():
+            self._timer.stop()  # started again when shown
+            return
+        if not self._polling:
+            self._polling = True
+            task = asyncio.ensure_future(self._check_version())
+            task.add_done_callback(_log_failure)
+
+    async def _check_version(self) -> None:
+        try:
+            state = await asyncio.to_thread(metrics_state, self.bridge.engine.store)
+        except Exception:  # the next poll asks again; a read shows the problem
+            log.warning("asking the metrics' version failed", exc_info=True)
+            return
+        finally:
+            self._polling = False
+        if state.version != self.version:
+            self.schedule()
+
+    def schedule(self) -> asyncio.Task[None]:
+        """Read the figures and show them; one read at a time (a request meanwhile reads again)."""
         if self._work is None or self._work.done():
             self._work = asyncio.ensure_future(self._run())
             self._work.add_done_callback(_log_failure)
@@ -108,46 +105,43 @@ class DashboardController(QObject):
         return self._work
 
     async def refresh(self) -> None:
-        """Read new events and show the figures; returns when they are shown."""
-        await self.schedule(reload=True)
+        """Read the figures and show them; returns when they are shown."""
+        await self.schedule()
 
     async def _run(self) -> None:
+        store = self.bridge.engine.store
         while True:
             self._again = False
-            reload, self._reload = self._reload, False
-            where = self.view.current_filter()
+            where, filters = self.view.current_filter(), self._filters
             try:
-                with collections_paused():
-                    if reload:
-                        self._stale = False
-                        await asyncio.to_thread(self.log.read_new, self.bridge.engine.store)
-                        self._freeze_once()
-                    series = await asyncio.to_thread(dashboard_series, self.log.events, where)
+                state = await asyncio.to_thread(metrics_state, store)
+                with_tasks = state.tasks != self._tasks_seen
+                figures = await asyncio.to_thread(read_figures, store, where, with_tasks)
             except Exception as error:  # shown; the dashboards keep their last figures
-                self._stale = self._stale or reload  # the next show reads again
                 log.exception("reading the metrics failed")
                 self.view.show_problem(f"Could not read the metrics: {error}")
                 return
-            status = f"{len(self.log.events):,} events · updated {datetime.now():%H:%M:%S}"
-            self.view.show_overview(series, status)
+            if filters != self._filters:
+                continue  # read for filters no longer chosen: read again at once
+            self.version = state.version
+            if with_tasks:
+                self._tasks_seen = state.tasks
+            else:  # the list of tasks as last read: it only grows with tasks
+                figures = figures.model_copy(update={"tasks": self.figures.tasks})
+            status = f"{figures.events:,} events · updated {datetime.now():%H:%M:%S}"
+            self.view.show_overview(figures, status)
+            if not state.complete:
+                self.view.show_problem(f"{status} · {INCOMPLETE}")
             for chart in self.view.charts():
-                chart.show_series(series)
+                chart.show_figures(figures)
                 await asyncio.sleep(0)  # the GUI breathes between two charts
-            self.series = series  # what the charts show
+            self.figures = figures  # what the charts show
             self.updated.emit()
             if not self._again:
                 return
 
-    def _freeze_once(self) -> None:
-        """After the first full load its events live as long as the dashboards (as in app.py):
-        collections need not walk them. Once, as freezing walks the whole heap itself."""
-        if not self._frozen:
-            gc.freeze()
-            self._frozen = True
-
     def close(self) -> None:
         self._timer.stop()
-        self.bridge.event_arrived.disconnect(self._on_event)
         if self._work is not None:
             self._work.cancel()
 
@@ -183,10 +177,13 @@ class DashboardController(QObject):
         dialog.open()
 
     async def export_all(self, folder: Path) -> list[Path]:
-        """A PNG per chart and a CSV per series (as `foundry metrics export` writes them)."""
-        written: list[Any] = await asyncio.to_thread(export_csv, folder, self.series)
+        """A PNG and a CSV of what each chart plots."""
+        await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+        written: list[Path] = []
         for chart in self.view.charts():
-            written.append(chart.export_png(folder / f"{chart_file_name(chart)}.png"))
+            name = chart_file_name(chart)
+            written.append(await asyncio.to_thread(chart.export_csv, folder / f"{name}.csv"))
+            written.append(chart.export_png(folder / f"{name}.png"))
         self.view.status.setText(f"Exported {len(written)} files to {folder}")
         self.exported.emit(written)
         return written

@@ -1,56 +1,39 @@
-"""The charts of task runs: confidence over time and its distribution, iterations, phase shares."""
+"""The charts of task runs: confidence over time and its distribution, iterations, phase shares.
+
+Every chart draws time bins of the metric aggregates (foundry.metrics.figures), so that it costs
+the same over a hundred events or a million."""
 
 from __future__ import annotations
 
-import statistics
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from foundry.metrics import (
-    PHASE_COLUMNS,
-    PHASE_TITLES,
-    ConfidencePoint,
-    IterationsPoint,
-    PhaseSharePoint,
-)
+from foundry.metrics import PHASE_COLUMNS, PHASE_TITLES, DashboardFigures
 from foundry.ui.dashboards.chart import Chart
-from foundry.ui.dashboards.palette import LEVEL_COLORS, PHASE_COLORS, STATUS_COLORS, THRESHOLD
+from foundry.ui.dashboards.palette import LEVEL_COLORS, PHASE_COLORS, STATUS_COLORS
 
 PASS_THRESHOLD = 70.0
 UNCERTAIN_THRESHOLD = 50.0
 BIN_WIDTH = 10.0
 BAR_WIDTH = 0.7
+BAR_SHARE = 0.8  # of a time bin a bar covers
+ITERATIONS = STATUS_COLORS["running"]
+PASS_LINE = Qt.PenStyle.DashLine
+UNCERTAIN_LINE = Qt.PenStyle.DotLine
 
 
 def clock(moment: datetime) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
-def threshold_line(value: float, label: str, angle: float) -> pg.InfiniteLine:
-    line = pg.InfiniteLine(
-        pos=value,
-        angle=angle,
-        pen=pg.mkPen(THRESHOLD, width=1.2, style=Qt.PenStyle.DashLine),
-        label=label,
-        labelOpts={
-            "color": THRESHOLD,
-            "fill": (255, 255, 255, 215),
-            "position": 0.96 if angle == 0 else 0.9,
-            "anchors": [(1, 1), (1, 1)],
-        },
-    )
-    line.setZValue(10)  # above the points, so that its label can be read
-    return line
-
-
 class ConfidenceTimeChart(Chart):
     title = "Supervisor confidence over time"
-    series_name = "confidence"
-    point_type = ConfidencePoint
-    x_label = "Time scored"
+    columns = ("bin_start", "bin_seconds", "level", "scores", "mean", "lowest", "highest")
+    x_label = "Time scored (mean per bin)"
     y_label = "Confidence (%)"
     time_axis = True
 
@@ -61,53 +44,61 @@ class ConfidenceTimeChart(Chart):
         self.uncertain_threshold = uncertain
         super().__init__()
 
+    def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
+        return [
+            (b.start, figures.bin_seconds, level, f.count, f.mean, f.low, f.high)
+            for b in figures.confidence
+            for level, f in b.by_label.items()
+        ]
+
     def draw(self) -> None:
         for level, color in LEVEL_COLORS.items():
-            chosen = [point for point in self.points if point.level == level]
-            if not chosen:
-                continue
-            times = [point.time.timestamp() for point in chosen]
-            self.add_dots(times, [point.score for point in chosen], color, level)
-        self.plot.addItem(threshold_line(self.pass_threshold, f"pass {self.pass_threshold:g}", 0))
-        self.plot.addItem(
-            threshold_line(self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 0)
+            chosen = [row for row in self.rows if row[2] == level]
+            if chosen:
+                times = [self.bin_center(row[0]) for row in chosen]
+                self.add_dots(times, [row[4] for row in chosen], color, level)
+        self.add_threshold(self.pass_threshold, f"pass {self.pass_threshold:g}", 0, PASS_LINE)
+        self.add_threshold(
+            self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 0, UNCERTAIN_LINE
         )
         self.plot.setYRange(0, 100, padding=0.04)
         self.plot.enableAutoRange(axis="x")
 
     def level_data(self, level: str) -> tuple[np.ndarray, np.ndarray]:
-        """The plotted (time, score) of one level."""
+        """The plotted (time, mean score) of one level."""
         if level not in self.dots:
             return np.array([]), np.array([])
         x, y = self.dots[level].getData()
         return x, y
 
     def summarize(self) -> str:
-        scores = [point.score for point in self.points]
-        passed = sum(1 for score in scores if score >= self.pass_threshold)
+        counts = self.figures.histogram
+        scores = sum(counts)
+        total = sum(row[3] * row[4] for row in self.rows)
+        passed = sum(counts[int(self.pass_threshold // BIN_WIDTH) :])
+        if not scores:
+            return "no scores"
         return (
-            f"{len(scores):,} scores · median {statistics.median(scores):.0f} · "
-            f"{passed * 100 / len(scores):.0f} % at or above {self.pass_threshold:g}"
-            if scores
-            else "no scores"
+            f"{scores:,} scores · mean {total / scores:.0f} · "
+            f"{passed * 100 / scores:.0f} % at or above {self.pass_threshold:g}"
         )
 
     def describe(self, x: float, y: float) -> str | None:
-        xs = [point.time.timestamp() for point in self.points]
-        index = self.nearest(xs, [point.score for point in self.points], x, y)
+        index = self.nearest(
+            [self.bin_center(r[0]) for r in self.rows], [r[4] for r in self.rows], x, y
+        )
         if index is None:
             return None
-        point = self.points[index]
+        start, _, level, count, mean, low, high = self.rows[index]
         return (
-            f"{point.task} · {point.criterion} (iteration {point.iteration})\n"
-            f"{point.score:g} % · {point.level} · by {point.by}\n{clock(point.time)}"
+            f"{count:,} {level} score{'' if count == 1 else 's'} · mean {mean:.1f} %\n"
+            f"from {low:g} to {high:g} %\n{self.bin_span(start)}"
         )
 
 
 class ConfidenceHistogramChart(Chart):
     title = "Distribution of confidence scores"
-    series_name = "confidence"
-    point_type = ConfidencePoint
+    columns = ("from_percent", "to_percent", "scores")
     x_label = "Confidence (%)"
     y_label = "Scores"
 
@@ -119,9 +110,17 @@ class ConfidenceHistogramChart(Chart):
         self.counts = np.zeros(int(100 / BIN_WIDTH), dtype=int)
         super().__init__()
 
+    def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
+        if not any(figures.histogram):
+            return []
+        return [
+            (index * BIN_WIDTH, (index + 1) * BIN_WIDTH, count)
+            for index, count in enumerate(figures.histogram)
+        ]
+
     def draw(self) -> None:
         edges = np.arange(0.0, 100.0 + BIN_WIDTH, BIN_WIDTH)
-        self.counts, _ = np.histogram([point.score for point in self.points], bins=edges)
+        self.counts = np.array([row[2] for row in self.rows], dtype=int)
         brushes = [self._color(start) for start in edges[:-1]]
         bars = pg.BarGraphItem(
             x0=edges[:-1] + 0.6,
@@ -135,9 +134,9 @@ class ConfidenceHistogramChart(Chart):
             self.add_legend(
                 pg.BarGraphItem(x=[0], height=[0], width=1, brush=LEVEL_COLORS[level]), level
             )
-        self.plot.addItem(threshold_line(self.pass_threshold, f"pass {self.pass_threshold:g}", 90))
-        self.plot.addItem(
-            threshold_line(self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 90)
+        self.add_threshold(self.pass_threshold, f"pass {self.pass_threshold:g}", 90, PASS_LINE)
+        self.add_threshold(
+            self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 90, UNCERTAIN_LINE
         )
         self.plot.setXRange(0, 100, padding=0.02)
         self.plot.setYRange(0, max(int(self.counts.max()), 1) * 1.1, padding=0)
@@ -151,7 +150,7 @@ class ConfidenceHistogramChart(Chart):
         return LEVEL_COLORS["fail"]
 
     def summarize(self) -> str:
-        return f"{len(self.points):,} scores in bins of {BIN_WIDTH:g} %"
+        return f"{int(self.counts.sum()):,} scores in bins of {BIN_WIDTH:g} %"
 
     def describe(self, x: float, y: float) -> str | None:
         if not 0 <= x <= 100:
@@ -162,79 +161,97 @@ class ConfidenceHistogramChart(Chart):
         return f"{start:g} to {start + BIN_WIDTH:g} %: {count} score{'' if count == 1 else 's'}"
 
 
+def _statuses(statuses: dict[str, int]) -> str:
+    return " · ".join(f"{count:,} {status}" for status, count in sorted(statuses.items()))
+
+
 class IterationsChart(Chart):
     title = "Iterations per task"
-    series_name = "iterations"
-    point_type = IterationsPoint
-    x_label = "Task (by start time)"
+    columns = ("bin_start", "bin_seconds", "tasks", "iterations", "mean_iterations", "statuses")
+    x_label = "Tasks by start time (mean per bin)"
     y_label = "Iterations"
-    category_axis = True
+    time_axis = True
+
+    def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
+        return [
+            (
+                b.start,
+                figures.bin_seconds,
+                b.tasks,
+                b.iterations,
+                b.iterations / b.tasks,
+                _statuses(b.statuses),
+            )
+            for b in figures.task_bins
+        ]
 
     def draw(self) -> None:
-        heights = [point.iterations for point in self.points]
+        means = [row[4] for row in self.rows]
         bars = pg.BarGraphItem(
-            x=np.arange(len(self.points)),
-            height=heights,
-            width=BAR_WIDTH,
-            brushes=[
-                STATUS_COLORS.get(point.status, STATUS_COLORS["running"]) for point in self.points
-            ],
+            x=[self.bin_center(row[0]) for row in self.rows],
+            height=means,
+            width=self.figures.bin_seconds * BAR_SHARE,
+            brush=ITERATIONS,
             pen=None,
         )
         self.plot.addItem(bars)
-        for status in dict.fromkeys(point.status for point in self.points):
-            sample = pg.BarGraphItem(x=[0], height=[0], width=1, brush=STATUS_COLORS.get(status))
-            self.add_legend(sample, status)
-        self.categories.set_names([point.task for point in self.points])
-        self.plot.setXRange(-0.6, len(self.points) - 0.4, padding=0)
-        self.plot.setYRange(0, max(max(heights), 1) * 1.15, padding=0)
-        self.count_axis(max(heights))
+        self.add_legend(bars, "mean iterations of the tasks started")
+        self.plot.enableAutoRange(axis="x")
+        self.plot.setYRange(0, max(max(means), 1) * 1.15, padding=0)
+        self.count_axis(max(means))
 
     def summarize(self) -> str:
-        iterations = [point.iterations for point in self.points]
-        return f"{len(iterations):,} tasks · mean {statistics.fmean(iterations):.1f} iterations"
+        tasks = sum(row[2] for row in self.rows)
+        iterations = sum(row[3] for row in self.rows)
+        return f"{tasks:,} tasks · mean {iterations / tasks:.1f} iterations"
 
     def describe(self, x: float, y: float) -> str | None:
-        index = round(x)
-        if not (0 <= index < len(self.points) and abs(x - index) <= BAR_WIDTH / 2):
+        index = self.bin_at([row[0] for row in self.rows], x)
+        if index is None:
             return None
-        point = self.points[index]
+        start, _, tasks, _, mean, statuses = self.rows[index]
         return (
-            f"{point.task}: {point.iterations} iteration{'' if point.iterations == 1 else 's'} "
-            f"({point.status})\nstarted {clock(point.time)}"
+            f"{tasks:,} task{'' if tasks == 1 else 's'} started · mean {mean:.1f} iterations\n"
+            f"{statuses}\n{self.bin_span(start)}"
         )
 
 
 class PhaseSharesChart(Chart):
-    title = "Where each task's time goes"
-    series_name = "phase_shares"
-    point_type = PhaseSharePoint
-    x_label = "Task (by start time)"
+    title = "Where the tasks' time goes"
+    columns = ("bin_start", "bin_seconds", "tasks", "phase", "seconds", "share")
+    x_label = "Tasks by start time"
     y_label = "Share of active time (%)"
-    category_axis = True
+    time_axis = True
 
     def __init__(self) -> None:
-        self.tasks: list[str] = []
         self.shares: dict[str, np.ndarray] = {}
         self.bars: dict[str, pg.BarGraphItem] = {}  # per phase, stacked in PHASE_COLUMNS order
         super().__init__()
 
+    def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
+        rows = []
+        for b in figures.task_bins:
+            total = sum(b.phase_seconds.values())
+            for phase in PHASE_COLUMNS:
+                seconds = b.phase_seconds.get(phase, 0.0)
+                share = seconds * 100 / total if total else 0.0
+                rows.append((b.start, figures.bin_seconds, b.tasks, phase, seconds, share))
+        return rows
+
     def draw(self) -> None:
-        self.tasks = list(dict.fromkeys(point.task_id for point in self.points))
-        position = {task_id: index for index, task_id in enumerate(self.tasks)}
-        self.shares = {phase: np.zeros(len(self.tasks)) for phase in PHASE_COLUMNS}
-        names = dict.fromkeys(self.tasks, "")
-        for point in self.points:
-            self.shares[point.phase][position[point.task_id]] = point.share
-            names[point.task_id] = point.task
-        base = np.zeros(len(self.tasks))
-        x = np.arange(len(self.tasks))
+        starts = list(dict.fromkeys(row[0] for row in self.rows))
+        position = {start: index for index, start in enumerate(starts)}
+        self.shares = {phase: np.zeros(len(starts)) for phase in PHASE_COLUMNS}
+        for start, _, _, phase, _, share in self.rows:
+            self.shares[phase][position[start]] = share
+        x = np.array([self.bin_center(start) for start in starts])
+        base = np.zeros(len(starts))
         for phase in PHASE_COLUMNS:
             bars = pg.BarGraphItem(
                 x=x,
                 y0=base.copy(),
                 height=self.shares[phase],
-                width=BAR_WIDTH,
+                width=self.figures.bin_seconds * BAR_SHARE,
                 brush=PHASE_COLORS[phase],
                 pen=None,
             )
@@ -242,34 +259,36 @@ class PhaseSharesChart(Chart):
             self.add_legend(bars, PHASE_TITLES[phase])
             self.bars[phase] = bars
             base += self.shares[phase]
-        self.categories.set_names(list(names.values()))
-        self.plot.setXRange(-0.6, len(self.tasks) - 0.4, padding=0)
+        self.plot.enableAutoRange(axis="x")
         self.plot.setYRange(0, 100, padding=0.02)
         self.plot.getAxis("left").setTicks([[(value, str(value)) for value in range(0, 101, 20)]])
 
     def summarize(self) -> str:
         seconds: dict[str, float] = dict.fromkeys(PHASE_COLUMNS, 0.0)
-        for point in self.points:
-            seconds[point.phase] += point.seconds
+        for row in self.rows:
+            seconds[row[3]] += row[4]
         named = {phase: value for phase, value in seconds.items() if phase != "other"}
         worst = max(named, key=lambda phase: named[phase])
         total = sum(seconds.values()) or 1.0
+        tasks = sum(row[2] for row in self.rows) // len(PHASE_COLUMNS)
         return (
-            f"{len(self.tasks):,} tasks · bottleneck overall: {PHASE_TITLES[worst]} "
+            f"{tasks:,} tasks · bottleneck overall: {PHASE_TITLES[worst]} "
             f"({seconds[worst] * 100 / total:.0f} % of all active time)"
         )
 
     def describe(self, x: float, y: float) -> str | None:
-        index = round(x)
-        if not (0 <= index < len(self.tasks) and abs(x - index) <= BAR_WIDTH / 2):
+        starts = list(dict.fromkeys(row[0] for row in self.rows))
+        index = self.bin_at(starts, x)
+        if index is None:
             return None
         top = 0.0
         for phase in PHASE_COLUMNS:
-            top += self.shares[phase][index]
-            if y <= top and self.shares[phase][index] > 0:
-                point = next(
-                    p for p in self.points if p.task_id == self.tasks[index] and p.phase == phase
+            share = self.shares[phase][index]
+            top += share
+            if y <= top and share > 0:
+                row = next(r for r in self.rows if r[0] == starts[index] and r[3] == phase)
+                return (
+                    f"{PHASE_TITLES[phase]} · {row[2]:,} task{'' if row[2] == 1 else 's'}\n"
+                    f"{row[5]:.1f} % · {row[4]:,.1f} s\n{self.bin_span(starts[index])}"
                 )
-                title = PHASE_TITLES[phase]
-                return f"{point.task} · {title}\n{point.share:.1f} % · {point.seconds:,.1f} s"
         return None

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from foundry.metrics import DashboardSeries, MetricsFilter, TaskChoice
+from foundry.metrics import DashboardFigures, MetricsFilter, TaskChoice
 from foundry.ui.dashboards.call_charts import (
     HumanWaitChart,
     LatencyChart,
@@ -97,6 +97,7 @@ class DashboardView(QWidget):
         self.human_waits = HumanWaitChart()
         self.data_span: tuple[datetime, datetime] | None = None  # of the last series shown
         self._custom_range_set = False
+        self._choices: tuple[tuple[str, ...], tuple[TaskChoice, ...]] = ((), ())
         self.agent.addItem("All agents", "")
         self.task.addItem("All tasks", "")
         self._layout()
@@ -197,6 +198,9 @@ class DashboardView(QWidget):
 
     def set_choices(self, agents: tuple[str, ...], tasks: tuple[TaskChoice, ...]) -> None:
         """Fill the agent and task lists, keeping what is chosen."""
+        if (agents, tasks) == self._choices:
+            return  # (the same tuples again, as a rule: compared at once)
+        self._choices = (agents, tasks)
         _refill(self.agent, "All agents", [(agent, agent) for agent in agents])
         _refill(
             self.task,
@@ -209,16 +213,17 @@ class DashboardView(QWidget):
 
     # -- data -----------------------------------------------------------------------------------
 
-    def show_series(self, series: DashboardSeries, status: str) -> None:
-        self.show_overview(series, status)
+    def show_figures(self, figures: DashboardFigures, status: str) -> None:
+        self.show_overview(figures, status)
         for chart in self.charts():
-            chart.show_series(series)
+            chart.show_figures(figures)
 
-    def show_overview(self, series: DashboardSeries, status: str) -> None:
+    def show_overview(self, figures: DashboardFigures, status: str) -> None:
         """What the filters can choose from, and the status line; not the charts."""
-        self.set_choices(series.agents, series.tasks)
-        self.data_span = _span(series) or self.data_span
+        self.set_choices(figures.agents, figures.tasks)
+        self.data_span = figures.span() or self.data_span
         self.status.setText(status)
+        self.status.setStyleSheet(f"color: {MUTED};")
 
     def show_problem(self, text: str) -> None:
         self.status.setText(text)
@@ -229,20 +234,14 @@ class DashboardView(QWidget):
         self.shown.emit()
 
 
-def _span(series: DashboardSeries) -> tuple[datetime, datetime] | None:
-    times = [
-        point.time
-        for points in (series.iterations, series.confidence, series.model_calls, series.human_waits)
-        for point in points
-    ]
-    return (min(times), max(times)) if times else None
-
-
 def _moment(edit: QDateTimeEdit) -> datetime:
     return datetime.fromtimestamp(edit.dateTime().toSecsSinceEpoch(), UTC)
 
 
 def _refill(combo: QComboBox, everything: str, entries: list[tuple[str, str]]) -> None:
+    shown = [(combo.itemText(i), combo.itemData(i)) for i in range(1, combo.count())]
+    if shown == entries:
+        return  # unchanged: refilling thousands of tasks every second would cost the GUI thread
     chosen = combo.currentData()
     combo.blockSignals(True)
     combo.clear()

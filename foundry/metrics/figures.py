@@ -1,0 +1,249 @@
+"""The figures the dashboards draw, read from the metric aggregates: time bins, tasks, counts."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from foundry.metrics import aggregates as agg
+from foundry.metrics.aggregates import RESOLUTIONS, MemoryAggregates, Tally
+from foundry.metrics.loader import task_and_chat_events
+from foundry.metrics.series import MetricsFilter, TaskChoice
+from foundry.metrics.stored import StoredAggregates
+from foundry.store import Store
+
+MAX_BUCKETS = 2000  # stored bins read per series and label at most: the finest resolution that fits
+DISPLAY_BINS = 240  # bins drawn along a time axis at most
+
+
+class Figure(BaseModel):
+    """Count, sum, least and greatest of the values of one bin."""
+
+    model_config = ConfigDict(frozen=True)
+
+    count: int
+    total: float
+    low: float
+    high: float
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.count if self.count else 0.0
+
+
+class TimeBin(BaseModel):
+    """The figures of one time bin, by label (level, model, status)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: datetime
+    by_label: dict[str, Figure]
+
+    def merged(self) -> Figure:
+        tally = Tally()
+        for figure in self.by_label.values():
+            tally.merge(Tally(figure.count, figure.total, figure.low, figure.high))
+        return _figure(tally)
+
+
+class TaskBin(BaseModel):
+    """The tasks started in one time bin: how many, how they ended, iterations, time per phase."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: datetime
+    tasks: int
+    statuses: dict[str, int]
+    iterations: int  # of all these tasks
+    phase_seconds: dict[str, float]
+
+
+class DashboardFigures(BaseModel):
+    """Everything the dashboards draw, filtered, and what the filters can choose from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bin_seconds: int = RESOLUTIONS[0]
+    confidence: tuple[TimeBin, ...] = ()  # by level
+    histogram: tuple[int, ...] = (0,) * agg.HISTOGRAM_BINS
+    task_bins: tuple[TaskBin, ...] = ()
+    input_tokens: tuple[TimeBin, ...] = ()  # by model, as the three below
+    output_tokens: tuple[TimeBin, ...] = ()
+    call_seconds: tuple[TimeBin, ...] = ()
+    first_token_seconds: tuple[TimeBin, ...] = ()
+    resolutions: dict[str, int] = {}  # "level/allowed" or "level/denied": tool calls
+    human_waits: tuple[TimeBin, ...] = ()  # by status
+    agents: tuple[str, ...] = ()  # every agent, unfiltered
+    tasks: tuple[TaskChoice, ...] = ()  # the tasks started last (500), newest first, unfiltered
+    events: int = 0  # metric events behind the figures
+
+    def span(self) -> tuple[datetime, datetime] | None:
+        """The first and last time a figure covers."""
+        starts = [
+            b.start
+            for bins in (self.confidence, self.call_seconds, self.human_waits, self.task_bins)
+            for b in bins
+        ]
+        if not starts:
+            return None
+        return min(starts), datetime.fromtimestamp(max(starts).timestamp() + self.bin_seconds, UTC)
+
+
+class AggregateSource(Protocol):
+    def event_count(self) -> int: ...
+
+    def buckets(
+        self, resolution: int, agent: str, first: int | None = None, last: int | None = None
+    ) -> tuple[int, int] | None: ...
+
+    def bins(
+        self, resolution: int, agent: str, first: int | None, last: int | None, width: int
+    ) -> list[tuple[str, int, str, Tally]]: ...
+
+    def agents(self) -> set[str]: ...
+
+
+def read_figures(
+    store: Store, where: MetricsFilter | None = None, with_tasks: bool = True
+) -> DashboardFigures:
+    """The dashboards' figures: from the store's aggregates, or for chosen tasks from their logs
+    (a task's log is short); the list of tasks unless `with_tasks` is false (it grows with
+    them: read it when the count of tasks changed). Blocking: call it off the GUI thread."""
+    where = where or MetricsFilter()
+    stored = StoredAggregates(store)
+    source: AggregateSource = stored
+    if where.task_ids:
+        source = _task_aggregates(store, where.task_ids)
+    figures = dashboard_figures(source, where)
+    choices = stored.task_choices() if with_tasks else []
+    return figures.model_copy(
+        update={
+            "agents": tuple(sorted(stored.agents())),
+            "tasks": tuple(
+                TaskChoice.model_construct(task_id=task_id, name=name, started_at=started)
+                for task_id, name, started in choices
+            ),
+        }
+    )
+
+
+def _task_aggregates(store: Store, task_ids: frozenset[str]) -> MemoryAggregates:
+    memory = MemoryAggregates()
+    for task_id in sorted(task_ids):
+        memory.fold(task_and_chat_events(store, task_id))
+    return memory
+
+
+def dashboard_figures(source: AggregateSource, where: MetricsFilter) -> DashboardFigures:
+    """The figures of `source` that `where` admits (its task filter is the source's business)."""
+    agent = _one_agent(where)
+    resolution = _resolution(source, agent, where)
+    if resolution is None:
+        return DashboardFigures(events=source.event_count())
+    first = _bucket(where.since, resolution)
+    last = _bucket(where.until, resolution)
+    width = _display_width(resolution, source.buckets(resolution, agent, first, last))
+    by_series: dict[str, dict[int, dict[str, Tally]]] = defaultdict(lambda: defaultdict(dict))
+    for series, bucket, label, tally in source.bins(resolution, agent, first, last, width):
+        if tally.count:  # (a task's figures taken out leave a bin of none)
+            by_series[series][bucket][label] = tally
+    return DashboardFigures(
+        bin_seconds=width,
+        confidence=_time_bins(by_series[agg.CONFIDENCE]),
+        histogram=_histogram(by_series[agg.SCORE_BIN]),
+        task_bins=_task_bins(by_series[agg.TASK_ITERATIONS], by_series[agg.PHASE_SECONDS]),
+        input_tokens=_time_bins(by_series[agg.INPUT_TOKENS]),
+        output_tokens=_time_bins(by_series[agg.OUTPUT_TOKENS]),
+        call_seconds=_time_bins(by_series[agg.CALL_SECONDS]),
+        first_token_seconds=_time_bins(by_series[agg.FIRST_TOKEN_SECONDS]),
+        resolutions=_counts(by_series[agg.RESOLUTION]),
+        human_waits=_time_bins(by_series[agg.HUMAN_WAIT]),
+        events=source.event_count(),
+    )
+
+
+def _one_agent(where: MetricsFilter) -> str:
+    if len(where.agents) > 1:
+        raise ValueError("the dashboards show one agent or all of them")
+    return next(iter(where.agents), agg.EVERY_AGENT)
+
+
+def _bucket(moment: datetime | None, resolution: int) -> int | None:
+    if moment is None:
+        return None
+    return int(moment.timestamp() // resolution) * resolution
+
+
+def _resolution(source: AggregateSource, agent: str, where: MetricsFilter) -> int | None:
+    """The finest resolution at which the span of the figures asked for fits MAX_BUCKETS."""
+    days = source.buckets(RESOLUTIONS[-1], agent)
+    if days is None:
+        return None
+    start, end = float(days[0]), float(days[1] + RESOLUTIONS[-1])
+    if where.since is not None:
+        start = max(start, where.since.timestamp())
+    if where.until is not None:
+        end = min(end, where.until.timestamp())
+    span = max(end - start, 1.0)
+    return next((r for r in RESOLUTIONS if span / r <= MAX_BUCKETS), RESOLUTIONS[-1])
+
+
+def _display_width(resolution: int, buckets: tuple[int, int] | None) -> int:
+    """A multiple of the resolution that draws at most DISPLAY_BINS bins over the figures."""
+    if buckets is None:
+        return resolution
+    count = (buckets[1] - buckets[0]) // resolution + 1
+    return resolution * max(1, math.ceil(count / DISPLAY_BINS))
+
+
+def _figure(tally: Tally) -> Figure:
+    return Figure.model_construct(
+        count=tally.count, total=tally.total, low=tally.low, high=tally.high
+    )
+
+
+def _time_bins(bins: dict[int, dict[str, Tally]]) -> tuple[TimeBin, ...]:
+    return tuple(
+        TimeBin.model_construct(
+            start=datetime.fromtimestamp(bucket, UTC),
+            by_label={label: _figure(tally) for label, tally in sorted(labels.items())},
+        )
+        for bucket, labels in sorted(bins.items())
+    )
+
+
+def _histogram(bins: dict[int, dict[str, Tally]]) -> tuple[int, ...]:
+    counts = [0] * agg.HISTOGRAM_BINS
+    for labels in bins.values():
+        for label, tally in labels.items():
+            counts[int(label)] += tally.count
+    return tuple(counts)
+
+
+def _counts(bins: dict[int, dict[str, Tally]]) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for labels in bins.values():
+        for label, tally in labels.items():
+            counts[label] += tally.count
+    return dict(counts)
+
+
+def _task_bins(
+    iterations: dict[int, dict[str, Tally]], phases: dict[int, dict[str, Tally]]
+) -> tuple[TaskBin, ...]:
+    """The tasks started in each bin: their count by status (the labels of `iterations`),
+    their iterations and their seconds per phase."""
+    return tuple(
+        TaskBin(
+            start=datetime.fromtimestamp(bucket, UTC),
+            tasks=sum(tally.count for tally in statuses.values()),
+            statuses={status: tally.count for status, tally in sorted(statuses.items())},
+            iterations=round(sum(tally.total for tally in statuses.values())),
+            phase_seconds={phase: tally.total for phase, tally in phases[bucket].items()},
+        )
+        for bucket, statuses in sorted(iterations.items())
+    )

@@ -1,0 +1,243 @@
+"""The metric aggregates: the same figures as the series computed from the events, kept in the
+append's transaction, equal to a rebuild, and shared by every process using the store."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from foundry.metrics import (
+    MetricsFilter,
+    dashboard_series,
+    keep_aggregates,
+    metrics_state,
+    read_figures,
+    rebuild_aggregates,
+)
+from foundry.metrics.aggregates import Folding
+from foundry.metrics.figures import DashboardFigures
+from foundry.orchestration.events import CriterionScored
+from foundry.session.events import Event, event_payload
+from foundry.store import Store
+from foundry.store.tables import MetricBinRecord, MetricSessionRecord, MetricTaskRecord
+
+from ..store.conftest import database_url  # noqa: F401  (the SQLite and PostgreSQL fixture)
+from .fixture_log import DOCS_TASK, TASK, at, full_log
+from .synthetic_log import synthetic_log
+from .test_loader import write
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(f"sqlite:///{tmp_path / 'metrics.sqlite3'}") as opened:
+        yield keep_aggregates(opened)
+
+
+def summary_of_figures(figures: DashboardFigures) -> dict[str, Any]:
+    def totals(bins: Any) -> tuple[int, float]:
+        merged = [b.merged() for b in bins]
+        return sum(f.count for f in merged), round(sum(f.total for f in merged), 6)
+
+    levels: Counter[str] = Counter()
+    for b in figures.confidence:
+        for level, figure in b.by_label.items():
+            levels[level] += figure.count
+    phases: Counter[str] = Counter()
+    for task_bin in figures.task_bins:
+        for phase, seconds in task_bin.phase_seconds.items():
+            phases[phase] += round(seconds, 6)
+    return {
+        "histogram": list(figures.histogram),
+        "levels": dict(levels),
+        "scores": totals(figures.confidence),
+        "tasks": sum(b.tasks for b in figures.task_bins),
+        "iterations": sum(b.iterations for b in figures.task_bins),
+        "phases": {phase: value for phase, value in phases.items() if value},
+        "input": totals(figures.input_tokens),
+        "output": totals(figures.output_tokens),
+        "whole": totals(figures.call_seconds),
+        "first": totals(figures.first_token_seconds),
+        "resolutions": {key: value for key, value in figures.resolutions.items() if value},
+        "waits": totals(figures.human_waits),
+    }
+
+
+def summary_of_series(events: list[Event], where: MetricsFilter) -> dict[str, Any]:
+    """The same figures, computed from every point of series.py (the oracle)."""
+    series = dashboard_series(events, where)
+    scores = [point.score for point in series.confidence]
+    phases: Counter[str] = Counter()
+    for point in series.phase_shares:
+        phases[point.phase] += round(point.seconds, 6)
+    calls = series.model_calls
+    first = [p.first_token_s for p in calls if p.first_token_s is not None]
+    return {
+        "histogram": list(np.histogram(scores, bins=np.arange(0.0, 110.0, 10.0))[0]),
+        "levels": dict(Counter(point.level for point in series.confidence)),
+        "scores": (len(scores), round(sum(scores), 6)),
+        "tasks": len(series.iterations),
+        "iterations": sum(point.iterations for point in series.iterations),
+        "phases": {phase: value for phase, value in phases.items() if value},
+        "input": (len(calls), round(sum(p.input_tokens for p in calls), 6)),
+        "output": (len(calls), round(sum(p.output_tokens for p in calls), 6)),
+        "whole": (len(calls), round(sum(p.total_s for p in calls), 6)),
+        "first": (len(first), round(sum(first), 6)),
+        "resolutions": dict(
+            Counter(f"{p.level}/{'allowed' if p.allowed else 'denied'}" for p in series.resolutions)
+        ),
+        "waits": (len(series.human_waits), round(sum(p.waited_s for p in series.human_waits), 6)),
+    }
+
+
+FILTERS = {
+    "everything": MetricsFilter(),
+    "the coder": MetricsFilter(agents=frozenset({"coder"})),
+    "a helper consulted after the first scores": MetricsFilter(agents=frozenset({"reviewer"})),
+    "the ordinary chat's agent": MetricsFilter(agents=frozenset({"assistant"})),
+    "one task": MetricsFilter(task_ids=frozenset({TASK})),
+    "the other task and its writer": MetricsFilter(
+        task_ids=frozenset({DOCS_TASK}), agents=frozenset({"writer"})
+    ),
+    "whole minutes of time": MetricsFilter(since=at(120), until=at(599.999)),
+}
+
+
+@pytest.mark.parametrize("name", FILTERS)
+def test_the_aggregates_give_the_figures_of_the_series(store: Store, name: str) -> None:
+    events = full_log()
+    write(store, events[:25])  # two appends: the second finds what the first folded
+    write(store, events[25:])
+    where = FILTERS[name]
+    assert summary_of_figures(read_figures(store, where)) == summary_of_series(events, where)
+
+
+def test_the_filters_list_every_agent_and_the_tasks_started_last(store: Store) -> None:
+    write(store, full_log())
+    figures = read_figures(store, MetricsFilter(agents=frozenset({"writer"})))
+    expected = dashboard_series(full_log())
+    assert figures.agents == expected.agents
+    newest_first = sorted(expected.tasks, key=lambda task: task.started_at, reverse=True)
+    assert figures.tasks == tuple(newest_first)
+    assert (
+        figures.events == len([e for e in full_log() if e.kind != "token"]) - 1
+    )  # approval_requested
+
+
+def table_rows(store: Store) -> dict[str, list[tuple[Any, ...]]]:
+    tables = {
+        "bins": MetricBinRecord,
+        "sessions": MetricSessionRecord,
+        "tasks": MetricTaskRecord,
+    }
+    rows = {}
+    with store.engine.connect() as connection:
+        for name, model in tables.items():
+            table = model.__table__  # type: ignore[attr-defined]
+            query = sa.select(table).order_by(*table.primary_key.columns)
+            rows[name] = [_rounded(tuple(row)) for row in connection.execute(query)]
+    # a bin of tasks that moved on (from running to succeeded) keeps a count of 0: no figure
+    rows["bins"] = [row for row in rows["bins"] if row[5] != 0]
+    return rows
+
+
+def _rounded(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Sums of floats added in another order differ in their last bits."""
+    return tuple(round(value, 6) if isinstance(value, float) else value for value in row)
+
+
+def test_incremental_aggregates_equal_a_rebuild(database_url: str) -> None:  # noqa: F811
+    events = synthetic_log(12, gap_s=1500)
+    with Store.open(database_url) as opened:
+        store = keep_aggregates(opened)
+        for start in range(0, len(events), 37):  # appends of every size, cutting through tasks
+            write(store, events[start : start + 37])
+        incremental = table_rows(store)
+        before = metrics_state(store)
+        folded = rebuild_aggregates(store, batch=101)
+        assert table_rows(store) == incremental
+        after = metrics_state(store)
+    assert folded == before.events == after.events > 0
+    assert after.version > before.version and after.complete
+    assert len(incremental["tasks"]) == 12
+
+
+def test_events_written_by_another_store_show_up_in_this_one(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
+    with Store.open(url) as reader, Store.open(url) as writer:
+        keep_aggregates(writer)
+        events = full_log()
+        write(writer, events[:40])
+        seen = metrics_state(reader)
+        first = read_figures(reader)
+        write(writer, events[40:])
+        assert metrics_state(reader).version > seen.version
+        assert sum(read_figures(reader).histogram) > sum(first.histogram)
+        assert summary_of_figures(read_figures(reader)) == summary_of_series(
+            events, MetricsFilter()
+        )
+
+
+def test_a_store_upgraded_with_events_is_incomplete_until_rebuilt(tmp_path: Path) -> None:
+    from foundry.store.database import create_database_engine, migrate
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    engine = create_database_engine(url)
+    migrate(engine, "0005")
+    with Store(engine) as old:
+        write(old, full_log())  # an older Foundry: no aggregates kept
+    migrate(engine, "head")
+    with Store(engine) as store:
+        assert not metrics_state(store).complete
+        progress: list[tuple[int, int]] = []
+        rebuild_aggregates(store, lambda done, total: progress.append((done, total)), batch=20)
+        assert metrics_state(store).complete
+        assert progress[-1][0] == progress[-1][1] == len(full_log()) - 2
+        assert summary_of_figures(read_figures(store)) == summary_of_series(
+            full_log(), MetricsFilter()
+        )
+
+
+def test_a_long_span_is_read_in_coarser_bins(store: Store) -> None:
+    events = synthetic_log(40, gap_s=6 * 3600)  # about ten days
+    write(store, events)
+    figures = read_figures(store)
+    assert figures.bin_seconds >= 3600
+    assert len(figures.call_seconds) <= 240
+    assert summary_of_figures(figures) == summary_of_series(events, MetricsFilter())
+    last_day = MetricsFilter(since=events[-1].time - timedelta(days=1))
+    assert read_figures(store, last_day).bin_seconds < 3600  # minutes read, a few drawn as one
+
+
+def test_a_fold_that_fails_loses_no_event(
+    database_url: str,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(self: Folding, events: object) -> None:
+        raise RuntimeError("a bug in the metrics")
+
+    score = CriterionScored(criterion="tests pass", iteration=1, score=80.0, level="pass")
+    with Store.open(database_url) as opened:
+        store = keep_aggregates(opened)
+        monkeypatch.setattr(Folding, "fold", broken)
+        store.events.append("task-9", score.kind, event_payload(score))
+        assert [record.kind for record in store.events.list("task-9")] == ["criterion_scored"]
+        assert not metrics_state(store).complete
+        monkeypatch.undo()
+        rebuild_aggregates(store)
+        assert metrics_state(store).complete
+        assert sum(read_figures(store).histogram) == 1
+
+
+def test_the_list_of_tasks_stops_at_the_newest_500(store: Store) -> None:
+    write(store, synthetic_log(520, gap_s=60))
+    figures = read_figures(store)
+    starts = [task.started_at for task in figures.tasks]
+    assert len(starts) == 500 and starts == sorted(starts, reverse=True)
+    assert figures.task_bins and sum(b.tasks for b in figures.task_bins) == 520
