@@ -70,6 +70,8 @@ def _collection_label(head: str, location: Location, before: Agent, after: Agent
 
 
 def _supervisors_label(location: Location, before: Agent, after: Agent) -> str:
+    if _policy_location(location, before) and location[3:] == ("rules",):
+        return _rules_label(int(location[1]), before, after)
     if _policy_location(location, before) and len(location) > 5 and location[3] == "rules":
         rules = before.supervisors[int(location[1])].config.rules  # type: ignore[union-attr]
         index = int(location[4])
@@ -93,6 +95,21 @@ def _supervisors_label(location: Location, before: Agent, after: Agent) -> str:
     if sorted(old) == sorted(new) and old != new:
         return "reorder the supervisors"
     return "edit the supervisors"
+
+
+def _rules_label(index: int, before: Agent, after: Agent) -> str:
+    """A change of the policy's list of rules: one added, one deleted, or their order."""
+    old = [rule.name for rule in before.supervisors[index].config.rules]  # type: ignore[union-attr]
+    new = [rule.name for rule in after.supervisors[index].config.rules]  # type: ignore[union-attr]
+    added = [name for name in new if name not in old]
+    removed = [name for name in old if name not in new]
+    if added and not removed:
+        return f"add rule '{added[0]}'"
+    if removed and not added:
+        return f"delete rule '{removed[0]}'"
+    if sorted(old) == sorted(new) and old != new:
+        return "reorder the rules"
+    return "edit the policy's rules"
 
 
 def _policy_location(location: Location, agent: Agent | None) -> bool:
