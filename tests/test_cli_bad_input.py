@@ -72,6 +72,9 @@ CASES = {
     ),
     "task metrics of an unknown id": Case("task metrics nope", "no task with id 'nope'"),
     "metrics export onto a file": Case("metrics export --csv {bad}/notes.txt", "notes.txt"),
+    "metrics rebuild with a bad database URL": Case(
+        "metrics rebuild", "cannot use the database URL", env={"FOUNDRY_DATABASE_URL": "nope://"}
+    ),
     "serve on no port": Case("serve --port 99999", "99999 is not a port"),
     "sessions list in a home that is a file": Case(
         "sessions list", "Not a directory", env={"FOUNDRY_HOME": "{bad}/notes.txt"}

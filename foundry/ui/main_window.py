@@ -45,9 +45,11 @@ if TYPE_CHECKING:
 # The modules the window imports in its methods, once the engine is attached.
 WINDOW_PARTS = (
     "foundry.agent",
+    "foundry.home",
     "foundry.ui.bridge",
     "foundry.ui.editor",
     "foundry.ui.gateway_view",
+    "foundry.ui.help",
     "foundry.ui.inbox",
     "foundry.ui.recent",
     "foundry.ui.session_controller",
