@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import col
@@ -74,9 +75,10 @@ def _chat_sessions(events: Sequence[Event]) -> set[str]:
     return sessions - {""}
 
 
-def _events_after(store: Store, after_id: int, batch: int) -> tuple[int, list[Event]]:
-    """Up to `batch` metric events stored after the row `after_id`, and the id of the last."""
-    query = (
+def metric_rows_after(after_id: int, batch: int) -> sa.Select[Any]:
+    """Up to `batch` metric events' rows (id, session, seq, kind, time, payload) stored after
+    the row `after_id`, in the order they were stored."""
+    return (
         sa.select(
             col(EventRecord.id),
             col(EventRecord.session_id),
@@ -89,6 +91,11 @@ def _events_after(store: Store, after_id: int, batch: int) -> tuple[int, list[Ev
         .order_by(col(EventRecord.id))
         .limit(batch)
     )
+
+
+def _events_after(store: Store, after_id: int, batch: int) -> tuple[int, list[Event]]:
+    """Up to `batch` metric events stored after the row `after_id`, and the id of the last."""
+    query = metric_rows_after(after_id, batch)
     with store.engine.connect() as connection:  # core rows: half the time of an ORM session's
         rows = connection.execute(query).all()
     events = [

@@ -16,7 +16,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col
 
 from foundry.metrics.aggregates import RESOLUTIONS, BinKey, Folding, SessionLink, Tally, TaskRow
-from foundry.metrics.loader import METRIC_KINDS, TASK_KINDS
+from foundry.metrics.loader import METRIC_KINDS, TASK_KINDS, metric_rows_after
 from foundry.session.events import Event, event_body
 from foundry.store import EventRecord, Store
 from foundry.store.tables import (
@@ -297,20 +297,7 @@ def _count_metric_events(session: Session) -> int:
 
 
 def _rows_after(session: Session, after_id: int, batch: int) -> list[Any]:
-    query = (
-        sa.select(
-            col(EventRecord.id),
-            col(EventRecord.session_id),
-            col(EventRecord.seq),
-            col(EventRecord.kind),
-            col(EventRecord.time),
-            col(EventRecord.payload),
-        )
-        .where(col(EventRecord.id) > after_id, col(EventRecord.kind).in_(METRIC_KINDS))
-        .order_by(col(EventRecord.id))
-        .limit(batch)
-    )
-    return list(session.execute(query).all())
+    return list(session.execute(metric_rows_after(after_id, batch)).all())
 
 
 # -- reading ------------------------------------------------------------------------------------
