@@ -253,6 +253,8 @@ class SessionController(QObject):
             self._add_stats(turns=1)
             if live:
                 self._set_busy(False)
+                if body.ended_by != "error":  # an error's text comes with the turn's result
+                    self.view.status.setText(_ending(body.ended_by, None))
         elif isinstance(body, TurnStarted) and live:
             self._set_busy(True)
         elif isinstance(body, ApprovalRequested) and live:
