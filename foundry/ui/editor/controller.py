@@ -227,8 +227,7 @@ class EditorController(QObject):
         if location[:1] == ("supervisors",):
             with self.refresh_guard():
                 self.supervisors.follow(after)
-        self.problems_changed()
-        return True
+        return True  # the push's redo() restored the agent and refreshed the problems
 
     def snapshot(self) -> Agent | None:
         """The agent as edited, as an object no later edit changes (for work off the GUI
@@ -292,7 +291,9 @@ class EditorController(QObject):
         """Fields whose input is not valid keep it, outlined, with the reason as their tip."""
         for key, (widget, tip) in self.field_widgets.items():
             problems = self._field_problems.get(key, [])
-            widget.setStyleSheet(INVALID_FIELD_STYLE if problems else "")
+            style = INVALID_FIELD_STYLE if problems else ""
+            if widget.styleSheet() != style:  # setting it re-polishes the widget: only on change
+                widget.setStyleSheet(style)
             widget.setToolTip(f"Not valid: {problems[0].message}" if problems else tip)
 
     def show_problems(self) -> None:
