@@ -9,22 +9,31 @@ per second of the process's own CPU time, steady on a shared machine; the sizes 
 alternating rounds and the best round of each is kept.
 
 The round trip: a SupervisedGate whose policy sends the call to a human waits on its approval
-(polling the store every --gate-poll s); a client polls GET /approvals?status=pending on the
-approvals API (on loopback, every --client-poll s), approves with POST, and the gate returns;
-then the tool runs for real (get_current_time of the time MCP server). Timed from the request to
-the tool's result; a second line uses 10 ms polls on both sides, the machinery without waiting.
+(default settings: woken by the store's change watch); a client asks GET /approvals?status=pending
+on the approvals API (on loopback), approves with POST, and the gate returns; then the tool runs
+for real (get_current_time of the time MCP server). Timed from the request to the tool's result.
+Three lines, on SQLite and (when FOUNDRY_DATABASE_URL names one) PostgreSQL: the client polling
+every 100 ms as before `wait=` (the baseline), the client waiting with `wait=` and the API in this
+process (target: under 15 ms median), and the API served by `foundry serve` in another process
+over the same store (the gate told within 100 ms).
 
-Run: python bench/policy.py [--seconds 5] [--rounds 20] [--gate-poll 0.25] [--client-poll 0.1]
+Run: python bench/policy.py [--seconds 5] [--rounds 20]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import secrets
+import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +53,6 @@ from foundry.llm.base import ToolCall
 from foundry.session.events import EventBody
 from foundry.store import Store
 from foundry.supervision.hierarchy import SupervisedGate
-from foundry.supervision.inbox import POLL_S
 from foundry.supervision.policy import PolicyEngine
 from foundry.tools import ToolHost
 
@@ -54,7 +62,8 @@ PARAMS = [{"path": f"src/module_{number}.py", "limit": number} for number in ran
 
 TOKEN = secrets.token_urlsafe(32)  # the API wants 16 characters or more
 CLIENT_POLL_S = 0.1
-FAST_POLL_S = 0.01
+LONG_POLL_S = 30
+SERVE = "import sys; from foundry.cli import main; sys.argv[0] = 'foundry'; sys.exit(main())"
 TIME_CALL = ToolCall(id="bench", name="time.get_current_time", arguments={"timezone": "UTC"})
 TIME_SERVER = {"time": {"command": "python", "args": ["-m", "mcp_server_time"]}}
 TO_A_HUMAN = PolicyConfig(
@@ -126,19 +135,23 @@ async def _ignore(body: EventBody) -> None:
     return None
 
 
-async def first_pending(client: httpx.AsyncClient, poll_s: float) -> str:
-    """Poll the API until an approval is pending; its id."""
+async def first_pending(client: httpx.AsyncClient, poll_s: float | None) -> str:
+    """The id of the first pending approval: asked with `wait=` (the API answers when one
+    appears), or by polling every `poll_s`."""
+    params: dict[str, Any] = {"status": "pending"}
+    if poll_s is None:
+        params["wait"] = LONG_POLL_S
     while True:
-        response = await client.get("/approvals", params={"status": "pending"})
+        response = await client.get("/approvals", params=params)
         waiting = response.raise_for_status().json()
         if waiting:
             approval_id: str = waiting[0]["id"]
             return approval_id
-        await asyncio.sleep(poll_s)
+        await asyncio.sleep(poll_s or 0)
 
 
 async def one_round_trip(
-    gate: SupervisedGate, tools: ToolHost, client: httpx.AsyncClient, poll_s: float
+    gate: SupervisedGate, tools: ToolHost, client: httpx.AsyncClient, poll_s: float | None
 ) -> RoundTrip:
     async def agent() -> float:
         decision = await gate.review(TIME_CALL, True)
@@ -158,52 +171,113 @@ async def one_round_trip(
     return RoundTrip(visible - started, approved - started, ran - started)
 
 
-async def round_trips(rounds: int, gate_poll_s: float, client_poll_s: float) -> list[RoundTrip]:
+@dataclass(frozen=True)
+class Setting:
+    """How one line of round trips is run."""
+
+    label: str
+    client_poll_s: float | None  # None: GET /approvals?wait=
+    api_elsewhere: bool  # the API served by `foundry serve` in another process
+
+
+SETTINGS = (
+    Setting("before: the client polls every 100 ms, API in this process", CLIENT_POLL_S, False),
+    Setting("pushed: the client waits (wait=), API in this process", None, False),
+    Setting("pushed: the client waits (wait=), API in another process", None, True),
+)
+
+
+async def round_trips(rounds: int, url: str, setting: Setting) -> list[RoundTrip]:
     """`rounds` approvals through a real API server, store, gate and MCP tool server."""
-    with tempfile.TemporaryDirectory() as folder:
+    servers = TypeAdapter(dict[str, McpServerConfig]).validate_python(TIME_SERVER)
+    with tempfile.TemporaryDirectory() as folder, Store.open(url) as store:
         root = Path(folder)
-        servers = TypeAdapter(dict[str, McpServerConfig]).validate_python(TIME_SERVER)
-        with Store.open(f"sqlite:///{root / 'bench.sqlite3'}") as store:
-            server = ApiServer(create_app(store, TOKEN))
-            mesh_url = f"{await server.start()}/t/{TOKEN}"
-            try:
-                async with (
-                    ToolHost(servers, root) as tools,
-                    httpx.AsyncClient(base_url=mesh_url, timeout=10) as client,
-                ):
-                    gate = SupervisedGate(
-                        store, TO_A_HUMAN, "bench", "bench", root, _ignore, poll_s=gate_poll_s
-                    )
-                    return [
-                        await one_round_trip(gate, tools, client, client_poll_s)
-                        for _ in range(rounds)
-                    ]
-            finally:
-                await server.stop()
+        async with (
+            api(store, url, root, setting.api_elsewhere) as base_url,
+            ToolHost(servers, root) as tools,
+            httpx.AsyncClient(base_url=f"{base_url}/t/{TOKEN}", timeout=60) as client,
+        ):
+            gate = SupervisedGate(store, TO_A_HUMAN, "bench", "bench", root, _ignore)
+            return [
+                await one_round_trip(gate, tools, client, setting.client_poll_s)
+                for _ in range(rounds)
+            ]
+
+
+@contextlib.asynccontextmanager
+async def api(store: Store, url: str, root: Path, elsewhere: bool) -> AsyncIterator[str]:
+    """The base URL of the approvals API over the store: served here, or by `foundry serve`."""
+    if not elsewhere:
+        server = ApiServer(create_app(store, TOKEN))
+        try:
+            yield await server.start()
+        finally:
+            await server.stop()
+        return
+    port = free_port()
+    environment = {
+        **os.environ,
+        "FOUNDRY_DATABASE_URL": url,
+        "FOUNDRY_API_TOKEN": TOKEN,
+        "FOUNDRY_HOME": str(root / "home"),
+    }
+    command = [sys.executable, "-c", SERVE, "serve", "--port", str(port)]
+    serving = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL)
+    try:
+        base_url = f"http://127.0.0.1:{port}"
+        await until_healthy(base_url)
+        yield base_url
+    finally:
+        serving.terminate()
+        serving.wait(30)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+async def until_healthy(base_url: str) -> None:
+    async with httpx.AsyncClient(base_url=base_url) as client:
+        for _ in range(600):
+            with contextlib.suppress(httpx.TransportError):
+                if (await client.get("/health")).status_code == 200:
+                    return
+            await asyncio.sleep(0.1)
+    raise RuntimeError("foundry serve did not start within a minute")
 
 
 def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20, method="inclusive")[-1]
 
 
-def print_round_trips(trips: list[RoundTrip], gate_poll_s: float, client_poll_s: float) -> None:
+def print_round_trips(trips: list[RoundTrip], setting: Setting, database: str) -> None:
     def ms(value: float) -> str:
         return f"{value * 1000:.0f} ms"
 
     ran = [trip.ran for trip in trips]
     print(
-        f"approval round trip, gate polls every {ms(gate_poll_s)}, client every "
-        f"{ms(client_poll_s)} ({len(trips)} rounds): tool ran median {ms(statistics.median(ran))}"
-        f"  p95 {ms(p95(ran))}   (median: pending visible "
+        f"approval round trip on {database}, {setting.label} ({len(trips)} rounds): tool ran "
+        f"median {ms(statistics.median(ran))}  p95 {ms(p95(ran))}   (median: pending visible "
         f"{ms(statistics.median(t.visible for t in trips))}, approved "
         f"{ms(statistics.median(t.approved for t in trips))})"
     )
 
 
-def api_figures(rounds: int, gate_poll_s: float, client_poll_s: float) -> None:
-    for gate_s, client_s in ((gate_poll_s, client_poll_s), (FAST_POLL_S, FAST_POLL_S)):
-        trips = asyncio.run(round_trips(rounds, gate_s, client_s))
-        print_round_trips(trips, gate_s, client_s)
+def api_figures(rounds: int) -> None:
+    """Each setting on SQLite, and on PostgreSQL when FOUNDRY_DATABASE_URL names one; targets:
+    under 15 ms median with the API in this process, the gate told within 100 ms otherwise."""
+    databases = [("SQLite", None)]
+    if os.environ.get("FOUNDRY_DATABASE_URL", "").startswith("postgres"):
+        databases.append(("PostgreSQL", os.environ["FOUNDRY_DATABASE_URL"]))
+    for name, configured in databases:
+        for setting in SETTINGS:
+            with tempfile.TemporaryDirectory() as folder:
+                url = configured or f"sqlite:///{Path(folder) / 'bench.sqlite3'}"
+                trips = asyncio.run(round_trips(rounds, url, setting))
+            print_round_trips(trips, setting, name)
 
 
 def l0_figures(seconds: float) -> None:
@@ -231,18 +305,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="time per size, all rounds")
     parser.add_argument("--rounds", type=int, default=20, help="approval round trips (20)")
-    parser.add_argument(
-        "--gate-poll", type=float, default=POLL_S, help=f"gate's store poll, s ({POLL_S})"
-    )
-    parser.add_argument(
-        "--client-poll",
-        type=float,
-        default=CLIENT_POLL_S,
-        help=f"client's GET /approvals poll, s ({CLIENT_POLL_S})",
-    )
     args = parser.parse_args()
     l0_figures(args.seconds)
-    api_figures(args.rounds, args.gate_poll, args.client_poll)
+    api_figures(args.rounds)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 """The approvals HTTP API (the agent-mesh supervisor protocol) as a FastAPI application.
 
 Endpoints are plain `def`s: FastAPI runs them in its thread pool, so the synchronous store never
-blocks the event loop.
+blocks the event loop. Listing approvals is the exception: it may wait (`wait=`) for one to appear,
+on the loop, and reads the store in a thread.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -33,11 +36,12 @@ from foundry.api.views import (
     grant_view,
     trace_view,
 )
-from foundry.store import AlreadyResolved, NotFound, Store
+from foundry.store import AlreadyResolved, ApprovalRecord, NotFound, Store
 from foundry.store.tables import utc_now
 from foundry.supervision.resolution import api_resolver, resolve_approval
 
 RECENT_TRACES = 10
+MAX_WAIT_S = 60.0  # the longest a request for approvals is held: under common proxies' timeouts
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorView}}
 TOO_LARGE: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorView, "description": f"the body is over {MAX_BODY_BYTES} bytes"}
@@ -83,14 +87,42 @@ def openapi(request: Request) -> dict[str, Any]:
 
 
 @routes.get("/approvals")
-def list_approvals(
+async def list_approvals(
     context: Context,
     status: Annotated[str | None, Query(max_length=32, description="e.g. pending")] = None,
     tool: Annotated[str | None, Query(max_length=200, description="glob, e.g. fs.*")] = None,
+    wait: Annotated[
+        float,
+        Query(
+            ge=0,
+            le=MAX_WAIT_S,
+            description="seconds to hold the request while nothing matches: it is answered as "
+            "soon as a matching approval appears, from any process sharing the store",
+        ),
+    ] = 0,
 ) -> list[ApprovalView]:
+    records = await _approvals(context.store, status, tool, wait)
     now = utc_now()
-    records = context.store.approvals.list(status=status, tool_glob=tool)
     return [approval_view(record, context.expose_content, now) for record in records]
+
+
+async def _approvals(
+    store: Store, status: str | None, tool: str | None, wait_s: float
+) -> list[ApprovalRecord]:
+    """The approvals that match; with `wait_s`, the first non-empty answer within that time."""
+    if not wait_s:
+        return await asyncio.to_thread(store.approvals.list, status, tool)
+    changed = asyncio.Event()
+    deadline = asyncio.get_running_loop().time() + wait_s
+    with store.approval_changes.waking(changed):
+        while True:
+            changed.clear()
+            records = await asyncio.to_thread(store.approvals.list, status, tool)
+            left = deadline - asyncio.get_running_loop().time()
+            if records or left <= 0:
+                return records
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), left)
 
 
 @routes.get("/approvals/{approval_id}", responses=NOT_FOUND)

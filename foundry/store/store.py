@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, col, select
 
 from foundry.home import FoundryHome
+from foundry.store.changes import ApprovalChanges
 from foundry.store.database import (
     StoreError,
     create_database_engine,
@@ -324,7 +325,12 @@ class EventLog(_Repository):
 
 class ApprovalRepository(_Repository):
     def create(self, approval: ApprovalRecord) -> ApprovalRecord:
-        return self._add(approval)
+        with self._session() as session:
+            session.add(approval)
+            self._store.approval_changes.mark(session)
+            session.commit()
+        self._store.approval_changes.committed_here()
+        return approval
 
     def get(self, approval_id: str) -> ApprovalRecord:
         return self._get(ApprovalRecord, approval_id)
@@ -396,10 +402,16 @@ class ApprovalRepository(_Repository):
                 .where(col(ApprovalRecord.status) == "pending")
                 .values(**values)
             )
+            resolved = result.rowcount == 1  # type: ignore[attr-defined]
+            if resolved:
+                self._store.approval_changes.mark(session)
+            approval = session.get(ApprovalRecord, approval_id)
             session.commit()
-        approval = self.get(approval_id)
-        if result.rowcount == 0:  # type: ignore[attr-defined]
+        if approval is None:
+            raise NotFound(f"no approval with id {approval_id!r}")
+        if not resolved:
             raise AlreadyResolved(approval)
+        self._store.approval_changes.committed_here()
         return approval
 
 
@@ -508,6 +520,7 @@ class Store:
         self.grants = GrantRepository(self)
         self.traces = TraceRepository(self)
         self.tasks = TaskRepository(self)
+        self.approval_changes = ApprovalChanges(engine)
 
     @classmethod
     def open(cls, url: str | None = None, home: FoundryHome | None = None) -> Store:
@@ -526,6 +539,7 @@ class Store:
         return self.engine.url.render_as_string(hide_password=True)
 
     def close(self) -> None:
+        self.approval_changes.close()
         self.engine.dispose()
 
     def __enter__(self) -> Store:

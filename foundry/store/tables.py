@@ -222,3 +222,13 @@ class MetricsStateRecord(SQLModel, table=True):
     events: int = 0  # metric events folded in
     tasks: int = 0  # tasks started (the dashboards read the list of tasks when it changes)
     complete: bool = True
+
+
+class StoreChangeRecord(SQLModel, table=True):
+    """A counter per kind of record other processes follow (`approvals`), bumped in every
+    transaction that changes them: see foundry/store/changes.py."""
+
+    __tablename__ = "store_changes"
+
+    topic: str = Field(primary_key=True, max_length=32)
+    version: int = Field(default=0, sa_type=sa.BigInteger)

@@ -19,7 +19,7 @@ from foundry.supervision.resolution import resolve_approval
 from foundry.supervision.wakeups import APPROVAL_WAKEUPS
 
 Notify = Callable[[EventBody], Awaitable[object]]
-POLL_S = 0.25
+POLL_S = 1.0  # a waiting session is woken when its approval changes: this poll is the fallback
 
 
 class HumanInbox:
@@ -129,10 +129,14 @@ class HumanInbox:
             return conflict.approval
 
     async def _wait_for(self, approval: ApprovalRecord) -> ApprovalRecord:
-        """Wait until resolved or expired: woken at once by a resolution in this process, and
-        polling the store for one by another process; an expired approval is resolved as
-        timed_out with the configured outcome."""
-        with APPROVAL_WAKEUPS.waiting(approval.id) as resolved_here:
+        """Wait until resolved or expired: woken at once by a resolution in this process or by
+        the store's change watch (another process), reading the store again at least every
+        poll in case a change went unseen; an expired approval is resolved as timed_out with
+        the configured outcome."""
+        with (
+            APPROVAL_WAKEUPS.waiting(approval.id) as woken,
+            self._store.approval_changes.waking(woken),
+        ):
             while True:
                 current = await asyncio.to_thread(self._store.approvals.get, approval.id)
                 if current.status != "pending":
@@ -140,8 +144,8 @@ class HumanInbox:
                 if current.expires_at is not None and utc_now() >= current.expires_at:
                     return await self._time_out(current)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(resolved_here.wait(), self._next_look(current))
-                resolved_here.clear()
+                    await asyncio.wait_for(woken.wait(), self._next_look(current))
+                woken.clear()
 
     def _next_look(self, approval: ApprovalRecord) -> float:
         """Seconds until the store is asked again: the poll, or less when it expires sooner."""

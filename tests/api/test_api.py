@@ -46,6 +46,51 @@ async def test_lists_approvals_filtered_by_status_and_tool_glob(
     assert view["injection_risk"] is False
 
 
+async def test_a_waiting_list_answers_when_an_approval_appears(
+    store: Store, client: httpx.AsyncClient
+) -> None:
+    listing = asyncio.ensure_future(
+        client.get("/approvals", params={"status": "pending", "wait": 30})
+    )
+    await asyncio.sleep(0.3)
+    assert not listing.done()  # nothing pending: the request is held
+    other = await asyncio.to_thread(pending, store, "gmail.send")
+    response = await asyncio.wait_for(listing, 20)
+    assert [a["id"] for a in response.json()] == [other.id]
+
+
+async def test_a_waiting_list_that_already_matches_answers_at_once(
+    store: Store, client: httpx.AsyncClient
+) -> None:
+    waiting = pending(store)
+    response = await client.get("/approvals", params={"status": "pending", "wait": 60})
+    assert [a["id"] for a in response.json()] == [waiting.id]
+
+
+async def test_a_waiting_list_ignores_changes_that_do_not_match(
+    store: Store, client: httpx.AsyncClient
+) -> None:
+    listing = asyncio.ensure_future(
+        client.get("/approvals", params={"status": "pending", "tool": "gmail.*", "wait": 30})
+    )
+    await asyncio.to_thread(pending, store, "filesystem.write_file")
+    await asyncio.sleep(0.3)
+    assert not listing.done()
+    mail = await asyncio.to_thread(pending, store, "gmail.send")
+    assert [a["id"] for a in (await asyncio.wait_for(listing, 20)).json()] == [mail.id]
+
+
+async def test_a_waiting_list_ends_empty_when_its_time_is_up(client: httpx.AsyncClient) -> None:
+    response = await client.get("/approvals", params={"status": "pending", "wait": 0.2})
+    assert response.status_code == 200 and response.json() == []
+
+
+@pytest.mark.parametrize("wait", ["-1", "61", "nan", "inf", "soon", "1e308"])
+async def test_a_wait_out_of_bounds_is_refused(client: httpx.AsyncClient, wait: str) -> None:
+    response = await client.get("/approvals", params={"wait": wait})
+    assert response.status_code == 422, response.text
+
+
 async def test_remaining_is_empty_without_expiry(store: Store, client: httpx.AsyncClient) -> None:
     approval = pending(store, expires_in=None)
 

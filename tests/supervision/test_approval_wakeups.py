@@ -4,6 +4,7 @@ next poll of the store."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from pathlib import Path
 
@@ -76,4 +77,28 @@ async def test_waiting_on_one_approval_is_not_woken_by_another(tmp_path: Path) -
     assert not first.done()  # still waiting for its own decision
     first.cancel()
     await asyncio.gather(first, return_exceptions=True)
+    store.close()
+
+
+RESOLVE_ELSEWHERE = """
+import sys
+from foundry.store import Store
+from foundry.supervision.resolution import resolve_approval
+with Store.open(sys.argv[1]) as store:
+    resolve_approval(store, sys.argv[2], "approved", "human:cli:far", "from afar")
+"""
+
+
+async def test_a_decision_made_by_another_process_wakes_the_waiting_call(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    store = Store.open(url)
+    call = ToolCall(id="c", name="fs.write_file", arguments={"path": "x"})
+    # polled once an hour: only the store's change watch can end this wait in time
+    deciding = asyncio.ensure_future(inbox(store, AN_HOUR).decide(call, "L0", "asks"))
+    approval_id = await first_pending(store)
+    command = [sys.executable, "-c", RESOLVE_ELSEWHERE, url, approval_id]
+    elsewhere = await asyncio.create_subprocess_exec(*command)
+    assert await elsewhere.wait() == 0
+    decision = await asyncio.wait_for(deciding, 30)
+    assert decision.allowed and decision.by == "human:cli:far"
     store.close()

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -186,6 +189,44 @@ def test_approvals_from_another_foundry_appear_within_a_second(
     assert history.index(0, Column.STATUS).data() == "denied"
     assert "not today" in view.detail.outcome.text()
     shot(view, tmp_path, "inbox-history.png")
+
+
+def test_approvals_of_another_process_are_pushed_without_a_poll(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    view = InboxView()
+    qtbot.addWidget(view)
+    # looks at the store once when it opens, then only when told of a change
+    controller = InboxController(view, bridge, poll_ms=3_600_000, resolver="human:gui:tester")
+    try:
+        qtbot.waitUntil(lambda: controller.loaded)
+        url = f"sqlite:///{tmp_path / 'ui.sqlite3'}"
+        approval_id = in_another_process(url, "create")
+        wait_pending(qtbot, controller, 1, timeout=10000)
+        assert controller.current_record().id == approval_id  # type: ignore[union-attr]
+        in_another_process(url, "deny", approval_id)
+        wait_pending(qtbot, controller, 0, timeout=10000)
+        assert view.history.rowCount() == 1
+    finally:
+        controller.close()
+
+
+ANOTHER_PROCESS = """
+import sys
+from foundry.store import ApprovalRecord, Store
+from foundry.supervision.resolution import resolve_approval
+with Store.open(sys.argv[1]) as store:
+    if sys.argv[2] == "create":
+        print(store.approvals.create(ApprovalRecord(agent_id="far", tool="mail.send")).id)
+    else:
+        resolve_approval(store, sys.argv[3], "denied", "human:cli:far", "no")
+"""
+
+
+def in_another_process(url: str, *arguments: str) -> str:
+    command = [sys.executable, "-c", ANOTHER_PROCESS, url, *arguments]
+    done = subprocess.run(command, check=True, timeout=60, capture_output=True, text=True)
+    return done.stdout.strip()
 
 
 # -- decisions reach the agent ------------------------------------------------------------------
@@ -399,8 +440,16 @@ def test_keyboard_triage_moves_through_the_list_and_focuses_the_filter(
 
 
 def test_deciding_what_someone_else_already_decided_names_the_winner(
-    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path, other_foundry: Store
+    qtbot: QtBot,
+    bridge: EngineBridge,
+    tmp_path: Path,
+    other_foundry: Store,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # the race this test stages: the decision is clicked before any change reaches the inbox
+    monkeypatch.setattr(
+        bridge.engine.store.approval_changes, "subscribed", lambda _: contextlib.nullcontext()
+    )
     view = InboxView()
     qtbot.addWidget(view)
     controller = InboxController(view, bridge, poll_ms=3_600_000, resolver="human:gui:tester")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from html import escape
@@ -29,7 +30,7 @@ from foundry.ui.inbox.params import ParamsError, params_text, parse_edited_param
 from foundry.ui.inbox.view import InboxView
 
 log = logging.getLogger(__name__)
-POLL_MS = 500
+POLL_MS = 2000  # the fallback: changes to approvals are pushed (the store's change watch)
 AGE_FILTER_REFRESH_TICKS = 5
 LATEST_ON_HISTORY = 200
 INFO_SHOWN_MS = 6000
@@ -39,9 +40,10 @@ Job = Callable[[], list[Resolution]]
 
 
 class InboxController(QObject):
-    """Polls the store (pending ids only) every half second and at once when a local session
-    asks or is answered; resolves through the store, where the first resolver wins, so another
-    Foundry, the API or the CLI may have answered first.
+    """Looks at the store (pending ids only) as soon as approvals change in any process sharing
+    it (the store's change watch), when a local session asks or is answered, and every two
+    seconds in case a change went unseen; resolves through the store, where the first resolver
+    wins, so another Foundry, the API or the CLI may have answered first.
 
     Every store call runs on the inbox's own worker thread, one at a time, and hands its result
     back to the GUI thread through a queued signal. (Not as asyncio tasks: a task stepped by a
@@ -53,6 +55,7 @@ class InboxController(QObject):
     open_session_requested = Signal(str)
     make_rule_requested = Signal(object)  # the ApprovalRecord a rule is to be made from
     _delivered = Signal(object)  # a callable to run on the GUI thread
+    _changed = Signal()  # approvals changed in the store (emitted on the change watch's thread)
 
     def __init__(
         self,
@@ -73,6 +76,9 @@ class InboxController(QObject):
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="foundry-inbox")
         self._last_error: str | None = None
         self._delivered.connect(self._run_delivered)
+        self._changed.connect(self.poll)
+        self._watch = contextlib.ExitStack()
+        self._watch_lock = threading.Lock()
         self._polling = False
         self._poll_again = False
         self._closed = False
@@ -91,6 +97,14 @@ class InboxController(QObject):
         self.poll()
         self._poll_timer.start()
         self._clock.start()
+        # subscribing may connect to the database (PostgreSQL's LISTEN): not on the GUI thread
+        self._worker.submit(self._follow_changes)
+
+    def _follow_changes(self) -> None:
+        with self._watch_lock:
+            if not self._closed:
+                changes = self.store.approval_changes.subscribed(self._changed.emit)
+                self._watch.enter_context(changes)
 
     def _connect_view(self) -> None:
         view, detail = self.view, self.view.detail
@@ -175,7 +189,9 @@ class InboxController(QObject):
 
     def close(self) -> None:
         """Stop following the store (the window is closing)."""
-        self._closed = True
+        with self._watch_lock:
+            self._closed = True
+            self._watch.close()
         self._poll_timer.stop()
         self._clock.stop()
         self.bridge.event_arrived.disconnect(self._on_event)

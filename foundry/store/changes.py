@@ -1,0 +1,207 @@
+"""Telling this process at once when approvals change in the store, whichever process changed them.
+
+Every transaction that creates or resolves an approval bumps the `approvals` row of the
+`store_changes` table and, on PostgreSQL, sends `NOTIFY foundry_approvals` (delivered when it
+commits). The first subscriber starts one watcher thread per store:
+
+- PostgreSQL: `LISTEN foundry_approvals` on a connection of its own; a lost connection is opened
+  again (every subscriber is told once then, since a change may have been missed meanwhile).
+- SQLite: the database file and its write-ahead log are looked at (`os.stat`, a few microseconds)
+  every 10 ms; the counter is read when either changed, and every 250 ms whatever they say.
+
+A change committed through this store's own repositories tells the subscribers straight after the
+commit, without waiting for the watcher. Subscribers are called on whichever thread saw the change
+and must only hand it on (set an event thread-safely, emit a queued signal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import sqlalchemy as sa
+
+from foundry.store.tables import StoreChangeRecord
+
+log = logging.getLogger(__name__)
+
+APPROVALS = "approvals"
+CHANNEL = "foundry_approvals"
+FILE_LOOK_S = 0.01  # how often SQLite's files are looked at
+COUNTER_LOOK_S = 0.25  # how often SQLite's counter is read when the files seem unchanged
+RECONNECT_S = 1.0
+LISTEN_WAIT_S = 5.0  # how long a first subscriber waits for PostgreSQL to listen
+
+Listener = Callable[[], None]
+_CHANGES = StoreChangeRecord.__table__  # type: ignore[attr-defined]
+
+
+class ApprovalChanges:
+    """The subscribers of one store to changes of its approvals, and the thread that watches."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self._engine = engine
+        self._lock = threading.Lock()
+        self._listeners: list[Listener] = []
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def mark(self, connection: Any) -> None:
+        """In the transaction that changes approvals: bump the counter (and on PostgreSQL queue
+        the notification, which is sent when the transaction commits)."""
+        connection.execute(
+            sa.update(_CHANGES)
+            .where(_CHANGES.c.topic == APPROVALS)
+            .values(version=_CHANGES.c.version + 1)
+        )
+        if self._engine.dialect.name == "postgresql":
+            connection.execute(sa.select(sa.func.pg_notify(CHANNEL, "")))
+
+    def committed_here(self) -> None:
+        """A change committed through this store: tell the subscribers now."""
+        self._tell()
+
+    @contextlib.contextmanager
+    def subscribed(self, listener: Listener) -> Iterator[None]:
+        """Call `listener` on every change while in the block."""
+        with self._lock:
+            self._listeners.append(listener)
+            if self._thread is None:
+                self._start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._listeners.remove(listener)
+
+    @contextlib.contextmanager
+    def waking(self, event: asyncio.Event) -> Iterator[None]:
+        """Set `event`, on the running loop, on every change while in the block."""
+        loop = asyncio.get_running_loop()
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: no one waits there
+                loop.call_soon_threadsafe(event.set)
+
+        with self.subscribed(wake):
+            yield
+
+    def close(self) -> None:
+        """Stop watching (the store is closing)."""
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=2 * RECONNECT_S)
+
+    def _start(self) -> None:
+        if self._engine.dialect.name == "postgresql":
+            listening = threading.Event()
+            self._run(self._watch_postgres, listening)
+            # a change made before LISTEN takes effect would go unseen
+            listening.wait(LISTEN_WAIT_S)
+        elif self._engine.url.database not in (None, "", ":memory:"):
+            self._run(self._watch_sqlite, self._version())
+        # else a store no other process can open: committed_here() tells everything
+
+    def _run(self, watch: Callable[..., None], *args: Any) -> None:
+        self._thread = threading.Thread(
+            target=watch, args=args, name="foundry-store-changes", daemon=True
+        )
+        self._thread.start()
+
+    def _version(self) -> int:
+        """The counter as it is now: read before the subscriber first looks at the approvals,
+        so that a change made in between is one the watcher sees."""
+        with self._engine.connect() as connection:
+            query = sa.select(_CHANGES.c.version).where(_CHANGES.c.topic == APPROVALS)
+            return int(connection.execute(query).scalar_one())
+
+    def _tell(self) -> None:
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener()
+            except Exception:
+                log.exception("a subscriber to approval changes failed")
+
+    # -- PostgreSQL ---------------------------------------------------------------------------
+
+    def _watch_postgres(self, listening: threading.Event) -> None:
+        import psycopg
+
+        url = self._engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(url, autocommit=True, connect_timeout=10) as connection:
+                    connection.execute(f"LISTEN {CHANNEL}")
+                    if listening.is_set():
+                        self._tell()  # listening again: a change may have gone unseen meanwhile
+                    listening.set()
+                    while not self._stop.is_set():
+                        for _ in connection.notifies(timeout=COUNTER_LOOK_S):
+                            self._tell()
+            except psycopg.Error as error:
+                log.warning("lost the store's change notifications (%s); listening again", error)
+                self._stop.wait(RECONNECT_S)
+
+    # -- SQLite --------------------------------------------------------------------------------
+
+    def _watch_sqlite(self, seen_version: int) -> None:
+        path = str(self._engine.url.database)
+        files = (path, f"{path}-wal")
+        seen_files = _signature(files)
+        read_at = time.monotonic()
+        connection: sqlite3.Connection | None = None
+        try:
+            while not self._stop.wait(FILE_LOOK_S):
+                now_files = _signature(files)
+                if now_files == seen_files and time.monotonic() - read_at < COUNTER_LOOK_S:
+                    continue
+                seen_files, read_at = now_files, time.monotonic()
+                try:
+                    connection = connection or sqlite3.connect(path, timeout=1)
+                    version = _read_version(connection)
+                except sqlite3.Error as error:
+                    log.debug("cannot read the store's change counter: %s", error)
+                    _close(connection)
+                    connection = None
+                    continue
+                if version != seen_version:
+                    self._tell()
+                seen_version = version
+        finally:
+            _close(connection)
+
+
+def _signature(files: tuple[str, ...]) -> tuple[tuple[int, int, int], ...]:
+    """What changes in a file when SQLite commits to it: its inode, size and modification time."""
+    marks = []
+    for name in files:
+        try:
+            status = os.stat(name)
+        except OSError:
+            marks.append((0, 0, 0))
+            continue
+        marks.append((status.st_ino, status.st_size, status.st_mtime_ns))
+    return tuple(marks)
+
+
+def _read_version(connection: sqlite3.Connection) -> int:
+    row = connection.execute(
+        "SELECT version FROM store_changes WHERE topic = ?", (APPROVALS,)
+    ).fetchone()
+    connection.rollback()  # end the read transaction, so the WAL can be checkpointed
+    return int(row[0]) if row else 0
+
+
+def _close(connection: sqlite3.Connection | None) -> None:
+    if connection is not None:
+        connection.close()
