@@ -29,10 +29,6 @@ CHAT_COLUMNS = (*TASK_COLUMNS, "session_id", "agent")  # of a point from a chat'
 _NO_CHAT = ("", "")  # the agent and task of a chat nothing is known of
 
 
-class Unreadable(ValueError):
-    """Fields that are not as their event type writes them."""
-
-
 @dataclass(frozen=True)
 class PointSeries:
     """A series with a point per event of `kind`: the time, the task (and the chat, for a
@@ -43,7 +39,7 @@ class PointSeries:
     fields: tuple[str, ...]
     types: frozenset[tuple[type, ...]]  # of the fields, as the event type writes them
     columns: tuple[str, ...] = ()  # the fields' names unless given
-    make: Callable[[Fields], Fields] | None = None  # the columns from the fields
+    make: Callable[[Fields], Fields | None] | None = None  # the columns from the fields
     of_chat: bool = True
 
     @property
@@ -51,17 +47,17 @@ class PointSeries:
         first = CHAT_COLUMNS if self.of_chat else TASK_COLUMNS
         return (*first, *(self.columns or self.fields))
 
-    def columns_of(self, fields: Fields) -> Fields:
-        """Raises Unreadable for fields not of their types."""
+    def columns_of(self, fields: Fields) -> Fields | None:
+        """None for fields that are not as the event type writes them."""
         if tuple(map(type, fields)) not in self.types:
-            raise Unreadable
-        return self.make(fields) if self.make else fields
+            return None
+        return fields if self.make is None else self.make(fields)
 
 
-def _decision(fields: Fields) -> Fields:
+def _decision(fields: Fields) -> Fields | None:
     tool, allowed, by = fields
     if allowed not in (0, 1):  # SQLite reads true and false as 1 and 0
-        raise Unreadable
+        return None
     return (tool, resolution_level(by), bool(allowed), by)
 
 
@@ -179,9 +175,10 @@ class Export:
             "FROM events WHERE kind = ? ORDER BY time, id"
         )
         admits = self.admits if self.filtered else None
+        columns_of = series.columns_of
         for row in self.rows.rows(query, series.kind):  # the loop of a million rows: lean
             time, session_id = row[0], row[1]
-            columns = self._columns(series, row)
+            columns = columns_of(row[3:]) or self._read_as_typed(series, row[2])
             if columns is None:
                 continue
             if series.of_chat:
@@ -191,13 +188,6 @@ class Export:
                     yield (time, task_id, task, session_id, agent, *columns)
             elif admits is None or admits(time, session_id, self.task_agents.get(session_id, ())):
                 yield (time, session_id, self.task_names.get(session_id, ""), *columns)
-
-    def _columns(self, series: PointSeries, row: Fields) -> Fields | None:
-        """The columns of an event's point, from its row (time, session, id, fields...)."""
-        try:
-            return series.columns_of(row[3:])
-        except Unreadable:
-            return self._read_as_typed(series, row[2])
 
     def _read_as_typed(self, series: PointSeries, row_id: int) -> Fields | None:
         """The columns of an event whose fields are not as its type writes them, read by its
@@ -211,10 +201,13 @@ class Export:
         [(session_id, seq, payload)] = self.rows.rows(query, row_id)
         try:
             typed = event_body(series.kind, self.rows.document(payload)).model_dump(mode="json")
-            return series.columns_of(tuple(_at(typed, path) for path in series.fields))
-        except (ValidationError, Unreadable, TypeError, KeyError) as error:
+            columns = series.columns_of(tuple(_at(typed, path) for path in series.fields))
+        except (ValidationError, TypeError, KeyError) as error:
             self.skipped.append(f"{series.kind} {session_id}#{seq}: {_why(error)}")
             return None
+        if columns is None:  # not even as its type wrote it: this export does not know the type
+            self.skipped.append(f"{series.kind} {session_id}#{seq}: fields of other types")
+        return columns
 
 
 _EVERYTHING = MetricsFilter()
