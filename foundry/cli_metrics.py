@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 
 def export_command(args: argparse.Namespace) -> int:
-    from foundry.metrics import MetricsFilter, dashboard_series, export_csv, load_metric_events
-    from foundry.store import Store
+    from foundry.home import database_url
+    from foundry.metrics.export import export_csv
+    from foundry.metrics.terms import MetricsFilter
 
     where = MetricsFilter(
         agents=frozenset(args.agent or ()),
@@ -18,12 +20,12 @@ def export_command(args: argparse.Namespace) -> int:
         since=args.since,
         until=args.until,
     )
-    with Store.open() as store:
-        events = load_metric_events(store)
-    series = dashboard_series(events, where)
-    for path in export_csv(Path(args.csv), series):
-        rows = len(getattr(series, path.stem))
-        print(f"{path}  {rows:,} row{'' if rows == 1 else 's'}")
+    export = export_csv(Path(args.csv), database_url(), where)
+    for event in export.skipped:
+        print(f"foundry: left out the unreadable event {event}", file=sys.stderr)
+    for written in export.written:
+        rows = written.rows
+        print(f"{written.path}  {rows:,} row{'' if rows == 1 else 's'}")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Where Foundry keeps its files: platform directories, or all under FOUNDRY_HOME."""
+"""Where Foundry keeps its files and its database: platform directories, or all under
+FOUNDRY_HOME; FOUNDRY_DATABASE_URL for a database elsewhere."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from platformdirs import PlatformDirs
 
 APP_NAME = "foundry"
 APP_ID = "dev.foundry.Foundry"
+DATABASE_URL_VARIABLE = "FOUNDRY_DATABASE_URL"
 
 
 def shipped_path(*parts: str) -> Path:
@@ -42,3 +44,20 @@ class FoundryHome:
         self.config_dir.mkdir(parents=True, exist_ok=True)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         return self
+
+
+def database_url(home: FoundryHome | None = None) -> str:
+    """`FOUNDRY_DATABASE_URL` when set, else the SQLite file in Foundry's data folder."""
+    configured = os.environ.get(DATABASE_URL_VARIABLE, "").strip()
+    if configured:
+        return normalise_url(configured)
+    home = (home or FoundryHome.from_environment()).ensure()
+    return f"sqlite:///{home.database_path}"
+
+
+def normalise_url(url: str) -> str:
+    """PostgreSQL URLs without a driver use psycopg 3, the driver Foundry installs."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url

@@ -69,3 +69,19 @@ def test_listing_sessions_opens_the_store_and_starts_nothing(tmp_path: Path) -> 
 
     assert "sqlalchemy" in imported
     assert imported & {"mcp", "ollama", "httpx", "fastapi", "PySide6", "xllamacpp"} == set()
+
+
+def test_exporting_metrics_reads_rows_without_sqlalchemy_or_pydantic(tmp_path: Path) -> None:
+    from foundry.metrics import keep_aggregates
+    from foundry.store import Store
+
+    from .metrics.fixture_log import full_log
+    from .metrics.test_loader import write
+
+    with Store.open() as store:
+        write(keep_aggregates(store), full_log())
+    imported = imported_by(tmp_path, "metrics", "export", "--csv", str(tmp_path / "csv"))
+
+    assert "sqlite3" in imported  # it did read the store
+    assert (tmp_path / "csv" / "model_calls.csv").read_text().count("\n") == 9
+    assert imported & HEAVY == set()

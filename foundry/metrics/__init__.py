@@ -1,92 +1,102 @@
-"""Figures derived from the event log: TaskMetrics per task and the series the dashboards plot."""
+"""Figures derived from the event log: TaskMetrics per task and the series the dashboards plot.
 
-from foundry.metrics.export import SERIES_FILES, export_csv, write_points_csv
-from foundry.metrics.figures import DashboardFigures, Figure, TaskBin, TimeBin, read_figures
-from foundry.metrics.loader import (
-    METRIC_KINDS,
-    load_metric_events,
-    load_task_log,
-)
-from foundry.metrics.report import PHASE_TITLES, format_task_metrics
-from foundry.metrics.series import (
-    LEVELS,
-    ConfidencePoint,
-    DashboardSeries,
-    HumanWaitPoint,
-    IterationsPoint,
-    MetricsFilter,
-    ModelCallPoint,
-    PhaseSharePoint,
-    ResolutionPoint,
-    SeriesPoint,
-    TaskChoice,
-    confidence_series,
-    dashboard_series,
-    human_wait_series,
-    iterations_series,
-    model_call_series,
-    phase_share_series,
-    resolution_level,
-    resolution_series,
-)
-from foundry.metrics.stored import (
-    MetricsState,
-    keep_aggregates,
-    metrics_state,
-    rebuild_aggregates,
-)
-from foundry.metrics.task import (
-    OTHER,
-    PHASE_COLUMNS,
-    ConsultSize,
-    PhaseTime,
-    TaskMetrics,
-    phase_times,
-    task_metrics,
-)
+Each name is imported from its module when it is first used, so that a command that needs one
+module (`foundry metrics export` reads rows without pydantic or SQLAlchemy) imports no other."""
 
-__all__ = [
-    "LEVELS",
-    "METRIC_KINDS",
-    "OTHER",
-    "PHASE_COLUMNS",
-    "PHASE_TITLES",
-    "SERIES_FILES",
-    "ConfidencePoint",
-    "ConsultSize",
-    "DashboardFigures",
-    "DashboardSeries",
-    "Figure",
-    "HumanWaitPoint",
-    "IterationsPoint",
-    "MetricsFilter",
-    "MetricsState",
-    "ModelCallPoint",
-    "PhaseSharePoint",
-    "PhaseTime",
-    "ResolutionPoint",
-    "SeriesPoint",
-    "TaskBin",
-    "TaskChoice",
-    "TaskMetrics",
-    "TimeBin",
-    "confidence_series",
-    "dashboard_series",
-    "export_csv",
-    "format_task_metrics",
-    "human_wait_series",
-    "iterations_series",
-    "keep_aggregates",
-    "load_metric_events",
-    "load_task_log",
-    "metrics_state",
-    "model_call_series",
-    "phase_share_series",
-    "phase_times",
-    "read_figures",
-    "rebuild_aggregates",
-    "resolution_level",
-    "resolution_series",
-    "task_metrics",
-    "write_points_csv",
-]
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names as mypy should see them
+    from foundry.metrics.export import export_csv  # noqa: F401
+    from foundry.metrics.figures import (  # noqa: F401
+        DashboardFigures,
+        Figure,
+        TaskBin,
+        TimeBin,
+        read_figures,
+    )
+    from foundry.metrics.loader import METRIC_KINDS, load_metric_events, load_task_log  # noqa: F401
+    from foundry.metrics.report import PHASE_TITLES, format_task_metrics  # noqa: F401
+    from foundry.metrics.series import (  # noqa: F401
+        ConfidencePoint,
+        DashboardSeries,
+        HumanWaitPoint,
+        IterationsPoint,
+        ModelCallPoint,
+        PhaseSharePoint,
+        ResolutionPoint,
+        SeriesPoint,
+        TaskChoice,
+        confidence_series,
+        dashboard_series,
+        human_wait_series,
+        iterations_series,
+        model_call_series,
+        phase_share_series,
+        resolution_series,
+    )
+    from foundry.metrics.stored import (  # noqa: F401
+        MetricsState,
+        keep_aggregates,
+        metrics_state,
+        rebuild_aggregates,
+    )
+    from foundry.metrics.task import (  # noqa: F401
+        OTHER,
+        PHASE_COLUMNS,
+        ConsultSize,
+        PhaseTime,
+        TaskMetrics,
+        phase_times,
+        task_metrics,
+    )
+    from foundry.metrics.terms import LEVELS, MetricsFilter, resolution_level  # noqa: F401
+
+_NAMES_OF_MODULE = {
+    "export": ("export_csv",),
+    "figures": ("DashboardFigures", "Figure", "TaskBin", "TimeBin", "read_figures"),
+    "loader": ("METRIC_KINDS", "load_metric_events", "load_task_log"),
+    "report": ("PHASE_TITLES", "format_task_metrics"),
+    "series": (
+        "ConfidencePoint",
+        "DashboardSeries",
+        "HumanWaitPoint",
+        "IterationsPoint",
+        "ModelCallPoint",
+        "PhaseSharePoint",
+        "ResolutionPoint",
+        "SeriesPoint",
+        "TaskChoice",
+        "confidence_series",
+        "dashboard_series",
+        "human_wait_series",
+        "iterations_series",
+        "model_call_series",
+        "phase_share_series",
+        "resolution_series",
+    ),
+    "stored": ("MetricsState", "keep_aggregates", "metrics_state", "rebuild_aggregates"),
+    "task": (
+        "OTHER",
+        "PHASE_COLUMNS",
+        "ConsultSize",
+        "PhaseTime",
+        "TaskMetrics",
+        "phase_times",
+        "task_metrics",
+    ),
+    "terms": ("LEVELS", "MetricsFilter", "resolution_level"),
+}
+_MODULE_OF = {name: module for module, names in _NAMES_OF_MODULE.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # found at once from now on
+    return value

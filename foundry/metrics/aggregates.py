@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from foundry.metrics.loader import METRIC_KINDS, TASK_KINDS
-from foundry.metrics.series import resolution_level
 from foundry.metrics.task import task_metrics
+from foundry.metrics.terms import resolution_level
 from foundry.orchestration.events import (
     AgentConsulted,
     CriterionScored,

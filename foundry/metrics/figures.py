@@ -12,8 +12,9 @@ from pydantic import BaseModel, ConfigDict
 from foundry.metrics import aggregates as agg
 from foundry.metrics.aggregates import RESOLUTIONS, MemoryAggregates, Tally
 from foundry.metrics.loader import task_and_chat_events
-from foundry.metrics.series import MetricsFilter, TaskChoice
+from foundry.metrics.series import TaskChoice
 from foundry.metrics.stored import StoredAggregates
+from foundry.metrics.terms import MetricsFilter
 from foundry.store import Store
 
 MAX_BUCKETS = 2000  # stored bins read per series and label at most: the finest resolution that fits

@@ -11,6 +11,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from foundry.metrics.task import TaskMetrics, task_metrics
+from foundry.metrics.terms import MetricsFilter, resolution_level
 from foundry.orchestration.events import (
     AgentConsulted,
     CriterionScored,
@@ -28,34 +29,6 @@ from foundry.session.events import (
 
 Body = TypeVar("Body", bound=EventBody)
 Point = TypeVar("Point", bound="SeriesPoint")
-
-LEVELS = ("policy", "grant", "supervisor", "human", "timeout")
-_LEVEL_OF_PREFIX = {
-    "policy": "policy",
-    "grant": "grant",
-    "agent": "supervisor",
-    "timeout": "timeout",
-}
-
-
-class MetricsFilter(BaseModel):
-    """Which points to keep; an empty set or None keeps everything on that axis."""
-
-    model_config = ConfigDict(frozen=True)
-
-    agents: frozenset[str] = frozenset()
-    task_ids: frozenset[str] = frozenset()
-    since: datetime | None = None
-    until: datetime | None = None
-
-    def admits(self, time: datetime, task_id: str, agents: Collection[str]) -> bool:
-        if self.since is not None and time < self.since:
-            return False
-        if self.until is not None and time > self.until:
-            return False
-        if self.task_ids and task_id not in self.task_ids:
-            return False
-        return not self.agents or not self.agents.isdisjoint(agents)
 
 
 class SeriesPoint(BaseModel):
@@ -138,11 +111,6 @@ class DashboardSeries(BaseModel):
     human_waits: tuple[HumanWaitPoint, ...] = ()
     agents: tuple[str, ...] = ()  # every agent in the log, unfiltered
     tasks: tuple[TaskChoice, ...] = ()  # every task in the log, unfiltered
-
-
-def resolution_level(by: str) -> str:
-    """The level that decided a tool call, from the decider's name (`policy:rule`, `agent:...`)."""
-    return _LEVEL_OF_PREFIX.get(by.split(":", 1)[0], "human")
 
 
 @dataclass

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from foundry.metrics.terms import phase_shares
 from foundry.orchestration.events import (
     PHASES,
     AgentConsulted,
@@ -159,10 +160,9 @@ def phase_times(events: Sequence[Event]) -> tuple[PhaseTime, ...]:
             innermost = len(open_phases) - 1 - open_phases[::-1].index(body.phase)
             del open_phases[innermost]
         previous = event
-    total = sum(seconds.values())
     return tuple(
-        PhaseTime(phase=name, seconds=value, share=value * 100 / total if total else 0.0)
-        for name, value in seconds.items()
+        PhaseTime(phase=name, seconds=value, share=share)
+        for name, value, share in phase_shares(seconds)
     )
 
 

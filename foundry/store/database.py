@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,31 +14,15 @@ from alembic.script import ScriptDirectory
 from alembic.script.revision import ResolutionError
 from alembic.util import CommandError
 
-from foundry.home import FoundryHome
+from foundry.home import DATABASE_URL_VARIABLE as DATABASE_URL_VARIABLE  # where they were
+from foundry.home import database_url as database_url
+from foundry.home import normalise_url as normalise_url
 
 MIGRATIONS = Path(__file__).parent / "migrations"
-DATABASE_URL_VARIABLE = "FOUNDRY_DATABASE_URL"
 
 
 class StoreError(Exception):
     """The store cannot be used: unreachable, unwritable, or from a newer Foundry."""
-
-
-def database_url(home: FoundryHome | None = None) -> str:
-    """`FOUNDRY_DATABASE_URL` when set, else the SQLite file in Foundry's data folder."""
-    configured = os.environ.get(DATABASE_URL_VARIABLE, "").strip()
-    if configured:
-        return normalise_url(configured)
-    home = (home or FoundryHome.from_environment()).ensure()
-    return f"sqlite:///{home.database_path}"
-
-
-def normalise_url(url: str) -> str:
-    """PostgreSQL URLs without a driver use psycopg 3, the driver Foundry installs."""
-    for prefix in ("postgres://", "postgresql://"):
-        if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
-    return url
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:

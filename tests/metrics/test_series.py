@@ -1,15 +1,11 @@
-"""The dashboard series of the fixture log, their filters, and their CSV files."""
+"""The dashboard series of the fixture log and their filters (their CSV files: test_export.py)."""
 
 from __future__ import annotations
-
-import csv
-from pathlib import Path
 
 from foundry.metrics import (
     MetricsFilter,
     confidence_series,
     dashboard_series,
-    export_csv,
     human_wait_series,
     iterations_series,
     model_call_series,
@@ -118,57 +114,4 @@ def test_the_filter_choices_list_everything_whatever_the_filter() -> None:
     assert [(task.task_id, task.name) for task in series.tasks] == [
         (TASK, "add-endpoint"),
         (DOCS_TASK, "write-docs"),
-    ]
-
-
-def _rows(path: Path) -> list[list[str]]:
-    with path.open(newline="", encoding="utf-8") as file:
-        return list(csv.reader(file))
-
-
-def test_export_writes_one_csv_per_series_with_a_header(tmp_path: Path) -> None:
-    written = export_csv(tmp_path / "out", dashboard_series(full_log()))
-    assert [path.name for path in written] == [
-        "confidence.csv",
-        "iterations.csv",
-        "phase_shares.csv",
-        "model_calls.csv",
-        "resolutions.csv",
-        "human_waits.csv",
-    ]
-    iterations = _rows(tmp_path / "out" / "iterations.csv")
-    assert iterations == [
-        ["time", "task_id", "task", "iterations", "status"],
-        ["2025-03-01T09:00:00Z", TASK, "add-endpoint", "2", "failed"],
-        ["2025-03-01T09:16:40Z", DOCS_TASK, "write-docs", "1", "succeeded"],
-    ]
-    phases = _rows(tmp_path / "out" / "phase_shares.csv")
-    assert len(phases) == 1 + 2 * 8  # header, 8 phase columns per task
-    assert phases[7] == [  # the endpoint task's wait for a human
-        "2025-03-01T09:00:00Z",
-        TASK,
-        "add-endpoint",
-        "waiting_for_approval",
-        "65.0",
-        "20.3125",
-    ]
-    calls = _rows(tmp_path / "out" / "model_calls.csv")
-    assert calls[0][-4:] == ["input_tokens", "output_tokens", "first_token_s", "total_s"]
-    assert calls[5][-4:] == ["220", "70", "", "8.0"]  # no first token time: an empty cell
-
-
-def test_an_empty_series_still_has_its_header(tmp_path: Path) -> None:
-    export_csv(tmp_path, dashboard_series([]))
-    assert _rows(tmp_path / "human_waits.csv") == [
-        [
-            "time",
-            "task_id",
-            "task",
-            "session_id",
-            "agent",
-            "approval_id",
-            "status",
-            "resolved_by",
-            "waited_s",
-        ]
     ]
