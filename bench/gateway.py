@@ -9,7 +9,9 @@ Every call reads another file (the policy's loop detection denies a call repeate
 Latency is the median and p95 of --calls sequential calls after a warm-up; throughput is
 sequential calls per second through one gateway. Then the escalation: a policy that asks a
 person for every call; the time from sending the call to its approval being listed by
-GET /approvals?status=pending on the API (polled every 1 ms), over --escalations calls.
+GET /approvals?status=pending on the API (polled every 1 ms), over --escalations calls, with
+when the gateway made the approval (its created_at) and what one GET takes alone: the poll
+cannot see an approval sooner than one GET after it is written.
 Without the npm parts (tests/gateway/npm), the time MCP server stands in for the filesystem.
 
 Run: python bench/gateway.py [--calls 300] [--escalations 20]
@@ -28,6 +30,7 @@ import time
 import zoneinfo
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -126,17 +129,20 @@ async def escalation(folder: Path, count: int) -> None:
     api = ApiServer(create_app(store, TOKEN))
     url = await api.start()
     seen: list[float] = []
+    made: list[float] = []
     headers = {"Authorization": f"Bearer {TOKEN}"}
     gateway = connect(sys.executable, ["-m", "foundry.cli", "gateway", str(agent)])
     try:
         async with gateway as client, httpx.AsyncClient(base_url=url, headers=headers) as http:
+            one_get = await get_alone(http)
             for number in range(count):
-                started = time.perf_counter()
+                started, sent = time.perf_counter(), datetime.now(UTC)
                 call = client.call_tool(f"fs__{tool}", calls[number])
                 waiting = asyncio.ensure_future(call)
-                approval_id = await first_pending(http)
+                approval = await first_pending(http)
                 seen.append(time.perf_counter() - started)
-                await http.post(f"/approvals/{approval_id}/approve")
+                made.append((created_at(approval) - sent).total_seconds())
+                await http.post(f"/approvals/{approval['id']}/approve")
                 await waiting
     finally:
         await api.stop()
@@ -144,14 +150,31 @@ async def escalation(folder: Path, count: int) -> None:
     median, worst = statistics.median(seen) * 1000, max(seen) * 1000
     print(f"escalation visible on the API: median {median:.1f} ms, max {worst:.1f} ms over "
           f"{len(seen)} calls (target < 10 ms median)")  # fmt: skip
+    print(f"  the gateway made the approval after a median {statistics.median(made) * 1000:.1f} "
+          f"ms; one GET /approvals alone takes a median {one_get * 1000:.1f} ms")  # fmt: skip
 
 
-async def first_pending(http: httpx.AsyncClient) -> str:
+async def first_pending(http: httpx.AsyncClient) -> dict[str, Any]:
     while True:
         pending = (await http.get("/approvals", params={"status": "pending"})).json()
         if pending:
-            return str(pending[0]["id"])
+            return dict(pending[0])
         await asyncio.sleep(0.001)
+
+
+async def get_alone(http: httpx.AsyncClient, count: int = 50) -> float:
+    """The median time of one GET /approvals?status=pending with nothing else under way."""
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        await http.get("/approvals", params={"status": "pending"})
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def created_at(approval: dict[str, Any]) -> datetime:
+    created = datetime.fromisoformat(approval["created_at"])
+    return created if created.tzinfo else created.replace(tzinfo=UTC)
 
 
 def run() -> None:

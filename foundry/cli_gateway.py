@@ -35,7 +35,7 @@ def gateway_command(args: argparse.Namespace) -> int:
 def _serve(agent: Path, trust: TrustStore, port: int | None) -> int:
     import asyncio
 
-    from foundry.gateway.server import Gateway, serve_stdio
+    from foundry.gateway.server import Gateway, serve_stdio, until_terminated
     from foundry.runtime.engine import Engine
 
     with Engine(trust=trust) as engine:
@@ -43,11 +43,12 @@ def _serve(agent: Path, trust: TrustStore, port: int | None) -> int:
         session = engine.submit(work).result()
         name = engine.store.sessions.get(session.session_id).agent_name
         gateway = Gateway(engine, session, agent, name)
+        serving = serve_stdio(gateway) if port is None else _serve_http(gateway, port)
         try:
-            asyncio.run(serve_stdio(gateway) if port is None else _serve_http(gateway, port))
+            asyncio.run(until_terminated(serving))
         except KeyboardInterrupt:
             pass
-        finally:
+        finally:  # stdin closed, SIGTERM or Ctrl+C: what every call recorded is stored first
             asyncio.run(gateway.aclose())
             engine.submit(session.aclose()).result(30)
     return 0

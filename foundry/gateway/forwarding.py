@@ -33,14 +33,18 @@ class ToolSession:
     guardian: GuardianSupervisor | None = None
     _calls: int = 0
     _restarting: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    _recording: set[asyncio.Future[object]] = field(default_factory=set)
 
     def tools(self) -> list[ToolInfo]:
         """The tools a client is offered: the running servers' tools the agent includes."""
         return [tool for tool in self.host.tools() if str(tool.include.value) in OFFERED]
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """Decide the call as a chat's would be decided, run it if allowed, record both; a
-        denial comes back as an error result whose text is the reason."""
+        """Decide the call as a chat's would be decided, run it only if allowed, and record the
+        decision and the result; a denial comes back as an error result whose text is the
+        reason. The decision is made before anything runs; its recording (events, trace) is
+        queued, stored with the session's next group of events off the call's path, in order
+        (`settle` waits for it)."""
         self._calls += 1
         call = ToolCall(id=f"gateway-{self._calls}", name=name, arguments=arguments)
         tool = next((t for t in self.tools() if t.name == name), None)
@@ -49,13 +53,9 @@ class ToolSession:
         )
         if decision.arguments is not None:  # a person edited them before approving
             call = call.model_copy(update={"arguments": decision.arguments})
-        # Stored in order with the result, without holding the call up (the gate has already
-        # traced the decision); both are stored before the client has the result.
-        decided = asyncio.ensure_future(
-            self.record(
-                ToolCallDecided(
-                    call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
-                )
+        self._record(
+            ToolCallDecided(
+                call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
             )
         )
         started = time.perf_counter()
@@ -64,15 +64,31 @@ class ToolSession:
         else:
             reason = decision.reason or "denied"
             result = ToolResult(text=f"Denied by {decision.by}: {reason}", is_error=True)
-        finished = ToolCallFinished(
-            call_id=call.id,
-            name=call.name,
-            text=result.text,
-            is_error=result.is_error,
-            duration_s=time.perf_counter() - started,
+        self._record(
+            ToolCallFinished(
+                call_id=call.id,
+                name=call.name,
+                text=result.text,
+                is_error=result.is_error,
+                duration_s=time.perf_counter() - started,
+            )
         )
-        await asyncio.gather(decided, self.record(finished))
         return result
+
+    async def settle(self) -> None:
+        """Wait until everything recorded so far is stored (a failure is logged where the
+        store refused it)."""
+        await asyncio.gather(*self._recording, return_exceptions=True)
+
+    def _record(self, body: EventBody) -> None:
+        recording = asyncio.ensure_future(self.record(body))
+        self._recording.add(recording)
+        recording.add_done_callback(self._recorded)
+
+    def _recorded(self, recording: asyncio.Future[object]) -> None:
+        self._recording.discard(recording)
+        if not recording.cancelled():
+            recording.exception()  # retrieved: the journal has logged it
 
     def _guarded(self, call: ToolCall) -> GateDecision | None:
         """The guardian's refusal of parameters holding blocked text, before anyone is asked.
@@ -115,6 +131,7 @@ class ToolSession:
             del self._restarting[server]
 
     async def aclose(self) -> None:
+        await self.settle()
         for restarting in list(self._restarting.values()):
             restarting.cancel()
         if self.owns_host:

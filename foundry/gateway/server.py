@@ -5,7 +5,9 @@ HTTP (loopback, the API token as Bearer) each client gets its own recorded sessi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
+import signal
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,10 +15,10 @@ from typing import Any, TypeVar
 
 import mcp.types as mcp_types
 from mcp.server.lowlevel import NotificationOptions, Server
-from mcp.server.stdio import stdio_server
 
 from foundry import __version__
 from foundry.gateway.forwarding import TITLE_SUFFIX, ToolSession
+from foundry.gateway.stdio import stdio_streams
 from foundry.runtime.engine import Engine
 from foundry.session.events import Event, ToolServerChanged
 from foundry.tools.catalog import ToolInfo
@@ -200,9 +202,34 @@ def _object_schema(parameters: dict[str, Any]) -> dict[str, Any]:
 
 
 async def serve_stdio(gateway: Gateway) -> None:
+    """Serve the one client on stdin and stdout until it closes stdin."""
     stop_watching = gateway.watch()
     try:
-        async with stdio_server() as (read, write):
+        async with stdio_streams() as (read, write):
             await gateway.server.run(read, write, gateway.options())
     finally:
         stop_watching()
+
+
+async def until_terminated(serving: Coroutine[Any, Any, None]) -> None:
+    """Serve until done or SIGTERM, which ends serving as a closed stdin does, so that what
+    was recorded is then stored before the process exits."""
+    task = asyncio.ensure_future(serving)
+    terminated = False
+
+    def terminate() -> None:
+        nonlocal terminated
+        terminated = True
+        task.cancel()
+
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows' loop
+        loop.add_signal_handler(signal.SIGTERM, terminate)
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not terminated:
+            raise
+    finally:
+        with contextlib.suppress(NotImplementedError):
+            loop.remove_signal_handler(signal.SIGTERM)

@@ -46,7 +46,7 @@ from foundry.supervision.hierarchy import SupervisedGate, policy_entry_config
 from foundry.supervision.inbox import HumanInbox
 from foundry.supervision.l1 import open_l1_supervisor
 from foundry.supervision.paths import server_folders
-from foundry.supervision.tracing import TracedGate
+from foundry.supervision.tracing import KeepTrace, TracedGate
 
 if TYPE_CHECKING:
     from foundry.gateway.forwarding import ToolSession
@@ -150,6 +150,8 @@ class Engine:
             await self.cancel_task(task_id)
         for session_id in list(self._sessions):
             await self.close_session(session_id)
+        if self._journal is not None:
+            await self._journal.settle()
 
     # -- events ---------------------------------------------------------------------------------
 
@@ -238,8 +240,13 @@ class Engine:
         owns_host = host is None
         if owns_host:
             host = await self._start_tools(record.id, document)
-        gate = await self._gate(record.id, document, None, document.base_dir)
-        emit = functools.partial(self._emit, record.id)
+        assert self._journal is not None, "the engine is not started"
+        # decided before each call is forwarded; the call and its trace are recorded off its
+        # path, gathered with the session's next events (the inbox's events are written at once)
+        gate = await self._gate(
+            record.id, document, None, document.base_dir, keep_trace=self._journal.keep
+        )
+        emit = functools.partial(self._journal.record_later, record.id)
         guardian = next(
             (GuardianSupervisor(entry) for entry in document.agent.supervisors
              if isinstance(entry, GuardianSupervisorEntry) and entry.enabled),
@@ -382,17 +389,19 @@ class Engine:
         ask: AskUser | None,
         project_root: Path,
         extra_tools: Any = None,
+        keep_trace: KeepTrace | None = None,
     ) -> ApprovalGate:
         """The approval hierarchy if the agent has a policy supervisor, else its toolPermission.
         It judges paths where each server runs: the agent's MCP servers in their working
-        folders, a task's in-process tools (`extra_tools`) in the workspace."""
+        folders, a task's in-process tools (`extra_tools`) in the workspace. Its traces are
+        stored before each decision returns, or handed to `keep_trace`."""
         agent = document.agent
         assert agent is not None
         config = policy_entry_config(agent.supervisors)
         if config is None:
             inbox = self._inbox(session_id, agent, ask)
             gate = PermissionGate(agent.settings.tool_permission, inbox.ask_permission)
-            return TracedGate(gate, self.store, agent.metadata.name, session_id)
+            return TracedGate(gate, self.store, agent.metadata.name, session_id, keep_trace)
         supervisor = await self._in_writer(open_l1_supervisor, document.base_dir, config)
         folders = server_folders(agent.mcp_servers, document.base_dir)
         for tool in extra_tools.tools() if extra_tools is not None else ():
@@ -407,6 +416,7 @@ class Engine:
             supervisor=supervisor,
             ask=ask,
             server_folders=folders,
+            keep_trace=keep_trace,
         )
 
     def _own(self, task: asyncio.Task[Any]) -> None:

@@ -282,10 +282,14 @@ class EventLog(_Repository):
         """Append an event; a `message` given with it is stored in the same transaction."""
         return self.append_many([NewEvent(session_id, kind, payload, message)])[0]
 
-    def append_many(self, events: Sequence[NewEvent]) -> list[EventRecord]:
-        """Append several events, in order, in one transaction (a group commit)."""
+    def append_many(
+        self, events: Sequence[NewEvent], also: Sequence[SQLModel] = ()
+    ) -> list[EventRecord]:
+        """Append several events, in order, in one transaction (a group commit), with `also`
+        (records that go with them, a decision's trace say) added in the same transaction."""
 
         def build(session: Session) -> list[EventRecord]:
+            session.add_all(also)
             records = []
             for event in events:
                 seq = self._store.numbers.next(session, EventRecord, event.session_id)

@@ -27,7 +27,7 @@ from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
 from foundry.supervision.paths import CallPaths, ServerFolders
 from foundry.supervision.policy import PolicyDecision, PolicyEngine, conditions_hold
 from foundry.supervision.redaction import redact_params
-from foundry.supervision.tracing import ResolvedLevel, decision_trace
+from foundry.supervision.tracing import KeepTrace, ResolvedLevel, decision_trace, store_trace
 
 RouteLevel = Literal["L0", "grant", "L1", "human"]
 RouteOutcome = Literal["allow", "deny", "human"]
@@ -87,8 +87,10 @@ class SupervisedGate:
         poll_s: float = POLL_S,
         server_folders: Mapping[str, Path | None] | None = None,
         policy_engine: PolicyEngine | None = None,
+        keep_trace: KeepTrace | None = None,
     ) -> None:
         self._store = store
+        self._keep_trace = keep_trace  # None: each trace is stored before the decision returns
         self._config = config
         self._policy = policy_engine or PolicyEngine(
             config, project_root, server_folders=server_folders
@@ -227,7 +229,7 @@ class SupervisedGate:
             policy_rule=policy.rule,
             reasoning=verdict.reasoning,
         )
-        await asyncio.to_thread(self._store.traces.add, skipped)
+        await store_trace(self._store, skipped, self._keep_trace)
 
     async def _view(self, call: ToolCall) -> CallUnderReview:
         return await asyncio.to_thread(self._view_of, call)
@@ -289,7 +291,7 @@ class SupervisedGate:
             confidence=confidence,
             decided_ms=(time.perf_counter() - started) * 1000,
         )
-        await asyncio.to_thread(self._store.traces.add, trace)
+        await store_trace(self._store, trace, self._keep_trace)
 
 
 def policy_entry_config(supervisors: list[Any]) -> PolicyConfig | None:

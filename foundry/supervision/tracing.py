@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 from foundry.llm.base import ToolCall
@@ -13,6 +14,16 @@ from foundry.supervision.redaction import redact_params
 
 ResolvedLevel = Literal["policy", "grant", "supervisor", "human", "timeout"]
 TracedDecision = Literal["allow", "deny", "escalate"]
+# Queues a trace to be stored later, off the call's path (the engine journal's `keep`)
+KeepTrace = Callable[[TraceRecord], None]
+
+
+async def store_trace(store: Store, trace: TraceRecord, keep: KeepTrace | None = None) -> None:
+    """Store `trace` before returning (in a worker thread), or hand it to `keep`."""
+    if keep is None:
+        await asyncio.to_thread(store.traces.add, trace)
+    else:
+        keep(trace)
 
 
 def decision_trace(
@@ -53,11 +64,19 @@ class TracedGate:
     """An approval gate whose every decision is traced like the hierarchy's: the agent's
     `toolPermission` gate, where a person answers at the terminal (y/N, `--yes`) or in the app."""
 
-    def __init__(self, inner: ApprovalGate, store: Store, agent_id: str, session_id: str) -> None:
+    def __init__(
+        self,
+        inner: ApprovalGate,
+        store: Store,
+        agent_id: str,
+        session_id: str,
+        keep_trace: KeepTrace | None = None,
+    ) -> None:
         self._inner = inner
         self._store = store
         self._agent = agent_id
         self._session = session_id
+        self._keep_trace = keep_trace
 
     async def review(self, call: ToolCall, permission_required: bool) -> GateDecision:
         started = time.perf_counter()
@@ -73,5 +92,5 @@ class TracedGate:
             reasoning=decision.reason or None,
             decided_ms=(time.perf_counter() - started) * 1000,
         )
-        await asyncio.to_thread(self._store.traces.add, trace)
+        await store_trace(self._store, trace, self._keep_trace)
         return decision

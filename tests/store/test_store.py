@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from foundry.store import AlreadyResolved, ApprovalRecord, NotFound, Store, TraceRecord
+from foundry.store.store import NewEvent
 from foundry.store.tables import utc_now
 
 
@@ -145,3 +146,24 @@ def test_traces_record_who_decided_and_how_confidently(store: Store) -> None:
     latest = store.traces.list("claude")
     assert [t.tool for t in latest] == ["fs.write", "fs.read"]
     assert (latest[0].confidence, latest[0].reasoning) == (0.93, "inside the project")
+
+
+def test_records_appended_with_events_are_stored_in_their_transaction(store: Store) -> None:
+    """The journal's group: a decision's trace goes with the events, or neither is stored."""
+    session = store.sessions.create("a")
+
+    def trace(tool: str) -> TraceRecord:
+        return TraceRecord(
+            agent_id="a", tool=tool, decision="allow", resolved_level="policy", resolved_by="p"
+        )
+
+    store.events.append_many([NewEvent(session.id, "note", {"n": 1})], also=[trace("fs.read")])
+
+    def refuse(session: object, records: object) -> None:
+        raise RuntimeError("refused")
+
+    store.events.add_hook(refuse)
+    with pytest.raises(RuntimeError, match="refused"):
+        store.events.append_many([NewEvent(session.id, "note", {"n": 2})], also=[trace("fs.x")])
+    assert [t.tool for t in store.traces.list()] == ["fs.read"]
+    assert [event.payload for event in store.events.list(session.id)] == [{"n": 1}]

@@ -1,0 +1,115 @@
+"""The gateway's stdio: the process's stdin and stdout as pipes on the event loop, for the mcp
+SDK's stdio transport (which still reads and writes the JSON-RPC messages).
+
+The SDK's own files read each line and write each reply in a worker thread (three thread hops a
+call), and a read under way cannot be stopped, so SIGTERM could not end serving until the client
+wrote again. Pipes on the loop do neither. As with the SDK, while serving fd 0 reads the null
+device and fd 1 writes to stderr: stray output of the process or its children never reaches the
+client. Where stdio is not a pipe or a socket (Windows, a terminal, a file), the SDK's files serve.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+from mcp.server.stdio import stdio_server
+
+LINE_LIMIT = 64 * 1024 * 1024  # the longest message a client may send
+
+
+@asynccontextmanager
+async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
+    """The read and write streams of the SDK's stdio transport over this process's stdio."""
+    if sys.platform == "win32" or not (_is_pipe(0) and _is_pipe(1)):
+        async with stdio_server() as streams:
+            yield streams
+        return
+    with (
+        _diverted(0, os.open(os.devnull, os.O_RDONLY)) as wire_in,
+        _diverted(1, os.dup(2)) as wire_out,
+    ):
+        lines, output = await _open_pipes(wire_in, wire_out)
+        try:
+            async with stdio_server(lines, output) as streams:  # type: ignore[arg-type]
+                yield streams
+        finally:
+            lines.close()
+            output.close()
+
+
+class _Lines:
+    """Lines from the client, as the SDK reads them from its file."""
+
+    def __init__(self, reader: asyncio.StreamReader, transport: asyncio.BaseTransport) -> None:
+        self._reader = reader
+        self._transport = transport
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+    def close(self) -> None:
+        self._transport.close()
+
+
+class _Output:
+    """Messages to the client, as the SDK writes them to its file."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+async def _open_pipes(wire_in: int, wire_out: int) -> tuple[_Lines, _Output]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    reading, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
+    )
+    writing, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
+    )
+    lines = _Lines(reader, reading)
+    return lines, _Output(asyncio.StreamWriter(writing, protocol, None, loop))
+
+
+@contextmanager
+def _diverted(fd: int, diversion: int) -> Iterator[int]:
+    """Point `fd` at `diversion` while in the block; yields a duplicate of what `fd` pointed at
+    (the pipe's to close), which `fd` points at again afterwards."""
+    saved = os.dup(fd)
+    wire = os.dup(fd)
+    os.dup2(diversion, fd)
+    os.close(diversion)
+    try:
+        yield wire
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
