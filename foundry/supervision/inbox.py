@@ -55,22 +55,22 @@ class HumanInbox:
         verdict: dict[str, Any] | None = None,
     ) -> GateDecision:
         started = time.perf_counter()
-        approval = await asyncio.to_thread(
-            self._store.approvals.create, self._approval(call, level, policy_rule, verdict)
-        )
-        await self._notify(
-            ApprovalRequested(
-                approval_id=approval.id,
-                tool=call.name,
-                level=approval.level,
-                reason=reason,
-                expires_at=approval.expires_at,
-            )
-        )
+        record = self._approval(call, level, policy_rule, verdict)
+        creating = asyncio.ensure_future(asyncio.to_thread(self._store.approvals.create, record))
         try:
+            approval = await asyncio.shield(creating)
+            await self._notify(
+                ApprovalRequested(
+                    approval_id=approval.id,
+                    tool=call.name,
+                    level=approval.level,
+                    reason=reason,
+                    expires_at=approval.expires_at,
+                )
+            )
             resolved = await self._wait_for_anyone(approval, call)
         except asyncio.CancelledError:  # the caller stopped waiting: no one is asked any more
-            await asyncio.shield(asyncio.to_thread(self._withdraw, approval))
+            await asyncio.shield(self._withdraw_once_created(creating))
             raise
         await self._notify(
             ApprovalResolved(
@@ -153,6 +153,15 @@ class HumanInbox:
             return self._poll_s
         left = (approval.expires_at - utc_now()).total_seconds()
         return max(0.0, min(self._poll_s, left))
+
+    async def _withdraw_once_created(self, creating: asyncio.Future[ApprovalRecord]) -> None:
+        """A call cancelled at any point after its approval was sent to the store: the approval
+        is withdrawn once it exists (one that could not be stored needs nothing)."""
+        try:
+            approval = await creating
+        except Exception:
+            return
+        await asyncio.to_thread(self._withdraw, approval)
 
     def _withdraw(self, approval: ApprovalRecord) -> None:
         """Take a call that was cancelled out of the inbox (it is not run); a resolution that

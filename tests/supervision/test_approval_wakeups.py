@@ -102,3 +102,36 @@ async def test_a_decision_made_by_another_process_wakes_the_waiting_call(tmp_pat
     decision = await asyncio.wait_for(deciding, 30)
     assert decision.allowed and decision.by == "human:cli:far"
     store.close()
+
+
+async def test_a_call_cancelled_while_its_request_is_announced_withdraws_its_approval(
+    tmp_path: Path,
+) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    announcing = asyncio.Event()
+
+    async def slow_notify(body: EventBody) -> None:
+        announcing.set()
+        await asyncio.sleep(AN_HOUR)  # the chat's event log held up
+
+    waiting = HumanInbox(store, "agent", "session", slow_notify, timeout_s=AN_HOUR)
+    call = ToolCall(id="c", name="fs.write_file", arguments={"path": "x"})
+    deciding = asyncio.ensure_future(waiting.decide(call, "L0", "asks"))
+    await asyncio.wait_for(announcing.wait(), 30)
+    deciding.cancel()
+    await asyncio.gather(deciding, return_exceptions=True)
+    [approval] = store.approvals.list()
+    assert (approval.status, approval.resolved_by) == ("timed_out", "withdrawn")
+    store.close()
+
+
+async def test_a_call_cancelled_while_its_approval_is_stored_withdraws_it(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    call = ToolCall(id="c", name="fs.write_file", arguments={"path": "x"})
+    deciding = asyncio.ensure_future(inbox(store, AN_HOUR).decide(call, "L0", "asks"))
+    await asyncio.sleep(0)  # the store is being written in its thread
+    deciding.cancel()
+    await asyncio.gather(deciding, return_exceptions=True)
+    assert [a.status for a in store.approvals.list()] in ([], ["timed_out"])
+    assert store.approvals.list(status="pending") == []
+    store.close()
