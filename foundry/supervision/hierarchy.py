@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +32,14 @@ from foundry.supervision.tracing import KeepTrace, ResolvedLevel, decision_trace
 
 RouteLevel = Literal["L0", "grant", "L1", "human"]
 RouteOutcome = Literal["allow", "deny", "human"]
+
+
+@dataclass(frozen=True)
+class _Judgement:
+    policy: PolicyDecision
+    injection: InjectionSignal | None = None
+    grant: GrantRecord | None = None
+    why_no_grant: str | None = None  # when grants name the tool but cannot reach the call
 
 
 class Route(BaseModel, frozen=True):
@@ -139,20 +148,20 @@ class SupervisedGate:
     async def route(self, call: ToolCall) -> Route:
         """Where the hierarchy sends `call`, decided without recording or running anything: by
         the policy, a grant, the L1 supervisor, or on to a person (`foundry policy check`)."""
-        # the rules resolve paths (the filesystem) and the detector decodes: off the loop
-        policy, injection = await asyncio.to_thread(self._judge, call)
+        # the rules resolve paths (the filesystem), the detector decodes, the grants are in
+        # the store: off the loop, in one hop
+        judged = await asyncio.to_thread(self._judge, call)
+        policy = judged.policy
         if policy.action == "deny":
             return Route(policy=policy)
-        if injection is not None:
-            policy = self._past_rules_and_grants(policy, injection)
+        if judged.injection is not None:
+            policy = self._past_rules_and_grants(policy, judged.injection)
         elif policy.action == "allow":
             return Route(policy=policy)
-        else:
-            grant, why_not = await asyncio.to_thread(self._grant_for, call)
-            if grant is not None:
-                return Route(policy=policy, grant=grant)
-            if why_not is not None:
-                policy = policy.model_copy(update={"reason": f"{policy.reason}; {why_not}"})
+        elif judged.grant is not None:
+            return Route(policy=policy, grant=judged.grant)
+        elif judged.why_no_grant is not None:
+            policy = policy.model_copy(update={"reason": f"{policy.reason}; {judged.why_no_grant}"})
         return Route(policy=policy, verdict=await self._supervise(call, policy))
 
     async def _by_policy(
@@ -176,12 +185,16 @@ class SupervisedGate:
         action = "supervisor" if to_supervisor else "human"
         return policy.model_copy(update={"action": action, "reason": reason})
 
-    def _judge(self, call: ToolCall) -> tuple[PolicyDecision, InjectionSignal | None]:
-        """The L0 decision and the injection signal, if any (blocking: run it in a thread)."""
+    def _judge(self, call: ToolCall) -> _Judgement:
+        """The L0 decision, the injection signal and, for a call the rules do not settle, the
+        grant that covers it (blocking: run it in a thread)."""
         policy = self._policy.decide(self._agent, call.name, call.arguments)
         if policy.action == "deny":
-            return policy, None
-        return policy, find_injection(call.arguments)
+            return _Judgement(policy)
+        injection = find_injection(call.arguments)
+        if injection is not None or policy.action == "allow":
+            return _Judgement(policy, injection)
+        return _Judgement(policy, None, *self._grant_for(call))
 
     def _grant_for(self, call: ToolCall) -> tuple[GrantRecord | None, str | None]:
         """An active grant that covers this call, scopes included; or None, and why the grants
