@@ -71,8 +71,8 @@ class TokensChart(Chart):
         for item, name in ((below, "input"), (above, "output")):
             self.plot.addItem(item)
             self.add_legend(item, name)
-        self.plot.enableAutoRange(axis="x")
-        self.plot.setYRange(0, max(int((tokens_in + tokens_out).max()), 1) * 1.1, padding=0)
+        self.fit_times()
+        self.fit_values(float((tokens_in + tokens_out).max()))
 
     def summarize(self) -> str:
         calls = sum(row[2] for row in self.rows)
@@ -143,13 +143,13 @@ class LatencyChart(Chart):
         x = np.array([self.bin_center(row[0]) for row in self.rows])
         total = _line(x, [row[3] for row in self.rows], TOTAL_TIME)
         timed = [(center, row[6]) for center, row in zip(x, self.rows, strict=True) if row[6]]
-        first_token = _line(
-            np.array([center for center, _ in timed]), [mean for _, mean in timed], FIRST_TOKEN
-        )
+        means = [mean for _, mean in timed]
+        first_token = _line(np.array([center for center, _ in timed]), means, FIRST_TOKEN)
         for item, name in ((total, "whole call"), (first_token, "first token")):
             self.plot.addItem(item)
             self.add_legend(item, name)
-        self.plot.enableAutoRange()
+        self.fit_times()
+        self.fit_values(max(max(row[3] for row in self.rows), max(means, default=0.0)))
         self.plot.setLimits(yMin=0)
 
     def summarize(self) -> str:
@@ -252,7 +252,8 @@ class HumanWaitChart(Chart):
                 times = [self.bin_center(row[0]) for row in chosen]
                 self.add_dots(times, [row[4] for row in chosen], color, status.replace("_", " "))
         self.add_threshold(self._mean(), f"mean {self._mean():.1f} s", 0, MEAN_LINE)
-        self.plot.enableAutoRange()
+        self.fit_times()
+        self.fit_values(max(row[4] for row in self.rows))
         self.plot.setLimits(yMin=0)
 
     def _mean(self) -> float:

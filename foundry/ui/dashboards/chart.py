@@ -12,14 +12,17 @@ from typing import Any, ClassVar
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.exporters import ImageExporter
-from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QToolTip, QVBoxLayout
 
 from foundry.metrics import DashboardFigures
 from foundry.ui.dashboards.palette import BACKGROUND, GRID_ALPHA, MUTED, TEXT, THRESHOLD
 
 EXPORT_WIDTH = 1600  # pixels of an exported PNG
+END_LABEL_OVERHANG = 20  # pixels a bottom label at the end of its axis may reach past it
+LEGEND_COLUMNS = 4  # at most, as many as fit
+LEGEND_MARGIN = 40  # pixels of a chart's width beside its legend: frame, margins, spacing
 NEAR = 0.04  # a hovered point is within 4 % of the visible ranges (as a distance on screen)
 
 
@@ -54,6 +57,31 @@ class CategoryAxis(pg.AxisItem):
         ]
 
 
+class ValueAxis(pg.AxisItem):
+    """A left axis that draws the labels of its ends. pyqtgraph bounds an axis with a grid by
+    the plot, so that a label centred on an end ("0", "100") would stick out by half its height
+    and be left out."""
+
+    def __init__(self) -> None:
+        super().__init__("left")
+
+    def boundingRect(self) -> QRectF:
+        overhang = QFontMetrics(self.style.get("tickFont") or self.font()).height() / 2 + 1
+        return super().boundingRect().adjusted(0, -overhang, 0, overhang)
+
+
+class ChartCanvas(pg.GraphicsLayoutWidget):
+    """The chart's canvas; its plots map their data to the new size as soon as it is resized.
+    pyqtgraph would wait for the first paint, whose mapping then asks for a second paint."""
+
+    def resizeEvent(self, event: QResizeEvent | None) -> None:
+        super().resizeEvent(event)
+        layout = getattr(self, "ci", None)  # (none yet while pyqtgraph builds the canvas)
+        for item in layout.items if layout is not None else ():
+            if isinstance(item, pg.PlotItem):
+                item.vb.updateMatrix()
+
+
 class Chart(QFrame):
     """Subclasses name the series they plot, draw it (`draw`) and say what a spot shows."""
 
@@ -71,19 +99,20 @@ class Chart(QFrame):
         self.figures = DashboardFigures()
         self.rows: list[tuple[Any, ...]] = []  # what it plots, a row per bar, dot or bin
         self.dots: dict[str, pg.ScatterPlotItem] = {}
+        self._entries: list[tuple[Any, str]] = []  # the legend's items and names as drawn
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setObjectName("chart")
         self.setMinimumHeight(280)
-        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics = ChartCanvas()
         self.graphics.setBackground(BACKGROUND)
-        self.graphics.ci.setContentsMargins(6, 6, 10, 4)
-        axes: dict[str, pg.AxisItem] = {}
+        self.graphics.ci.setContentsMargins(6, 6, END_LABEL_OVERHANG + 2, 4)
+        axes: dict[str, pg.AxisItem] = {"left": ValueAxis()}
         if self.time_axis:
             axes["bottom"] = pg.DateAxisItem(orientation="bottom")
         if self.category_axis:
             axes["bottom"] = self.categories = CategoryAxis()
         self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0, axisItems=axes)
-        self.legend = pg.LegendItem(colCount=4, labelTextColor=TEXT, horSpacing=14)
+        self.legend = pg.LegendItem(colCount=LEGEND_COLUMNS, labelTextColor=TEXT, horSpacing=14)
         self.graphics.addItem(self.legend, row=1, col=0)
         self.summary = QLabel()
         self.summary.setStyleSheet(f"color: {MUTED};")
@@ -130,6 +159,10 @@ class Chart(QFrame):
             axis.setTextPen(pg.mkPen(TEXT))
             axis.setLabel(text, color=TEXT)
         self.plot.showGrid(x=False, y=True, alpha=GRID_ALPHA)
+        # two levels of grid lines, not three: each faint line costs the paint of every frame
+        self.plot.getAxis("left").setStyle(maxTickLevel=1)
+        # the labels of the ends may reach past the axis (into the margin), not be left out
+        self.plot.getAxis("bottom").setStyle(hideOverlappingLabels=END_LABEL_OVERHANG)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
 
@@ -141,7 +174,7 @@ class Chart(QFrame):
         self.figures = figures
         self.rows = self.rows_of(figures)
         self.plot.clear()
-        self.legend.clear()
+        self._entries = []
         self.dots = {}
         if self.rows:
             self.draw()
@@ -149,6 +182,8 @@ class Chart(QFrame):
         else:
             self._show_empty()
             self.summary.setText("")
+        self._update_legend()
+        self.plot.vb.updateMatrix()  # the new ranges mapped now, not at the first paint
 
     def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
         """The rows this chart plots from the figures, in the order of `columns`."""
@@ -170,6 +205,16 @@ class Chart(QFrame):
         self.plot.addItem(label)
         label.setPos(0.5, 0.5)
         self.plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+
+    def fit_times(self) -> None:
+        """The x axis from the first bin to the end of the last (rows start with their bin's
+        start). Set, not auto-ranged: pyqtgraph ranges at the first paint, then paints again."""
+        starts = [row[0].timestamp() for row in self.rows]
+        self.plot.setXRange(min(starts), max(starts) + self.figures.bin_seconds, padding=0.02)
+
+    def fit_values(self, largest: float) -> None:
+        """The y axis from 0 to a little above `largest`."""
+        self.plot.setYRange(0, (largest or 1.0) * 1.1, padding=0)
 
     def count_axis(self, largest: float) -> None:
         """Whole-number ticks on the y axis for small counts (no "0.5 scores")."""
@@ -201,7 +246,39 @@ class Chart(QFrame):
         self.add_legend(pg.PlotDataItem(pen=pen), name)
 
     def add_legend(self, item: Any, name: str) -> None:
-        self.legend.addItem(item, name)
+        self._entries.append((item, name))
+
+    def _update_legend(self) -> None:
+        """The legend of the items just drawn. The same names as before keep their entries,
+        each showing its new item: a new label costs a text layout and the legend's layout."""
+        shown = self.legend.items
+        if [label.text for _, label in shown] == [name for _, name in self._entries]:
+            for (sample, _), (item, _) in zip(shown, self._entries, strict=True):
+                sample.item = item
+                sample.update()
+            return
+        self.legend.clear()
+        for item, name in self._entries:
+            self.legend.addItem(item, name)
+        self._fit_legend()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """As many columns of legend entries as the chart's width holds (up to four)."""
+        entries = self.legend.items
+        if not entries:
+            return
+        widest = max(
+            sample.boundingRect().width() + label.item.boundingRect().width()
+            for sample, label in entries
+        )
+        room = self.width() - LEGEND_MARGIN
+        columns = max(1, min(LEGEND_COLUMNS, len(entries), int(room // (widest + 14))))
+        if columns != self.legend.columnCount:
+            self.legend.setColumnCount(columns)
 
     # -- hover ----------------------------------------------------------------------------------
 

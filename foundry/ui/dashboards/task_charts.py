@@ -62,7 +62,7 @@ class ConfidenceTimeChart(Chart):
             self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 0, UNCERTAIN_LINE
         )
         self.plot.setYRange(0, 100, padding=0.04)
-        self.plot.enableAutoRange(axis="x")
+        self.fit_times()
 
     def level_data(self, level: str) -> tuple[np.ndarray, np.ndarray]:
         """The plotted (time, mean score) of one level."""
@@ -196,7 +196,7 @@ class IterationsChart(Chart):
         )
         self.plot.addItem(bars)
         self.add_legend(bars, "mean iterations of the tasks started")
-        self.plot.enableAutoRange(axis="x")
+        self.fit_times()
         self.plot.setYRange(0, max(max(means), 1) * 1.15, padding=0)
         self.count_axis(max(means))
 
@@ -220,7 +220,7 @@ class PhaseSharesChart(Chart):
     title = "Where the tasks' time goes"
     columns = ("bin_start", "bin_seconds", "tasks", "phase", "seconds", "share")
     x_label = "Tasks by start time"
-    y_label = "Share of active time (%)"
+    y_label = "Active time (%)"
     time_axis = True
 
     def __init__(self) -> None:
@@ -259,7 +259,7 @@ class PhaseSharesChart(Chart):
             self.add_legend(bars, PHASE_TITLES[phase])
             self.bars[phase] = bars
             base += self.shares[phase]
-        self.plot.enableAutoRange(axis="x")
+        self.fit_times()
         self.plot.setYRange(0, 100, padding=0.02)
         self.plot.getAxis("left").setTicks([[(value, str(value)) for value in range(0, 101, 20)]])
 
