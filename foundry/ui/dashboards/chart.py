@@ -70,18 +70,6 @@ class ValueAxis(pg.AxisItem):
         return super().boundingRect().adjusted(0, -overhang, 0, overhang)
 
 
-class ChartCanvas(pg.GraphicsLayoutWidget):
-    """The chart's canvas; its plots map their data to the new size as soon as it is resized.
-    pyqtgraph would wait for the first paint, whose mapping then asks for a second paint."""
-
-    def resizeEvent(self, event: QResizeEvent | None) -> None:
-        super().resizeEvent(event)
-        layout = getattr(self, "ci", None)  # (none yet while pyqtgraph builds the canvas)
-        for item in layout.items if layout is not None else ():
-            if isinstance(item, pg.PlotItem):
-                item.vb.updateMatrix()
-
-
 class Chart(QFrame):
     """Subclasses name the series they plot, draw it (`draw`) and say what a spot shows."""
 
@@ -103,7 +91,7 @@ class Chart(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setObjectName("chart")
         self.setMinimumHeight(280)
-        self.graphics = ChartCanvas()
+        self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(BACKGROUND)
         self.graphics.ci.setContentsMargins(6, 6, END_LABEL_OVERHANG + 2, 4)
         axes: dict[str, pg.AxisItem] = {"left": ValueAxis()}
@@ -183,7 +171,6 @@ class Chart(QFrame):
             self._show_empty()
             self.summary.setText("")
         self._update_legend()
-        self.plot.vb.updateMatrix()  # the new ranges mapped now, not at the first paint
 
     def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
         """The rows this chart plots from the figures, in the order of `columns`."""
