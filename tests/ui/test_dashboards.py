@@ -63,7 +63,8 @@ def heights(item: object) -> list[float]:
 def bars(chart: object) -> list[object]:
     from pyqtgraph import BarGraphItem
 
-    return [item for item in chart.plot.items if isinstance(item, BarGraphItem)]  # type: ignore[attr-defined]
+    items = chart.plot.items  # type: ignore[attr-defined]
+    return [item for item in items if isinstance(item, BarGraphItem) and item.isVisible()]
 
 
 def choose(qtbot: QtBot, controller: DashboardController, combo: object, data: str) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import pyqtgraph as pg
@@ -23,6 +23,7 @@ EXPORT_WIDTH = 1600  # pixels of an exported PNG
 END_LABEL_OVERHANG = 20  # pixels a bottom label at the end of its axis may reach past it
 LEGEND_COLUMNS = 4  # at most, as many as fit
 LEGEND_MARGIN = 40  # pixels of a chart's width beside its legend: frame, margins, spacing
+Item = TypeVar("Item", bound=pg.GraphicsObject)
 NEAR = 0.04  # a hovered point is within 4 % of the visible ranges (as a distance on screen)
 
 
@@ -88,6 +89,9 @@ class Chart(QFrame):
         self.rows: list[tuple[Any, ...]] = []  # what it plots, a row per bar, dot or bin
         self.dots: dict[str, pg.ScatterPlotItem] = {}
         self._entries: list[tuple[Any, str]] = []  # the legend's items and names as drawn
+        self._kept: dict[str, pg.GraphicsObject] = {}  # its items, made once, by key
+        self._on_plot: set[str] = set()  # the keys of the kept items put on the plot
+        self._drawn: set[str] = set()  # the keys of the items the figures shown use
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setObjectName("chart")
         self.setMinimumHeight(280)
@@ -161,8 +165,7 @@ class Chart(QFrame):
         self.graphics.show()
         self.figures = figures
         self.rows = self.rows_of(figures)
-        self.plot.clear()
-        self._entries = []
+        self._entries, self._drawn = [], set()
         self.dots = {}
         if self.rows:
             self.draw()
@@ -170,7 +173,29 @@ class Chart(QFrame):
         else:
             self._show_empty()
             self.summary.setText("")
+        for key in self._on_plot - self._drawn:
+            self._kept[key].setVisible(False)
         self._update_legend()
+
+    def kept(self, key: str, make: Callable[[], Item], on_plot: bool = True) -> Item:
+        """The chart's item `key`, made (and put on the plot) the first time it is drawn and
+        the same item after: new figures change its data, not the plot's items."""
+        item = self._kept.get(key)
+        if item is None:
+            item = self._kept[key] = make()
+            if on_plot:
+                self.plot.addItem(item)
+                self._on_plot.add(key)
+        if on_plot:
+            item.setVisible(True)
+        self._drawn.add(key)
+        return item
+
+    def draw_bars(self, key: str, **options: Any) -> pg.BarGraphItem:
+        """Bars as pyqtgraph's BarGraphItem takes them, kept under `key`."""
+        bars = self.kept(key, lambda: pg.BarGraphItem(**options))
+        bars.setOpts(**options)
+        return bars
 
     def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
         """The rows this chart plots from the figures, in the order of `columns`."""
@@ -188,8 +213,10 @@ class Chart(QFrame):
         return None
 
     def _show_empty(self) -> None:
-        label = pg.TextItem("No data for these filters", color=MUTED, anchor=(0.5, 0.5))
-        self.plot.addItem(label)
+        label = self.kept(
+            "empty",
+            lambda: pg.TextItem("No data for these filters", color=MUTED, anchor=(0.5, 0.5)),
+        )
         label.setPos(0.5, 0.5)
         self.plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
 
@@ -213,15 +240,9 @@ class Chart(QFrame):
 
     def add_dots(self, x: Sequence[float], y: Sequence[float], color: str, name: str) -> None:
         """A scatter of dots of one colour, named in the legend and kept in `self.dots`."""
-        dots = pg.ScatterPlotItem(
-            x=np.asarray(x, dtype=float),
-            y=np.asarray(y, dtype=float),
-            size=8,
-            brush=pg.mkBrush(color),
-            pen=pg.mkPen("w", width=0.8),
-            antialias=True,
-        )
-        self.plot.addItem(dots)
+        style = {"size": 8, "brush": pg.mkBrush(color), "pen": pg.mkPen("w", width=0.8)}
+        dots = self.kept(f"dots {name}", lambda: pg.ScatterPlotItem(antialias=True, **style))
+        dots.setData(x=np.asarray(x, dtype=float), y=np.asarray(y, dtype=float), **style)
         self.add_legend(dots, name)
         self.dots[name] = dots
 
@@ -229,8 +250,11 @@ class Chart(QFrame):
         """A line across the plot at `value` (0: horizontal, 90: vertical), named in the legend
         rather than on the plot, where its label would hide what lies under it."""
         pen = pg.mkPen(THRESHOLD, width=1.2, style=style)
-        self.plot.addItem(pg.InfiniteLine(pos=value, angle=angle, pen=pen))
-        self.add_legend(pg.PlotDataItem(pen=pen), name)
+        key = f"threshold {angle} {style.name}"
+        self.kept(key, lambda: pg.InfiniteLine(angle=angle, pen=pen)).setValue(value)
+        self.add_legend(
+            self.kept(f"{key} in the legend", lambda: pg.PlotDataItem(pen=pen), False), name
+        )
 
     def add_legend(self, item: Any, name: str) -> None:
         self._entries.append((item, name))
