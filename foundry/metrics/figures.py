@@ -45,10 +45,13 @@ class TimeBin(BaseModel):
     by_label: dict[str, Figure]
 
     def merged(self) -> Figure:
-        tally = Tally()
-        for figure in self.by_label.values():
-            tally.merge(Tally(figure.count, figure.total, figure.low, figure.high))
-        return _figure(tally)
+        figures = self.by_label.values()
+        return Figure.model_construct(
+            count=sum(figure.count for figure in figures),
+            total=sum(figure.total for figure in figures),
+            low=min((figure.low for figure in figures), default=math.inf),
+            high=max((figure.high for figure in figures), default=-math.inf),
+        )
 
 
 class TaskBin(BaseModel):

@@ -312,22 +312,33 @@ class MainWindow(QMainWindow):
         self._spawn(self.open_dashboards())
 
     async def open_dashboards(self) -> None:
+        first = self.dashboards is None
+        if first:  # busy until the charts are drawn: the import, then the first read
+            self._busy("Loading the dashboards…")
+        try:
+            await self._show_dashboards_tab()
+        except Exception as error:  # e.g. pyqtgraph missing: said, the window goes on
+            self.statusBar().showMessage(f"Could not load the dashboards: {error}")
+            return
+        finally:
+            self.progress.hide()
+        if first:
+            self.statusBar().clearMessage()
+
+    async def _show_dashboards_tab(self) -> None:
         if self.dashboards is None:
             # pyqtgraph takes about a second to import: not at start-up, not on the GUI thread
-            self._busy("Loading the dashboards…")
-            try:
-                module = await asyncio.to_thread(importlib.import_module, "foundry.ui.dashboards")
-            except Exception as error:  # e.g. pyqtgraph missing: said, the window goes on
-                self.statusBar().showMessage(f"Could not load the dashboards: {error}")
-                return
-            finally:
-                self.progress.hide()
-            self.statusBar().clearMessage()
-        if self.dashboards is None:  # (not made meanwhile by a second request)
-            self.dashboards = module.DashboardView()
-            self.dashboards_controller = module.DashboardController(self.dashboards, self.bridge)
+            module = await asyncio.to_thread(importlib.import_module, "foundry.ui.dashboards")
+            if self.dashboards is None:  # (not made meanwhile by a second request)
+                self.dashboards = module.DashboardView()
+                self.dashboards_controller = module.DashboardController(
+                    self.dashboards, self.bridge
+                )
         if self.tabs.indexOf(self.dashboards) < 0:
-            self.tabs.addTab(self.dashboards, "Dashboards")
+            assert self.dashboards_controller is not None
+            await self.dashboards_controller.update_before_shown()  # drawn, then painted once
+            if self.tabs.indexOf(self.dashboards) < 0:  # (not added meanwhile by a second request)
+                self.tabs.addTab(self.dashboards, "Dashboards")
         self.tabs.setCurrentWidget(self.dashboards)
 
     def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:

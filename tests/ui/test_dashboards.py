@@ -63,7 +63,8 @@ def heights(item: object) -> list[float]:
 def bars(chart: object) -> list[object]:
     from pyqtgraph import BarGraphItem
 
-    return [item for item in chart.plot.items if isinstance(item, BarGraphItem)]  # type: ignore[attr-defined]
+    items = chart.plot.items  # type: ignore[attr-defined]
+    return [item for item in items if isinstance(item, BarGraphItem) and item.isVisible()]
 
 
 def choose(qtbot: QtBot, controller: DashboardController, combo: object, data: str) -> None:
@@ -317,12 +318,10 @@ def test_view_dashboards_opens_a_live_tab_in_the_main_window(
     window.setFocus()
     qtbot.waitUntil(lambda: QApplication.focusWidget() is window)
     qtbot.keyClick(window, Qt.Key.Key_M, CTRL_SHIFT)
-    qtbot.waitUntil(lambda: window.dashboards is not None, timeout=5000)
-    assert window.tabs.tabText(window.tabs.currentIndex()) == "Dashboards"
+    qtbot.waitUntil(lambda: window.tabs.tabText(window.tabs.currentIndex()) == "Dashboards")
     view = window.dashboards
     assert view is not None
-    qtbot.waitUntil(lambda: bars(view.iterations) != [], timeout=20000)
-    assert heights(bars(view.iterations)[0]) == [2, 1]
+    assert heights(bars(view.iterations)[0]) == [2, 1]  # drawn before the tab is shown
     window.close_tab(window.tabs.indexOf(view))
     assert window.tabs.indexOf(view) < 0
     dashboards.trigger()  # shown again: the same tab, not a second one
@@ -369,3 +368,35 @@ def test_dashboards_that_cannot_load_say_why_and_stop_the_progress_bar(
     opening.result()
     assert not window.progress.isVisible() and window.dashboards is None
     assert "pyqtgraph" in window.statusBar().currentMessage()
+
+
+def test_dashboards_opened_again_are_read_again_only_when_something_changed(
+    qtbot: QtBot, bridge: EngineBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(bridge.engine.store, full_log())
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    reads: list[object] = []
+    read_figures = controller_module.read_figures
+    monkeypatch.setattr(
+        controller_module, "read_figures", lambda *args: reads.append(args) or read_figures(*args)
+    )
+    wait_for(qtbot, asyncio.ensure_future(window.open_dashboards()))
+    view = window.dashboards
+    assert view is not None and len(reads) == 1
+    window.close_tab(window.tabs.indexOf(view))
+    wait_for(qtbot, asyncio.ensure_future(window.open_dashboards()))
+    qtbot.wait(600)  # polls of the version meanwhile
+    assert len(reads) == 1  # nothing new: the charts as they were
+    window.close_tab(window.tabs.indexOf(view))
+    score = CriterionScored(criterion="docs complete", iteration=2, score=97.0, level="pass")
+    with Store.open(bridge.engine.store.url) as other:  # another Foundry, the tab closed
+        keep_aggregates(other)
+        last = other.events.last_seq(DOCS_TASK)
+        write(other, [Event(session_id=DOCS_TASK, seq=last + 1, time=at(1047), body=score)])
+    wait_for(qtbot, asyncio.ensure_future(window.open_dashboards()))
+    assert len(reads) == 2  # read and drawn before the tab was shown
+    assert view.confidence_time.summary.text().startswith("7 scores")
+    assert window.tabs.currentWidget() is view
+    window.close()

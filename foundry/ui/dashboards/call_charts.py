@@ -64,15 +64,22 @@ class TokensChart(Chart):
         tokens_in = np.array([row[3] for row in self.rows])
         tokens_out = np.array([row[4] for row in self.rows])
         width = self.figures.bin_seconds * BAR_SHARE
-        below = pg.BarGraphItem(x=x, height=tokens_in, width=width, brush=INPUT_TOKENS, pen=None)
-        above = pg.BarGraphItem(
-            x=x, y0=tokens_in, height=tokens_out, width=width, brush=OUTPUT_TOKENS, pen=None
+        below = self.draw_bars(
+            "input", x=x, height=tokens_in, width=width, brush=INPUT_TOKENS, pen=None
         )
-        for item, name in ((below, "input"), (above, "output")):
-            self.plot.addItem(item)
-            self.add_legend(item, name)
-        self.plot.enableAutoRange(axis="x")
-        self.plot.setYRange(0, max(int((tokens_in + tokens_out).max()), 1) * 1.1, padding=0)
+        above = self.draw_bars(
+            "output",
+            x=x,
+            y0=tokens_in,
+            height=tokens_out,
+            width=width,
+            brush=OUTPUT_TOKENS,
+            pen=None,
+        )
+        self.add_legend(below, "input")
+        self.add_legend(above, "output")
+        self.fit_times()
+        self.fit_values(float((tokens_in + tokens_out).max()))
 
     def summarize(self) -> str:
         calls = sum(row[2] for row in self.rows)
@@ -91,10 +98,11 @@ class TokensChart(Chart):
         )
 
 
-def _line(x: np.ndarray, y: list[float], color: str) -> pg.PlotDataItem:
+def _line(chart: Chart, key: str, x: np.ndarray, y: list[float], color: str) -> pg.PlotDataItem:
     """A line with a dot per bin while there are few; thin when there are many."""
     few = len(x) <= FEW_POINTS
-    return pg.PlotDataItem(
+    line = chart.kept(key, pg.PlotDataItem)
+    line.setData(
         x,
         np.asarray(y, dtype=float),
         pen=pg.mkPen(color, width=1.6 if few else 1),
@@ -104,6 +112,7 @@ def _line(x: np.ndarray, y: list[float], color: str) -> pg.PlotDataItem:
         symbolPen=None,
         antialias=few,
     )
+    return line
 
 
 class LatencyChart(Chart):
@@ -141,15 +150,15 @@ class LatencyChart(Chart):
 
     def draw(self) -> None:
         x = np.array([self.bin_center(row[0]) for row in self.rows])
-        total = _line(x, [row[3] for row in self.rows], TOTAL_TIME)
+        total = _line(self, "whole call", x, [row[3] for row in self.rows], TOTAL_TIME)
         timed = [(center, row[6]) for center, row in zip(x, self.rows, strict=True) if row[6]]
-        first_token = _line(
-            np.array([center for center, _ in timed]), [mean for _, mean in timed], FIRST_TOKEN
-        )
-        for item, name in ((total, "whole call"), (first_token, "first token")):
-            self.plot.addItem(item)
-            self.add_legend(item, name)
-        self.plot.enableAutoRange()
+        means = [mean for _, mean in timed]
+        times = np.array([center for center, _ in timed])
+        first_token = _line(self, "first token", times, means, FIRST_TOKEN)
+        self.add_legend(total, "whole call")
+        self.add_legend(first_token, "first token")
+        self.fit_times()
+        self.fit_values(max(max(row[3] for row in self.rows), max(means, default=0.0)))
         self.plot.setLimits(yMin=0)
 
     def summarize(self) -> str:
@@ -194,15 +203,20 @@ class ResolutionsChart(Chart):
         self.allowed = np.array([row[1] for row in self.rows])
         self.denied = np.array([row[2] for row in self.rows])
         x = np.arange(len(LEVELS))
-        allowed = pg.BarGraphItem(
-            x=x, height=self.allowed, width=BAR_WIDTH, brush=ALLOWED, pen=None
+        allowed = self.draw_bars(
+            "allowed", x=x, height=self.allowed, width=BAR_WIDTH, brush=ALLOWED, pen=None
         )
-        denied = pg.BarGraphItem(
-            x=x, y0=self.allowed, height=self.denied, width=BAR_WIDTH, brush=DENIED, pen=None
+        denied = self.draw_bars(
+            "denied",
+            x=x,
+            y0=self.allowed,
+            height=self.denied,
+            width=BAR_WIDTH,
+            brush=DENIED,
+            pen=None,
         )
-        for item, name in ((allowed, "allowed"), (denied, "denied")):
-            self.plot.addItem(item)
-            self.add_legend(item, name)
+        self.add_legend(allowed, "allowed")
+        self.add_legend(denied, "denied")
         ticks = [(float(index), LEVEL_TITLES[level]) for index, level in enumerate(LEVELS)]
         self.plot.getAxis("bottom").setTicks([ticks])
         self.plot.setXRange(-0.6, len(LEVELS) - 0.4, padding=0)
@@ -252,7 +266,8 @@ class HumanWaitChart(Chart):
                 times = [self.bin_center(row[0]) for row in chosen]
                 self.add_dots(times, [row[4] for row in chosen], color, status.replace("_", " "))
         self.add_threshold(self._mean(), f"mean {self._mean():.1f} s", 0, MEAN_LINE)
-        self.plot.enableAutoRange()
+        self.fit_times()
+        self.fit_values(max(row[4] for row in self.rows))
         self.plot.setLimits(yMin=0)
 
     def _mean(self) -> float:

@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.exporters import ImageExporter
-from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen, QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QToolTip, QVBoxLayout
 
 from foundry.metrics import DashboardFigures
 from foundry.ui.dashboards.palette import BACKGROUND, GRID_ALPHA, MUTED, TEXT, THRESHOLD
 
 EXPORT_WIDTH = 1600  # pixels of an exported PNG
+END_LABEL_OVERHANG = 20  # pixels a bottom label at the end of its axis may reach past it
+LEGEND_COLUMNS = 4  # at most, as many as fit
+LEGEND_MARGIN = 40  # pixels of a chart's width beside its legend: frame, margins, spacing
+Item = TypeVar("Item", bound=pg.GraphicsObject)
 NEAR = 0.04  # a hovered point is within 4 % of the visible ranges (as a distance on screen)
 
 
@@ -54,6 +58,47 @@ class CategoryAxis(pg.AxisItem):
         ]
 
 
+class ValueAxis(pg.AxisItem):
+    """A left axis that draws the labels of its ends. pyqtgraph bounds an axis with a grid by
+    the plot, so that a label centred on an end ("0", "100") would stick out by half its height
+    and be left out."""
+
+    def __init__(self) -> None:
+        super().__init__("left")
+
+    def boundingRect(self) -> QRectF:
+        overhang = QFontMetrics(self.style.get("tickFont") or self.font()).height() / 2 + 1
+        return super().boundingRect().adjusted(0, -overhang, 0, overhang)
+
+    def generateDrawSpecs(self, p: QPainter) -> Any:
+        """The grid in opaque colours, as they look on the background: a translucent line
+        costs ten times as much to paint (the axis lies under the data, see Chart)."""
+        specs = super().generateDrawSpecs(p)
+        if specs is None:
+            return None
+        axis, ticks, texts = specs
+        return axis, [(_opaque(pen), start, end) for pen, start, end in ticks], texts
+
+
+def _opaque(pen: QPen) -> QPen:
+    """The pen in the opaque colour its translucent one has on the background."""
+    color, background = pen.color(), QColor(BACKGROUND)
+    alpha = color.alphaF()
+
+    def mix(mine: float, theirs: float) -> float:
+        return alpha * mine + (1 - alpha) * theirs
+
+    opaque = QPen(pen)
+    opaque.setColor(
+        QColor.fromRgbF(
+            mix(color.redF(), background.redF()),
+            mix(color.greenF(), background.greenF()),
+            mix(color.blueF(), background.blueF()),
+        )
+    )
+    return opaque
+
+
 class Chart(QFrame):
     """Subclasses name the series they plot, draw it (`draw`) and say what a spot shows."""
 
@@ -71,19 +116,23 @@ class Chart(QFrame):
         self.figures = DashboardFigures()
         self.rows: list[tuple[Any, ...]] = []  # what it plots, a row per bar, dot or bin
         self.dots: dict[str, pg.ScatterPlotItem] = {}
+        self._entries: list[tuple[Any, str]] = []  # the legend's items and names as drawn
+        self._kept: dict[str, pg.GraphicsObject] = {}  # its items, made once, by key
+        self._on_plot: set[str] = set()  # the keys of the kept items put on the plot
+        self._drawn: set[str] = set()  # the keys of the items the figures shown use
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setObjectName("chart")
         self.setMinimumHeight(280)
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(BACKGROUND)
-        self.graphics.ci.setContentsMargins(6, 6, 10, 4)
-        axes: dict[str, pg.AxisItem] = {}
+        self.graphics.ci.setContentsMargins(6, 6, END_LABEL_OVERHANG + 2, 4)
+        axes: dict[str, pg.AxisItem] = {"left": ValueAxis()}
         if self.time_axis:
             axes["bottom"] = pg.DateAxisItem(orientation="bottom")
         if self.category_axis:
             axes["bottom"] = self.categories = CategoryAxis()
         self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0, axisItems=axes)
-        self.legend = pg.LegendItem(colCount=4, labelTextColor=TEXT, horSpacing=14)
+        self.legend = pg.LegendItem(colCount=LEGEND_COLUMNS, labelTextColor=TEXT, horSpacing=14)
         self.graphics.addItem(self.legend, row=1, col=0)
         self.summary = QLabel()
         self.summary.setStyleSheet(f"color: {MUTED};")
@@ -130,6 +179,11 @@ class Chart(QFrame):
             axis.setTextPen(pg.mkPen(TEXT))
             axis.setLabel(text, color=TEXT)
         self.plot.showGrid(x=False, y=True, alpha=GRID_ALPHA)
+        # two levels of grid lines, not three: each faint line costs the paint of every frame
+        self.plot.getAxis("left").setStyle(maxTickLevel=1)
+        self.plot.getAxis("left").setZValue(-1000)  # its grid under the data, not over it
+        # the labels of the ends may reach past the axis (into the margin), not be left out
+        self.plot.getAxis("bottom").setStyle(hideOverlappingLabels=END_LABEL_OVERHANG)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
 
@@ -140,8 +194,7 @@ class Chart(QFrame):
         self.graphics.show()
         self.figures = figures
         self.rows = self.rows_of(figures)
-        self.plot.clear()
-        self.legend.clear()
+        self._entries, self._drawn = [], set()
         self.dots = {}
         if self.rows:
             self.draw()
@@ -149,6 +202,29 @@ class Chart(QFrame):
         else:
             self._show_empty()
             self.summary.setText("")
+        for key in self._on_plot - self._drawn:
+            self._kept[key].setVisible(False)
+        self._update_legend()
+
+    def kept(self, key: str, make: Callable[[], Item], on_plot: bool = True) -> Item:
+        """The chart's item `key`, made (and put on the plot) the first time it is drawn and
+        the same item after: new figures change its data, not the plot's items."""
+        item = self._kept.get(key)
+        if item is None:
+            item = self._kept[key] = make()
+            if on_plot:
+                self.plot.addItem(item)
+                self._on_plot.add(key)
+        if on_plot:
+            item.setVisible(True)
+        self._drawn.add(key)
+        return item
+
+    def draw_bars(self, key: str, **options: Any) -> pg.BarGraphItem:
+        """Bars as pyqtgraph's BarGraphItem takes them, kept under `key`."""
+        bars = self.kept(key, lambda: pg.BarGraphItem(**options))
+        bars.setOpts(**options)
+        return bars
 
     def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
         """The rows this chart plots from the figures, in the order of `columns`."""
@@ -166,10 +242,22 @@ class Chart(QFrame):
         return None
 
     def _show_empty(self) -> None:
-        label = pg.TextItem("No data for these filters", color=MUTED, anchor=(0.5, 0.5))
-        self.plot.addItem(label)
+        label = self.kept(
+            "empty",
+            lambda: pg.TextItem("No data for these filters", color=MUTED, anchor=(0.5, 0.5)),
+        )
         label.setPos(0.5, 0.5)
         self.plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+
+    def fit_times(self) -> None:
+        """The x axis from the first bin to the end of the last (rows start with their bin's
+        start). Set, not auto-ranged: pyqtgraph ranges at the first paint, then paints again."""
+        starts = [row[0].timestamp() for row in self.rows]
+        self.plot.setXRange(min(starts), max(starts) + self.figures.bin_seconds, padding=0.02)
+
+    def fit_values(self, largest: float) -> None:
+        """The y axis from 0 to a little above `largest`."""
+        self.plot.setYRange(0, (largest or 1.0) * 1.1, padding=0)
 
     def count_axis(self, largest: float) -> None:
         """Whole-number ticks on the y axis for small counts (no "0.5 scores")."""
@@ -181,15 +269,9 @@ class Chart(QFrame):
 
     def add_dots(self, x: Sequence[float], y: Sequence[float], color: str, name: str) -> None:
         """A scatter of dots of one colour, named in the legend and kept in `self.dots`."""
-        dots = pg.ScatterPlotItem(
-            x=np.asarray(x, dtype=float),
-            y=np.asarray(y, dtype=float),
-            size=8,
-            brush=pg.mkBrush(color),
-            pen=pg.mkPen("w", width=0.8),
-            antialias=True,
-        )
-        self.plot.addItem(dots)
+        style = {"size": 8, "brush": pg.mkBrush(color), "pen": pg.mkPen("w", width=0.8)}
+        dots = self.kept(f"dots {name}", lambda: pg.ScatterPlotItem(antialias=True, **style))
+        dots.setData(x=np.asarray(x, dtype=float), y=np.asarray(y, dtype=float), **style)
         self.add_legend(dots, name)
         self.dots[name] = dots
 
@@ -197,11 +279,46 @@ class Chart(QFrame):
         """A line across the plot at `value` (0: horizontal, 90: vertical), named in the legend
         rather than on the plot, where its label would hide what lies under it."""
         pen = pg.mkPen(THRESHOLD, width=1.2, style=style)
-        self.plot.addItem(pg.InfiniteLine(pos=value, angle=angle, pen=pen))
-        self.add_legend(pg.PlotDataItem(pen=pen), name)
+        key = f"threshold {angle} {style.name}"
+        self.kept(key, lambda: pg.InfiniteLine(angle=angle, pen=pen)).setValue(value)
+        self.add_legend(
+            self.kept(f"{key} in the legend", lambda: pg.PlotDataItem(pen=pen), False), name
+        )
 
     def add_legend(self, item: Any, name: str) -> None:
-        self.legend.addItem(item, name)
+        self._entries.append((item, name))
+
+    def _update_legend(self) -> None:
+        """The legend of the items just drawn. The same names as before keep their entries,
+        each showing its new item: a new label costs a text layout and the legend's layout."""
+        shown = self.legend.items
+        if [label.text for _, label in shown] == [name for _, name in self._entries]:
+            for (sample, _), (item, _) in zip(shown, self._entries, strict=True):
+                sample.item = item
+                sample.update()
+            return
+        self.legend.clear()
+        for item, name in self._entries:
+            self.legend.addItem(item, name)
+        self._fit_legend()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """As many columns of legend entries as the chart's width holds (up to four)."""
+        entries = self.legend.items
+        if not entries:
+            return
+        widest = max(
+            sample.boundingRect().width() + label.item.boundingRect().width()
+            for sample, label in entries
+        )
+        room = self.width() - LEGEND_MARGIN
+        columns = max(1, min(LEGEND_COLUMNS, len(entries), int(room // (widest + 14))))
+        if columns != self.legend.columnCount:
+            self.legend.setColumnCount(columns)
 
     # -- hover ----------------------------------------------------------------------------------
 

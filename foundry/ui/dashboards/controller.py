@@ -14,7 +14,14 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog
 
-from foundry.metrics import DashboardFigures, metrics_state, read_figures
+from foundry.metrics import (
+    DashboardFigures,
+    MetricsFilter,
+    MetricsState,
+    metrics_state,
+    read_figures,
+)
+from foundry.store import Store
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.dashboards.chart import Chart
@@ -49,6 +56,7 @@ class DashboardController(QObject):
         self.bridge = bridge
         self.figures = DashboardFigures()
         self.version: int | None = None  # of the aggregates last read
+        self.shown_for: MetricsFilter | None = None  # the filter of the figures on screen
         self._tasks_seen: int | None = None  # how many tasks the task list was read with
         self._again = False
         self._polling = False
@@ -73,7 +81,27 @@ class DashboardController(QObject):
 
     def _on_shown(self) -> None:
         self._timer.start()
-        self.schedule()
+        if self._outdated():
+            self.schedule()
+        else:  # the charts are up to date unless the aggregates' version moved on
+            self._poll()
+
+    def _outdated(self) -> bool:
+        return self.shown_for is None or self.view.current_filter() != self.shown_for
+
+    async def update_before_shown(self) -> None:
+        """Bring the charts up to date while the dashboards are hidden, so that showing them
+        paints each chart once, with its figures; nothing is read again if the aggregates'
+        version and the filter are those of the charts."""
+        if not self._outdated():
+            try:
+                state = await asyncio.to_thread(metrics_state, self.bridge.engine.store)
+            except Exception:  # the poll asks again once they are shown
+                log.warning("asking the metrics' version failed", exc_info=True)
+                return
+            if state.version == self.version:
+                return
+        await self.refresh()
 
     def _poll(self) -> None:
         if not self.view.isVisible():
@@ -114,20 +142,18 @@ class DashboardController(QObject):
             self._again = False
             where, filters = self.view.current_filter(), self._filters
             try:
-                state = await asyncio.to_thread(metrics_state, store)
-                with_tasks = state.tasks != self._tasks_seen
-                figures = await asyncio.to_thread(read_figures, store, where, with_tasks)
+                state, figures = await asyncio.to_thread(self._read, store, where)
             except Exception as error:  # shown; the dashboards keep their last figures
                 log.exception("reading the metrics failed")
                 self.view.show_problem(f"Could not read the metrics: {error}")
+                self.shown_for = None  # read again when shown again
                 return
             if filters != self._filters:
                 continue  # read for filters no longer chosen: read again at once
             self.version = state.version
-            if with_tasks:
-                self._tasks_seen = state.tasks
-            else:  # the list of tasks as last read: it only grows with tasks
+            if state.tasks == self._tasks_seen:  # the list of tasks as last read
                 figures = figures.model_copy(update={"tasks": self.figures.tasks})
+            self._tasks_seen = state.tasks
             status = f"{figures.events:,} events · updated {datetime.now():%H:%M:%S}"
             self.view.show_overview(figures, status)
             if not state.complete:
@@ -135,10 +161,16 @@ class DashboardController(QObject):
             for chart in self.view.charts():
                 chart.show_figures(figures)
                 await asyncio.sleep(0)  # the GUI breathes between two charts
-            self.figures = figures  # what the charts show
+            self.figures, self.shown_for = figures, where  # what the charts show
             self.updated.emit()
             if not self._again:
                 return
+
+    def _read(self, store: Store, where: MetricsFilter) -> tuple[MetricsState, DashboardFigures]:
+        """The aggregates' state and the figures, in one trip to a worker thread (the list of
+        tasks only grows with them: read when their count changed)."""
+        state = metrics_state(store)
+        return state, read_figures(store, where, state.tasks != self._tasks_seen)
 
     def close(self) -> None:
         self._timer.stop()

@@ -6,6 +6,7 @@ the same over a hundred events or a million."""
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -62,7 +63,7 @@ class ConfidenceTimeChart(Chart):
             self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 0, UNCERTAIN_LINE
         )
         self.plot.setYRange(0, 100, padding=0.04)
-        self.plot.enableAutoRange(axis="x")
+        self.fit_times()
 
     def level_data(self, level: str) -> tuple[np.ndarray, np.ndarray]:
         """The plotted (time, mean score) of one level."""
@@ -122,18 +123,16 @@ class ConfidenceHistogramChart(Chart):
         edges = np.arange(0.0, 100.0 + BIN_WIDTH, BIN_WIDTH)
         self.counts = np.array([row[2] for row in self.rows], dtype=int)
         brushes = [self._color(start) for start in edges[:-1]]
-        bars = pg.BarGraphItem(
+        self.draw_bars(
+            "scores",
             x0=edges[:-1] + 0.6,
             width=BIN_WIDTH - 1.2,
             height=self.counts,
             brushes=brushes,
             pen=None,
         )
-        self.plot.addItem(bars)
         for level in ("fail", "uncertain", "pass"):
-            self.add_legend(
-                pg.BarGraphItem(x=[0], height=[0], width=1, brush=LEVEL_COLORS[level]), level
-            )
+            self.add_legend(self.kept(level, partial(_sample, LEVEL_COLORS[level]), False), level)
         self.add_threshold(self.pass_threshold, f"pass {self.pass_threshold:g}", 90, PASS_LINE)
         self.add_threshold(
             self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 90, UNCERTAIN_LINE
@@ -159,6 +158,11 @@ class ConfidenceHistogramChart(Chart):
         start = index * BIN_WIDTH
         count = int(self.counts[index])
         return f"{start:g} to {start + BIN_WIDTH:g} %: {count} score{'' if count == 1 else 's'}"
+
+
+def _sample(color: str) -> pg.BarGraphItem:
+    """A bar of a colour for the legend, not on the plot."""
+    return pg.BarGraphItem(x=[0], height=[0], width=1, brush=color)
 
 
 def _statuses(statuses: dict[str, int]) -> str:
@@ -187,16 +191,16 @@ class IterationsChart(Chart):
 
     def draw(self) -> None:
         means = [row[4] for row in self.rows]
-        bars = pg.BarGraphItem(
+        bars = self.draw_bars(
+            "iterations",
             x=[self.bin_center(row[0]) for row in self.rows],
             height=means,
             width=self.figures.bin_seconds * BAR_SHARE,
             brush=ITERATIONS,
             pen=None,
         )
-        self.plot.addItem(bars)
         self.add_legend(bars, "mean iterations of the tasks started")
-        self.plot.enableAutoRange(axis="x")
+        self.fit_times()
         self.plot.setYRange(0, max(max(means), 1) * 1.15, padding=0)
         self.count_axis(max(means))
 
@@ -220,7 +224,7 @@ class PhaseSharesChart(Chart):
     title = "Where the tasks' time goes"
     columns = ("bin_start", "bin_seconds", "tasks", "phase", "seconds", "share")
     x_label = "Tasks by start time"
-    y_label = "Share of active time (%)"
+    y_label = "Active time (%)"
     time_axis = True
 
     def __init__(self) -> None:
@@ -247,7 +251,8 @@ class PhaseSharesChart(Chart):
         x = np.array([self.bin_center(start) for start in starts])
         base = np.zeros(len(starts))
         for phase in PHASE_COLUMNS:
-            bars = pg.BarGraphItem(
+            bars = self.draw_bars(
+                phase,
                 x=x,
                 y0=base.copy(),
                 height=self.shares[phase],
@@ -255,11 +260,10 @@ class PhaseSharesChart(Chart):
                 brush=PHASE_COLORS[phase],
                 pen=None,
             )
-            self.plot.addItem(bars)
             self.add_legend(bars, PHASE_TITLES[phase])
             self.bars[phase] = bars
             base += self.shares[phase]
-        self.plot.enableAutoRange(axis="x")
+        self.fit_times()
         self.plot.setYRange(0, 100, padding=0.02)
         self.plot.getAxis("left").setTicks([[(value, str(value)) for value in range(0, 101, 20)]])
 
