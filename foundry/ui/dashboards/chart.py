@@ -58,6 +58,49 @@ class CategoryAxis(pg.AxisItem):
         ]
 
 
+TIME_STEPS = (60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800)
+DAY = 86400
+
+
+class TimeAxis(pg.AxisItem):
+    """A bottom axis of local times at round steps, as many as fit: the time of day, and the
+    date where a day begins or when the steps are days (the dates shown are in the label)."""
+
+    def __init__(self) -> None:
+        super().__init__("bottom")
+        self.enableAutoSIPrefix(False)
+
+    def tickValues(
+        self, minVal: float, maxVal: float, size: float
+    ) -> list[tuple[float, list[float]]]:
+        if maxVal <= minVal or size <= 0:
+            return []
+        metrics = QFontMetrics(self.style.get("tickFont") or self.font())
+        fits = max(1, int(size // (metrics.horizontalAdvance("30 Sep") + 24)))
+        span = maxVal - minVal
+        step = next((s for s in TIME_STEPS if span / s <= fits), math.ceil(span / fits / DAY) * DAY)
+        offset = datetime.fromtimestamp(minVal).astimezone().utcoffset() or timedelta()
+        shift = offset.total_seconds()  # steps are round in local time
+        first = math.ceil((minVal + shift) / step) * step - shift
+        return [(float(step), [first + n * step for n in range(int((maxVal - first) // step) + 1)])]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        moments = [datetime.fromtimestamp(value) for value in values]
+        return [
+            f"{m.day} {m:%b}" if spacing >= DAY or (m.hour, m.minute) == (0, 0) else f"{m:%H:%M}"
+            for m in moments
+        ]
+
+
+def date_span(first: datetime, last: datetime) -> str:
+    """ "26 Nov 2026", "25 to 26 Nov 2026" or "30 Dec 2025 to 2 Jan 2026"."""
+    if first.date() == last.date():
+        return f"{first.day} {first:%b %Y}"
+    if first.year == last.year:
+        return f"{first.day} {first:%b} to {last.day} {last:%b %Y}"
+    return f"{first.day} {first:%b %Y} to {last.day} {last:%b %Y}"
+
+
 class ValueAxis(pg.AxisItem):
     """A left axis that draws the labels of its ends. pyqtgraph bounds an axis with a grid by
     the plot, so that a label centred on an end ("0", "100") would stick out by half its height
@@ -128,7 +171,7 @@ class Chart(QFrame):
         self.graphics.ci.setContentsMargins(6, 6, END_LABEL_OVERHANG + 2, 4)
         axes: dict[str, pg.AxisItem] = {"left": ValueAxis()}
         if self.time_axis:
-            axes["bottom"] = pg.DateAxisItem(orientation="bottom")
+            axes["bottom"] = TimeAxis()
         if self.category_axis:
             axes["bottom"] = self.categories = CategoryAxis()
         self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0, axisItems=axes)
@@ -253,7 +296,10 @@ class Chart(QFrame):
         """The x axis from the first bin to the end of the last (rows start with their bin's
         start). Set, not auto-ranged: pyqtgraph ranges at the first paint, then paints again."""
         starts = [row[0].timestamp() for row in self.rows]
-        self.plot.setXRange(min(starts), max(starts) + self.figures.bin_seconds, padding=0.02)
+        first, end = min(starts), max(starts) + self.figures.bin_seconds
+        self.plot.setXRange(first, end, padding=0.02)
+        dates = date_span(datetime.fromtimestamp(first), datetime.fromtimestamp(end - 1))
+        self.plot.getAxis("bottom").setLabel(f"{self.x_label}, {dates}", color=TEXT)
 
     def fit_values(self, largest: float) -> None:
         """The y axis from 0 to a little above `largest`."""
