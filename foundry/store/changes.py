@@ -23,7 +23,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -37,6 +37,7 @@ CHANNEL = "foundry_approvals"
 FILE_LOOK_S = 0.01  # how often SQLite's files are looked at
 COUNTER_LOOK_S = 0.25  # how often SQLite's counter is read when the files seem unchanged
 RECONNECT_S = 1.0
+MINE_KEPT = 1000  # at most: a watcher reads the counter every 250 ms at the latest
 LISTEN_WAIT_S = 5.0  # how long a first subscriber waits for PostgreSQL to listen
 
 Listener = Callable[[], None]
@@ -52,21 +53,43 @@ class ApprovalChanges:
         self._listeners: list[Listener] = []
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._mine: set[int] = set()  # versions this store made that the watcher has not seen
 
-    def mark(self, connection: Any) -> None:
-        """In the transaction that changes approvals: bump the counter (and on PostgreSQL queue
-        the notification, which is sent when the transaction commits)."""
-        connection.execute(
-            sa.update(_CHANGES)
-            .where(_CHANGES.c.topic == APPROVALS)
-            .values(version=_CHANGES.c.version + 1)
+    def commit(self, session: Any) -> None:
+        """Commit `session`'s transaction, which changes approvals, with the counter bumped in
+        it (and on PostgreSQL the notification, sent by the commit); then tell the subscribers,
+        who are not told again when the watcher sees the same change."""
+        version = self._bump(session)
+        with self._lock:
+            if self._thread is not None and len(self._mine) < MINE_KEPT:
+                self._mine.add(version)
+        try:
+            session.commit()
+        except BaseException:
+            with self._lock:
+                self._mine.discard(version)  # the number will be another change's
+            raise
+        self._tell()
+
+    def _bump(self, session: Any) -> int:
+        version = int(
+            session.execute(
+                sa.update(_CHANGES)
+                .where(_CHANGES.c.topic == APPROVALS)
+                .values(version=_CHANGES.c.version + 1)
+                .returning(_CHANGES.c.version)
+            ).scalar_one()
         )
         if self._engine.dialect.name == "postgresql":
-            connection.execute(sa.select(sa.func.pg_notify(CHANNEL, "")))
+            session.execute(sa.select(sa.func.pg_notify(CHANNEL, str(version))))
+        return version
 
-    def committed_here(self) -> None:
-        """A change committed through this store: tell the subscribers now."""
-        self._tell()
+    def _theirs(self, versions: Iterable[int]) -> bool:
+        """Whether any of these changes came from elsewhere (forgetting the ones made here)."""
+        with self._lock:
+            mine = [version for version in versions if version in self._mine]
+            self._mine.difference_update(mine)
+            return len(mine) < len(list(versions))
 
     @contextlib.contextmanager
     def subscribed(self, listener: Listener) -> Iterator[None]:
@@ -146,8 +169,9 @@ class ApprovalChanges:
                         self._tell()  # listening again: a change may have gone unseen meanwhile
                     listening.set()
                     while not self._stop.is_set():
-                        for _ in connection.notifies(timeout=COUNTER_LOOK_S):
-                            self._tell()
+                        for notice in connection.notifies(timeout=COUNTER_LOOK_S):
+                            if not notice.payload.isdigit() or self._theirs([int(notice.payload)]):
+                                self._tell()
             except psycopg.Error as error:
                 log.warning("lost the store's change notifications (%s); listening again", error)
                 self._stop.wait(RECONNECT_S)
@@ -174,7 +198,10 @@ class ApprovalChanges:
                     _close(connection)
                     connection = None
                     continue
-                if version != seen_version:
+                if version != seen_version and (
+                    version - seen_version > MINE_KEPT
+                    or self._theirs(range(seen_version + 1, version + 1))
+                ):
                     self._tell()
                 seen_version = version
         finally:

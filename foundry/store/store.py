@@ -331,9 +331,7 @@ class ApprovalRepository(_Repository):
     def create(self, approval: ApprovalRecord) -> ApprovalRecord:
         with self._session() as session:
             session.add(approval)
-            self._store.approval_changes.mark(session)
-            session.commit()
-        self._store.approval_changes.committed_here()
+            self._store.approval_changes.commit(session)
         return approval
 
     def get(self, approval_id: str) -> ApprovalRecord:
@@ -406,16 +404,12 @@ class ApprovalRepository(_Repository):
                 .where(col(ApprovalRecord.status) == "pending")
                 .values(**values)
             )
-            resolved = result.rowcount == 1  # type: ignore[attr-defined]
-            if resolved:
-                self._store.approval_changes.mark(session)
             approval = session.get(ApprovalRecord, approval_id)
-            session.commit()
-        if approval is None:
-            raise NotFound(f"no approval with id {approval_id!r}")
-        if not resolved:
-            raise AlreadyResolved(approval)
-        self._store.approval_changes.committed_here()
+            if approval is None:
+                raise NotFound(f"no approval with id {approval_id!r}")
+            if result.rowcount != 1:  # type: ignore[attr-defined]
+                raise AlreadyResolved(approval)
+            self._store.approval_changes.commit(session)
         return approval
 
 

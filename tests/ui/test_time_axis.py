@@ -49,6 +49,4 @@ def test_an_empty_or_reversed_range_has_no_ticks(qtbot: QtBot) -> None:
 def test_the_dates_in_the_label() -> None:
     assert date_span(datetime(2026, 11, 26, 6), datetime(2026, 11, 26, 13)) == "26 Nov 2026"
     assert date_span(datetime(2026, 11, 25), datetime(2026, 11, 26)) == "25 Nov to 26 Nov 2026"
-    assert (
-        date_span(datetime(2025, 12, 30), datetime(2026, 1, 2)) == "30 Dec 2025 to 2 Jan 2026"
-    )
+    assert date_span(datetime(2025, 12, 30), datetime(2026, 1, 2)) == "30 Dec 2025 to 2 Jan 2026"
