@@ -150,6 +150,8 @@ class Engine:
             await self.cancel_task(task_id)
         for session_id in list(self._sessions):
             await self.close_session(session_id)
+        if self._journal is not None:
+            await self._journal.drain()
 
     # -- events ---------------------------------------------------------------------------------
 
