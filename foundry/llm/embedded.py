@@ -8,6 +8,7 @@ import json
 import threading
 import time
 import urllib.request
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -62,12 +63,7 @@ class EmbeddedRuntime:
             if self._server is None:
                 import xllamacpp
 
-                params = xllamacpp.CommonParams()
-                params.model.path = str(self.path)
-                params.n_ctx = self._context_size
-                params.cpuparams.n_threads = self._threads
-                params.verbosity = -1
-                _spare_memory(params, xllamacpp)
+                params = runtime_params(self.path, self._context_size, self._threads)
                 self._server = xllamacpp.Server(params)
             return self._server
 
@@ -109,6 +105,20 @@ class EmbeddedRuntime:
     def close(self) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)
         self._server = None
+
+
+def runtime_params(path: Path, context_size: int = 4096, threads: int = 2) -> Any:
+    """llama.cpp's settings for a model file, as the runtime loads it (a benchmark loads the
+    bare runtime with the same ones)."""
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    params.n_ctx = context_size
+    params.cpuparams.n_threads = threads
+    params.verbosity = -1
+    _spare_memory(params, xllamacpp)
+    return params
 
 
 def _spare_memory(params: Any, xllamacpp: Any) -> None:
@@ -190,7 +200,10 @@ class _Handover:
 
     def __init__(self, loop: asyncio.AbstractEventLoop, timeout_s: float) -> None:
         self._loop = loop
-        self._queue: asyncio.Queue[dict[str, Any] | Exception | None] = asyncio.Queue()
+        self._items: deque[dict[str, Any] | Exception | None] = deque()
+        self._arrived = asyncio.Event()
+        self._woken = False  # a wake-up of the loop is on its way: the next chunks ride with it
+        self._lock = threading.Lock()
         self._deadline = loop.time() + timeout_s
         self._due = time.monotonic() + timeout_s  # the same moment, as the worker reads it
         self._expired = False
@@ -219,16 +232,36 @@ class _Handover:
 
     async def next(self) -> dict[str, Any] | None:
         """The next chunk, None at the end; raises TimeoutError past the deadline."""
-        async with asyncio.timeout_at(self._deadline):
-            item = await self._queue.get()
+        while (item := self._take()) is _NOTHING:
+            async with asyncio.timeout_at(self._deadline):
+                await self._arrived.wait()
         if isinstance(item, Exception):
             raise item
-        return item
+        return item  # type: ignore[return-value]
+
+    def _take(self) -> object:
+        """The first chunk waiting; with none, the next chunk posted wakes the loop."""
+        with self._lock:
+            if self._items:
+                return self._items.popleft()
+            self._woken = False
+            self._arrived.clear()
+            return _NOTHING
 
     def _post(self, item: dict[str, Any] | Exception | None) -> None:
+        """Chunks that arrive while the loop is busy wait for it together: one wake-up each time
+        the loop has taken them all, rather than one per token."""
         if self.stop.is_set():
             return  # nobody reads any more, and the loop may be closed
+        with self._lock:
+            self._items.append(item)
+            if self._woken:
+                return
+            self._woken = True
         try:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+            self._loop.call_soon_threadsafe(self._arrived.set)
         except RuntimeError:  # the loop closed after the stream was left
             self.stop.set()
+
+
+_NOTHING = object()

@@ -151,7 +151,7 @@ class Engine:
         for session_id in list(self._sessions):
             await self.close_session(session_id)
         if self._journal is not None:
-            await self._journal.settle()
+            await self._journal.drain()
 
     # -- events ---------------------------------------------------------------------------------
 
