@@ -114,7 +114,7 @@ async def _approvals(
         return await asyncio.to_thread(store.approvals.list, status, tool)
     changed = asyncio.Event()
     deadline = asyncio.get_running_loop().time() + wait_s
-    with store.approval_changes.waking(changed):
+    async with store.approval_changes.waking(changed):
         while True:
             changed.clear()
             records = await asyncio.to_thread(store.approvals.list, status, tool)

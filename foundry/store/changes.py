@@ -23,7 +23,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -50,6 +50,7 @@ class ApprovalChanges:
     def __init__(self, engine: sa.Engine) -> None:
         self._engine = engine
         self._lock = threading.Lock()
+        self._starting = threading.Lock()
         self._listeners: list[Listener] = []
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -93,19 +94,14 @@ class ApprovalChanges:
 
     @contextlib.contextmanager
     def subscribed(self, listener: Listener) -> Iterator[None]:
-        """Call `listener` on every change while in the block."""
-        with self._lock:
-            self._listeners.append(listener)
-            if self._thread is None:
-                self._start()
-        try:
+        """Call `listener` on every change while in the block. Blocking the first time (the
+        watch starts): not on an event loop, where `waking` is the way."""
+        self._start_watching()
+        with self._listening(listener):
             yield
-        finally:
-            with self._lock:
-                self._listeners.remove(listener)
 
-    @contextlib.contextmanager
-    def waking(self, event: asyncio.Event) -> Iterator[None]:
+    @contextlib.asynccontextmanager
+    async def waking(self, event: asyncio.Event) -> AsyncIterator[None]:
         """Set `event`, on the running loop, on every change while in the block."""
         loop = asyncio.get_running_loop()
 
@@ -113,8 +109,31 @@ class ApprovalChanges:
             with contextlib.suppress(RuntimeError):  # the loop has closed: no one waits there
                 loop.call_soon_threadsafe(event.set)
 
-        with self.subscribed(wake):
+        if self._thread is None:  # the first time: off the loop
+            await asyncio.to_thread(self._start_watching)
+        with self._listening(wake):
             yield
+
+    @contextlib.contextmanager
+    def _listening(self, listener: Listener) -> Iterator[None]:
+        with self._lock:
+            self._listeners.append(listener)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._listeners.remove(listener)
+
+    def _start_watching(self) -> None:
+        """Start the watch once. It may read the store or connect to it; if it cannot, the
+        subscribers' own polls still see every change, later."""
+        with self._starting:
+            if self._thread is not None:
+                return
+            try:
+                self._start()
+            except (sa.exc.SQLAlchemyError, OSError) as error:
+                log.warning("cannot watch the store for approval changes: %s", error)
 
     def close(self) -> None:
         """Stop watching (the store is closing)."""

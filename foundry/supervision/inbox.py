@@ -133,19 +133,17 @@ class HumanInbox:
         the store's change watch (another process), reading the store again at least every
         poll in case a change went unseen; an expired approval is resolved as timed_out with
         the configured outcome."""
-        with (
-            APPROVAL_WAKEUPS.waiting(approval.id) as woken,
-            self._store.approval_changes.waking(woken),
-        ):
-            while True:
-                current = await asyncio.to_thread(self._store.approvals.get, approval.id)
-                if current.status != "pending":
-                    return current
-                if current.expires_at is not None and utc_now() >= current.expires_at:
-                    return await self._time_out(current)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(woken.wait(), self._next_look(current))
-                woken.clear()
+        with APPROVAL_WAKEUPS.waiting(approval.id) as woken:
+            async with self._store.approval_changes.waking(woken):
+                while True:
+                    current = await asyncio.to_thread(self._store.approvals.get, approval.id)
+                    if current.status != "pending":
+                        return current
+                    if current.expires_at is not None and utc_now() >= current.expires_at:
+                        return await self._time_out(current)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(woken.wait(), self._next_look(current))
+                    woken.clear()
 
     def _next_look(self, approval: ApprovalRecord) -> float:
         """Seconds until the store is asked again: the poll, or less when it expires sooner."""

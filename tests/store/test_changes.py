@@ -10,6 +10,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
+import sqlalchemy as sa
+
 from foundry.store import ApprovalRecord, Store
 from foundry.store.store import NewEvent
 
@@ -123,3 +126,15 @@ def test_a_failing_subscriber_does_not_keep_the_others_from_being_told(store: St
     with store.approval_changes.subscribed(broken), subscriber(store) as told:
         pending(store)
         assert told.times >= 1
+
+
+def test_a_watch_that_cannot_start_still_tells_this_stores_changes(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unreachable() -> None:
+        raise sa.exc.OperationalError("SELECT version", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(store.approval_changes, "_start", unreachable)
+    with subscriber(store) as told:  # no error: the subscribers' polls remain
+        pending(store)
+        assert told.times == 1
