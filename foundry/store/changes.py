@@ -42,6 +42,12 @@ LISTEN_WAIT_S = 5.0  # how long a first subscriber waits for PostgreSQL to liste
 
 Listener = Callable[[], None]
 _CHANGES = StoreChangeRecord.__table__  # type: ignore[attr-defined]
+_BUMP = (  # built once: building it costs more than running it
+    sa.update(_CHANGES)
+    .where(_CHANGES.c.topic == APPROVALS)
+    .values(version=_CHANGES.c.version + 1)
+    .returning(_CHANGES.c.version)
+)
 
 
 class ApprovalChanges:
@@ -56,10 +62,10 @@ class ApprovalChanges:
         self._stop = threading.Event()
         self._mine: set[int] = set()  # versions this store made that the watcher has not seen
 
-    def commit(self, session: Any) -> None:
+    def commit(self, session: Any, committed: Callable[[], None] | None = None) -> None:
         """Commit `session`'s transaction, which changes approvals, with the counter bumped in
-        it (and on PostgreSQL the notification, sent by the commit); then tell the subscribers,
-        who are not told again when the watcher sees the same change."""
+        it (and on PostgreSQL the notification, sent by the commit); then call `committed`, and
+        tell the subscribers, who are not told again when the watcher sees the same change."""
         version = self._bump(session)
         with self._lock:
             if self._thread is not None and len(self._mine) < MINE_KEPT:
@@ -70,17 +76,12 @@ class ApprovalChanges:
             with self._lock:
                 self._mine.discard(version)  # the number will be another change's
             raise
+        if committed is not None:
+            committed()
         self._tell()
 
     def _bump(self, session: Any) -> int:
-        version = int(
-            session.execute(
-                sa.update(_CHANGES)
-                .where(_CHANGES.c.topic == APPROVALS)
-                .values(version=_CHANGES.c.version + 1)
-                .returning(_CHANGES.c.version)
-            ).scalar_one()
-        )
+        version = int(session.execute(_BUMP).scalar_one())
         if self._engine.dialect.name == "postgresql":
             session.execute(sa.select(sa.func.pg_notify(CHANNEL, str(version))))
         return version

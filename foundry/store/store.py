@@ -7,6 +7,7 @@ an event loop's thread. Each call uses its own database session, so threads may 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -383,10 +384,14 @@ class ApprovalRepository(_Repository):
         reasoning: str | None = None,
         confidence: float | None = None,
         params: dict[str, Any] | None = None,
+        trace: Callable[[ApprovalRecord], Record] | None = None,
+        committed: Callable[[ApprovalRecord], None] | None = None,
     ) -> ApprovalRecord:
         """Resolve a pending approval; exactly one of several racing resolvers succeeds.
 
-        `params`, when given, replaces the call's parameters (edit, then approve).
+        `params`, when given, replaces the call's parameters (edit, then approve); what `trace`
+        makes of the resolved approval is added in the same transaction; `committed` is given
+        the resolved approval once committed, before the store's subscribers are told.
         """
         values: dict[str, Any] = {
             "status": status,
@@ -398,19 +403,30 @@ class ApprovalRepository(_Repository):
         if params is not None:
             values["params"] = params
         with self._session() as session:
-            result = session.execute(
+            approval = session.execute(
                 sa.update(ApprovalRecord)
                 .where(col(ApprovalRecord.id) == approval_id)
                 .where(col(ApprovalRecord.status) == "pending")
                 .values(**values)
-            )
-            approval = session.get(ApprovalRecord, approval_id)
+                .returning(ApprovalRecord),
+                execution_options={"synchronize_session": False},
+            ).scalar_one_or_none()
             if approval is None:
-                raise NotFound(f"no approval with id {approval_id!r}")
-            if result.rowcount != 1:  # type: ignore[attr-defined]
-                raise AlreadyResolved(approval)
-            self._store.approval_changes.commit(session)
+                raise self._unresolvable(session, approval_id)
+            if trace is not None:
+                session.add(trace(approval))
+            self._store.approval_changes.commit(
+                session, committed and functools.partial(committed, approval)
+            )
         return approval
+
+    @staticmethod
+    def _unresolvable(session: Session, approval_id: str) -> Exception:
+        """Why an approval could not be resolved: it does not exist, or someone came first."""
+        approval = session.get(ApprovalRecord, approval_id)
+        if approval is None:
+            return NotFound(f"no approval with id {approval_id!r}")
+        return AlreadyResolved(approval)
 
 
 class GrantRepository(_Repository):

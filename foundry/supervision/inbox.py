@@ -16,7 +16,7 @@ from foundry.store import AlreadyResolved, ApprovalRecord, Store
 from foundry.store.tables import utc_now
 from foundry.supervision.redaction import injection_risk
 from foundry.supervision.resolution import resolve_approval
-from foundry.supervision.wakeups import APPROVAL_WAKEUPS
+from foundry.supervision.wakeups import APPROVAL_WAKEUPS, Waiting
 
 Notify = Callable[[EventBody], Awaitable[object]]
 POLL_S = 1.0  # a waiting session is woken when its approval changes: this poll is the fallback
@@ -133,17 +133,23 @@ class HumanInbox:
         the store's change watch (another process), reading the store again at least every
         poll in case a change went unseen; an expired approval is resolved as timed_out with
         the configured outcome."""
-        with APPROVAL_WAKEUPS.waiting(approval.id) as woken:
-            async with self._store.approval_changes.waking(woken):
+        with APPROVAL_WAKEUPS.waiting(approval.id) as waiting:
+            async with self._store.approval_changes.waking(waiting.woken):
                 while True:
-                    current = await asyncio.to_thread(self._store.approvals.get, approval.id)
+                    current = await self._current(approval.id, waiting)
                     if current.status != "pending":
                         return current
                     if current.expires_at is not None and utc_now() >= current.expires_at:
                         return await self._time_out(current)
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(woken.wait(), self._next_look(current))
-                    woken.clear()
+                        await asyncio.wait_for(waiting.woken.wait(), self._next_look(current))
+                    waiting.woken.clear()
+
+    async def _current(self, approval_id: str, waiting: Waiting) -> ApprovalRecord:
+        """The approval as this process resolved it, or else as the store holds it now."""
+        if waiting.resolved is not None:
+            return waiting.resolved
+        return await asyncio.to_thread(self._store.approvals.get, approval_id)
 
     def _next_look(self, approval: ApprovalRecord) -> float:
         """Seconds until the store is asked again: the poll, or less when it expires sooner."""

@@ -53,16 +53,21 @@ def resolve_approval(
     level: ResolvedLevel = "human",
     allowed: bool | None = None,
 ) -> ApprovalRecord:
-    """Resolve a pending approval and trace the decision at `level` (the caller knows who
-    resolved; the name never decides it). `allowed` is the call's outcome when the status does
-    not say (a timeout); raises NotFound, or AlreadyResolved naming who won when someone resolved
-    it first (then nothing is traced)."""
-    record = store.approvals.resolve(
-        approval_id, status, resolved_by, reasoning, confidence, params=params
+    """Resolve a pending approval and trace the decision at `level`, in one transaction (the
+    caller knows who resolved; the name never decides it), then hand it to the calls of this
+    process that wait on it. `allowed` is the call's outcome when the status does not say (a
+    timeout); raises NotFound, or AlreadyResolved naming who won when someone resolved it first
+    (then nothing is traced)."""
+    return store.approvals.resolve(
+        approval_id,
+        status,
+        resolved_by,
+        reasoning,
+        confidence,
+        params=params,
+        trace=lambda resolved: resolution_trace(resolved, level, allowed),
+        committed=APPROVAL_WAKEUPS.wake,
     )
-    store.traces.add(resolution_trace(record, level, allowed))
-    APPROVAL_WAKEUPS.wake(approval_id)
-    return record
 
 
 def resolution_trace(

@@ -2,8 +2,8 @@
 
 A session waiting for a person polls the store, since another process may resolve its approval.
 A resolution made in this process (the app's inbox, the approvals API, the terminal, a timeout)
-does not wait for that poll: `resolve_approval` wakes the waiters of that approval at once, on
-whatever loop each waits.
+does not wait for that poll: once it is committed, `resolve_approval` hands the resolved approval
+to the waiters of that approval at once, on whatever loop each waits.
 """
 
 from __future__ import annotations
@@ -12,23 +12,36 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from foundry.store.tables import ApprovalRecord
+
+
+@dataclass
+class Waiting:
+    """One coroutine's wait on an approval: `woken` is set, on its loop, when `resolved` holds
+    the approval as this process resolved it (then the store need not be read again)."""
+
+    loop: asyncio.AbstractEventLoop
+    woken: asyncio.Event = field(default_factory=asyncio.Event)
+    resolved: ApprovalRecord | None = None
 
 
 class ApprovalWakeups:
-    """The events of the coroutines waiting on each approval, set from any thread."""
+    """The coroutines waiting on each approval, woken from any thread."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._waiting: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+        self._waiting: dict[str, list[Waiting]] = {}
 
     @contextlib.contextmanager
-    def waiting(self, approval_id: str) -> Iterator[asyncio.Event]:
-        """An event set when `approval_id` is resolved in this process, while in the block."""
-        entry = (asyncio.get_running_loop(), asyncio.Event())
+    def waiting(self, approval_id: str) -> Iterator[Waiting]:
+        """The wait on `approval_id`'s resolution in this process, while in the block."""
+        entry = Waiting(asyncio.get_running_loop())
         with self._lock:
             self._waiting.setdefault(approval_id, []).append(entry)
         try:
-            yield entry[1]
+            yield entry
         finally:
             with self._lock:
                 waiters = self._waiting.get(approval_id, [])
@@ -37,12 +50,14 @@ class ApprovalWakeups:
                 if not waiters:
                     self._waiting.pop(approval_id, None)
 
-    def wake(self, approval_id: str) -> None:
+    def wake(self, resolved: ApprovalRecord) -> None:
+        """Hand `resolved`, committed, to the coroutines waiting on it."""
         with self._lock:
-            waiters = list(self._waiting.get(approval_id, ()))
-        for loop, event in waiters:
+            waiters = list(self._waiting.get(resolved.id, ()))
+        for entry in waiters:
+            entry.resolved = resolved
             with contextlib.suppress(RuntimeError):  # its loop has closed: no one waits there
-                loop.call_soon_threadsafe(event.set)
+                entry.loop.call_soon_threadsafe(entry.woken.set)
 
 
 APPROVAL_WAKEUPS = ApprovalWakeups()

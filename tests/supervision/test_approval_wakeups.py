@@ -8,11 +8,15 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from foundry.llm.base import ToolCall
 from foundry.session.events import EventBody
 from foundry.store import Store
+from foundry.store.tables import ApprovalRecord, TraceRecord
 from foundry.supervision.inbox import HumanInbox
 from foundry.supervision.resolution import resolve_approval
+from foundry.supervision.wakeups import APPROVAL_WAKEUPS
 
 AN_HOUR = 3600.0
 
@@ -134,4 +138,50 @@ async def test_a_call_cancelled_while_its_approval_is_stored_withdraws_it(tmp_pa
     await asyncio.gather(deciding, return_exceptions=True)
     assert [a.status for a in store.approvals.list()] in ([], ["timed_out"])
     assert store.approvals.list(status="pending") == []
+    store.close()
+
+
+async def test_a_call_woken_by_this_process_takes_the_resolution_it_is_handed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    call = ToolCall(id="c", name="fs.write_file", arguments={"path": "x"})
+    deciding = asyncio.ensure_future(inbox(store, AN_HOUR).decide(call, "L0", "asks"))
+    approval_id = await first_pending(store)
+    await asyncio.sleep(0.2)  # the call reads its approval once, then waits
+    reads: list[str] = []
+    reading = store.approvals.get
+    monkeypatch.setattr(store.approvals, "get", lambda i: reads.append(i) or reading(i))
+    await asyncio.to_thread(resolve_approval, store, approval_id, "denied", "human:test", "no")
+    decision = await asyncio.wait_for(deciding, 30)
+    assert (decision.allowed, decision.by, decision.reason) == (False, "human:test", "no")
+    assert reads == []  # the resolution came with the wake-up, not from the store again
+    store.close()
+
+
+async def test_a_resolution_that_is_not_committed_wakes_no_one(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    call = ToolCall(id="c", name="fs.write_file", arguments={"path": "x"})
+    deciding = asyncio.ensure_future(inbox(store, AN_HOUR).decide(call, "L0", "asks"))
+    approval_id = await first_pending(store)
+
+    def broken_trace(resolved: ApprovalRecord) -> TraceRecord:
+        raise RuntimeError("the trace cannot be written")
+
+    with pytest.raises(RuntimeError):
+        await asyncio.to_thread(
+            store.approvals.resolve,
+            approval_id,
+            "approved",
+            "human:test",
+            trace=broken_trace,
+            committed=APPROVAL_WAKEUPS.wake,
+        )
+    await asyncio.sleep(0.2)
+    assert not deciding.done()  # neither approved nor woken: the resolution never happened
+    assert store.approvals.get(approval_id).status == "pending"
+    assert store.traces.list() == []
+    await asyncio.to_thread(resolve_approval, store, approval_id, "denied", "human:test", "no")
+    assert not (await asyncio.wait_for(deciding, 30)).allowed
+    assert [(t.approval_id, t.decision) for t in store.traces.list()] == [(approval_id, "deny")]
     store.close()
