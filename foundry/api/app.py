@@ -59,7 +59,8 @@ class ApiContext:
     expose_content: bool
 
 
-def api_context(request: Request) -> ApiContext:
+async def api_context(request: Request) -> ApiContext:
+    """The API's store and settings (async: FastAPI would run a plain function in a thread)."""
     context: ApiContext = request.app.state.context
     return context
 
@@ -134,18 +135,22 @@ def get_approval(approval_id: str, context: Context) -> ApprovalDetail:
     return approval_detail(record, context.expose_content, now, traces, grants)
 
 
+# Async routes whose store work takes one thread hop: FastAPI runs a plain route in a thread
+# and then checks its response in another, two hops on the way of every decision.
 @routes.post("/approvals/{approval_id}/approve", responses=CONFLICT)
-def approve(
+async def approve(
     approval_id: str, context: Context, request: Request, body: OptionalResolution = None
 ) -> ApprovalView:
-    return _resolve(context, approval_id, "approved", body or Resolution(), request)
+    resolution = body or Resolution()
+    return await asyncio.to_thread(_resolve, context, approval_id, "approved", resolution, request)
 
 
 @routes.post("/approvals/{approval_id}/deny", responses=CONFLICT)
-def deny(
+async def deny(
     approval_id: str, context: Context, request: Request, body: OptionalResolution = None
 ) -> ApprovalView:
-    return _resolve(context, approval_id, "denied", body or Resolution(), request)
+    resolution = body or Resolution()
+    return await asyncio.to_thread(_resolve, context, approval_id, "denied", resolution, request)
 
 
 @routes.get("/grants")

@@ -47,9 +47,9 @@ def create_database_engine(url: str) -> sa.Engine:
 
 def _create_engine(url: str) -> sa.Engine:
     if url.startswith("sqlite"):
-        engine = sa.create_engine(
-            url, connect_args={"check_same_thread": False, "timeout": 30}, pool_pre_ping=True
-        )
+        # no pre-ping: a SQLite connection cannot go stale, and a ping is a statement more
+        # before every repository call
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
         sa.event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     return sa.create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 10})

@@ -101,7 +101,7 @@ class ApprovalRecord(SQLModel, table=True):
     tool: str = Field(index=True)
     params: dict[str, Any] = _json(default_factory=dict)
     policy_rule: str | None = None
-    level: str = Field(default="L2", max_length=8)
+    level: str = Field(default="L2", max_length=16)
     status: str = Field(default="pending", index=True, max_length=16)
     injection_risk: bool = False
     supervisor_verdict: dict[str, Any] | None = _json(default=None)

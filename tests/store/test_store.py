@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -76,6 +76,29 @@ def test_approvals_are_filtered_by_status_and_tool_glob(store: Store) -> None:
     ]
     assert len(store.approvals.list(status="pending")) == 2
     assert store.approvals.get(write.id).params == {"path": "/p/main.go"}
+
+
+def test_an_approval_reads_back_as_it_was_written_at_every_level(store: Store) -> None:
+    """ "supervisor" (a message supervisor asking a person) is the longest level; PostgreSQL once
+    refused it in a column too narrow."""
+    expires = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
+    written = [
+        store.approvals.create(
+            ApprovalRecord(
+                agent_id="a",
+                tool="fs.write",
+                level=level,
+                params={"path": "é/ü", "n": [1, None]},
+                supervisor_verdict={"confidence": 0.4} if level == "L1" else None,
+                injection_risk=level == "L0",
+                expires_at=expires,
+            )
+        )
+        for level in ("L0", "L1", "supervisor")
+    ]
+    for approval in written:
+        assert store.approvals.get(approval.id) == approval
+    assert sorted(a.level for a in store.approvals.list()) == ["L0", "L1", "supervisor"]
 
 
 def test_second_resolution_conflicts(database_url: str) -> None:
