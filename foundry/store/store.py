@@ -46,6 +46,15 @@ SEQUENCE_RETRIES = 20
 AppendHook = Callable[[Session, list[EventRecord]], None]
 _APPROVALS: sa.Table = ApprovalRecord.__table__  # type: ignore[attr-defined]
 _TRACES: sa.Table = TraceRecord.__table__  # type: ignore[attr-defined]
+_GRANTS: sa.Table = GrantRecord.__table__  # type: ignore[attr-defined]
+# the statements of the supervision's hot paths, built once (building one costs more than
+# SQLite takes to run it)
+_APPROVAL_BY_ID = sa.select(_APPROVALS).where(_APPROVALS.c.id == sa.bindparam("approval_id"))
+_ACTIVE_GRANTS = (
+    sa.select(_GRANTS)
+    .where(_GRANTS.c.revoked_at.is_(None), _GRANTS.c.expires_at > sa.bindparam("now"))
+    .order_by(_GRANTS.c.expires_at)
+)
 
 
 class NotFound(LookupError):
@@ -444,7 +453,7 @@ def _approval(row: sa.Row[Any]) -> ApprovalRecord:
 
 
 def _find_approval(session: Session, approval_id: str) -> ApprovalRecord | None:
-    row = session.execute(sa.select(_APPROVALS).where(_APPROVALS.c.id == approval_id)).first()
+    row = session.execute(_APPROVAL_BY_ID, {"approval_id": approval_id}).first()
     return None if row is None else _approval(row)
 
 
@@ -473,12 +482,11 @@ class GrantRepository(_Repository):
         )
 
     def active(self, now: datetime | None = None) -> list[GrantRecord]:
-        now = now or utc_now()
+        """The grants neither revoked nor expired, soonest to expire first (asked before every
+        call the rules leave to a person: in SQLAlchemy Core)."""
         with self._session() as session:
-            query = select(GrantRecord).where(
-                col(GrantRecord.revoked_at).is_(None), GrantRecord.expires_at > now
-            )
-            return list(session.exec(query.order_by(col(GrantRecord.expires_at))).all())
+            rows = session.execute(_ACTIVE_GRANTS, {"now": now or utc_now()}).all()
+        return [GrantRecord.model_validate(row._mapping) for row in rows]
 
     def matching(self, agent_id: str, tool: str, now: datetime | None = None) -> GrantRecord | None:
         """The first active grant whose globs cover `agent_id` calling `tool`, if any."""
