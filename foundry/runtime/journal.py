@@ -36,7 +36,11 @@ log = logging.getLogger(__name__)
 # loop hop is taken from the model's own threads: a group per 100 ms is ten commits a second
 # rather than one per token, and text still appears ten times a second.
 TOKEN_GROUP_S = 0.1
-GATHER_S = 0.05  # the longest an event recorded later waits to be written
+# The longest an event recorded later waits to be written. A write holds the interpreter for
+# several ms (the ORM, the metric aggregates) whatever it writes, and the loop then waits for it
+# at each step of a call (a read, a write, a wake-up): at 50 ms an allowed call through the
+# gateway took about twice as long at the median as at 250 ms (bench/gateway.py).
+GATHER_S = 0.25
 
 
 @dataclass
