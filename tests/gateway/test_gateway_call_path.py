@@ -91,7 +91,7 @@ async def test_a_refused_call_is_never_forwarded_whatever_the_size_of_its_parame
 ) -> None:
     """Small parameters are judged on the loop, large ones in a thread: the deny rule holds for
     both, and an allow rule does not settle parameters that read like an injection."""
-    rules = [
+    rules: list[dict[str, Any]] = [
         {"name": "no-notes-here", "tool": "up.note", "action": "deny",
          "when": {"all": [{"param": "path", "op": "matches", "value": "forbidden-"}]}},
         {"name": "ok", "tool": "*", "action": "allow"},
