@@ -33,9 +33,7 @@ def gateway_command(args: argparse.Namespace) -> int:
 
 
 def _serve(agent: Path, trust: TrustStore, port: int | None) -> int:
-    import asyncio
-
-    from foundry.gateway.server import Gateway, serve_stdio, until_terminated
+    from foundry.gateway.server import Gateway, serve_on_engine, serve_stdio
     from foundry.runtime.engine import Engine
 
     with Engine(trust=trust) as engine:
@@ -45,11 +43,9 @@ def _serve(agent: Path, trust: TrustStore, port: int | None) -> int:
         gateway = Gateway(engine, session, agent, name)
         serving = serve_stdio(gateway) if port is None else _serve_http(gateway, port)
         try:
-            asyncio.run(until_terminated(serving))
-        except KeyboardInterrupt:
-            pass
+            serve_on_engine(engine, serving)
         finally:  # stdin closed, SIGTERM or Ctrl+C: what every call recorded is stored first
-            asyncio.run(gateway.aclose())
+            engine.submit(gateway.aclose()).result(30)
             engine.submit(session.aclose()).result(30)
     return 0
 

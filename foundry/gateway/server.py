@@ -1,6 +1,8 @@
 """The gateway's MCP server: an agent's tools offered to MCP clients, each call forwarded through
-the agent's supervision on the engine's loop. On stdio it serves one client; over streamable
-HTTP (loopback, the API token as Bearer) each client gets its own recorded session."""
+the agent's supervision. It serves on the engine's loop, where the calls are decided and run: a
+call never waits for another thread (a hop between two busy loops costs a GIL hand-over each
+way). On stdio it serves one client; over streamable HTTP (loopback, the API token as Bearer)
+each client gets its own recorded session."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import signal
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import mcp.types as mcp_types
 from mcp.server.lowlevel import NotificationOptions, Server
@@ -24,7 +26,6 @@ from foundry.session.events import Event, ToolServerChanged
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.host import ToolResult
 
-T = TypeVar("T")
 PROGRESS_EVERY_S = 5.0
 MAX_NAME = 64  # what the strictest clients accept: ^[a-zA-Z0-9_-]{1,64}$
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -60,8 +61,8 @@ class _Client:
 
 
 class Gateway:
-    """The MCP handlers; the first client uses `first`, later ones (over HTTP) sessions of
-    their own on the same running servers."""
+    """The MCP handlers, served on the engine's loop; the first client uses `first`, later ones
+    (over HTTP) sessions of their own on the same running servers."""
 
     def __init__(self, engine: Engine, first: ToolSession, agent: Path, agent_name: str) -> None:
         self._engine = engine
@@ -101,10 +102,7 @@ class Gateway:
     async def aclose(self) -> None:
         for client in self._clients.values():
             if client.session is not self._first:
-                await self._on_engine(client.session.aclose())
-
-    async def _on_engine(self, work: Coroutine[Any, Any, T]) -> T:
-        return await asyncio.wrap_future(self._engine.submit(work))
+                await client.session.aclose()
 
     async def _client(self, ctx: Any) -> _Client:
         """The connection's client, its session titled after it once it has said who it is."""
@@ -123,8 +121,7 @@ class Gateway:
     async def _new_session(self) -> ToolSession:
         if not self._clients:
             return self._first
-        opening = self._engine.open_tool_session(self._agent, "", host=self._first.host)
-        return await self._on_engine(opening)
+        return await self._engine.open_tool_session(self._agent, "", host=self._first.host)
 
     async def _list_tools(
         self, ctx: Any, params: mcp_types.PaginatedRequestParams | None
@@ -151,7 +148,7 @@ class Gateway:
         if not client.known:
             client.offer(exposed_names(client.session.tools()))
         qualified = client.known.get(params.name, params.name)
-        work = self._on_engine(client.session.call(qualified, dict(params.arguments or {})))
+        work = client.session.call(qualified, dict(params.arguments or {}))
         result = await _reporting_progress(ctx, asyncio.ensure_future(work))
         await _tell_if_tools_changed(client)
         return mcp_types.CallToolResult(
@@ -211,25 +208,39 @@ async def serve_stdio(gateway: Gateway) -> None:
         stop_watching()
 
 
-async def until_terminated(serving: Coroutine[Any, Any, None]) -> None:
-    """Serve until done or SIGTERM, which ends serving as a closed stdin does, so that what
-    was recorded is then stored before the process exits."""
+async def until_stopped(serving: Coroutine[Any, Any, None], stop: asyncio.Event) -> None:
+    """Serve until done or `stop` is set (SIGTERM, Ctrl+C), which ends serving as a closed
+    stdin does, so that what was recorded is then stored before the process exits."""
     task = asyncio.ensure_future(serving)
-    terminated = False
-
-    def terminate() -> None:
-        nonlocal terminated
-        terminated = True
-        task.cancel()
-
-    loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows' loop
-        loop.add_signal_handler(signal.SIGTERM, terminate)
+    stopping = asyncio.ensure_future(stop.wait())
     try:
-        await task
-    except asyncio.CancelledError:
-        if not terminated:
-            raise
+        await asyncio.wait({task, stopping}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        with contextlib.suppress(NotImplementedError):
-            loop.remove_signal_handler(signal.SIGTERM)
+        stopping.cancel()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def serve_on_engine(engine: Engine, serving: Coroutine[Any, Any, None]) -> None:
+    """Run `serving` on the engine's loop until it ends, or SIGTERM or Ctrl+C stop it (the
+    signals reach this, the main, thread, which only waits)."""
+    stop = asyncio.Event()
+
+    def terminate(*_: object) -> None:
+        engine.submit(_set(stop))
+
+    served = engine.submit(until_stopped(serving, stop))
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        while True:
+            try:
+                return served.result()
+            except KeyboardInterrupt:
+                terminate()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+async def _set(event: asyncio.Event) -> None:
+    event.set()

@@ -8,8 +8,10 @@ records its calls after replying) may be recorded later: it waits for the next w
 GATHER_S, so that fewer, larger transactions leave the writer idle most of the time instead of
 taking turns with the loop for the interpreter. Any other event is written at once, with
 everything queued before it. Records kept with the events (a decision's trace) go into the same
-transaction as the events queued at the time. Every event is published on the bus only after the
-transaction holding it has committed, and events are published in the order they were recorded.
+transaction as the events queued at the time; they are made there too, on the writer thread (a
+record of the store's tables takes longer to make than many a decision takes). Every event is
+published on the bus only after the transaction holding it has committed, and events are
+published in the order they were recorded.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlmodel import SQLModel
@@ -33,7 +36,11 @@ log = logging.getLogger(__name__)
 # loop hop is taken from the model's own threads: a group per 100 ms is ten commits a second
 # rather than one per token, and text still appears ten times a second.
 TOKEN_GROUP_S = 0.1
-GATHER_S = 0.05  # the longest an event recorded later waits to be written
+# The longest an event recorded later waits to be written. A write holds the interpreter for
+# several ms (the ORM, the metric aggregates) whatever it writes, and the loop then waits for it
+# at each step of a call (a read, a write, a wake-up): at 50 ms an allowed call through the
+# gateway took about twice as long at the median as at 250 ms (bench/gateway.py).
+GATHER_S = 0.25
 
 
 @dataclass
@@ -58,7 +65,7 @@ class EventJournal:
         self._writer = writer
         self._token_group_s = TOKEN_GROUP_S if token_group_s is None else token_group_s
         self._pending: list[_Pending] = []
-        self._kept: list[SQLModel] = []
+        self._kept: list[Callable[[], SQLModel]] = []
         self._lock = threading.Lock()
         self._flush_scheduled = False
         self._gathering: asyncio.TimerHandle | None = None  # a group, until it is due
@@ -77,11 +84,12 @@ class EventJournal:
         """`record`, written with the next write or within GATHER_S."""
         return self._queue(session_id, body, GATHER_S)
 
-    def keep(self, record: SQLModel) -> None:
-        """Queue a record, written like an event recorded later; nothing waits for it (a failure
-        is logged). It is stored by the time any event recorded after it is."""
+    def keep(self, build: Callable[[], SQLModel]) -> None:
+        """Queue a record, made by `build` when it is written like an event recorded later;
+        nothing waits for it (a failure is logged). It is stored by the time any event recorded
+        after it is."""
         with self._lock:
-            self._kept.append(record)
+            self._kept.append(build)
         self._write_within(GATHER_S)
 
     async def drain(self) -> None:
@@ -129,7 +137,7 @@ class EventJournal:
             self._flush_scheduled = False
         try:
             new_events = [_new_event(item) for item in batch]
-            records = self._store.events.append_many(new_events, also=kept)
+            records = self._store.events.append_many(new_events, also=[make() for make in kept])
         except Exception as error:
             log.exception("could not store %d event(s) and %d record(s)", len(batch), len(kept))
             self._loop.call_soon_threadsafe(self._fail, batch, error)

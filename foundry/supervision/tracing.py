@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -14,16 +15,23 @@ from foundry.supervision.redaction import redact_params
 
 ResolvedLevel = Literal["policy", "grant", "supervisor", "human", "timeout"]
 TracedDecision = Literal["allow", "deny", "escalate"]
-# Queues a trace to be stored later, off the call's path (the engine journal's `keep`)
-KeepTrace = Callable[[TraceRecord], None]
+TraceBuilder = Callable[[], TraceRecord]
+# Queues a trace to be built and stored later, off the call's path (the engine journal's `keep`)
+KeepTrace = Callable[[TraceBuilder], None]
 
 
-async def store_trace(store: Store, trace: TraceRecord, keep: KeepTrace | None = None) -> None:
-    """Store `trace` before returning (in a worker thread), or hand it to `keep`."""
+async def store_trace(store: Store, build: TraceBuilder, keep: KeepTrace | None = None) -> None:
+    """Build and store a trace before returning (in a worker thread), or hand `build` to
+    `keep`: a record of the store's tables takes longer to make than the decision it traces."""
     if keep is None:
-        await asyncio.to_thread(store.traces.add, trace)
+        await asyncio.to_thread(lambda: store.traces.add(build()))
     else:
-        keep(trace)
+        keep(build)
+
+
+def later_trace(**fields: Any) -> TraceBuilder:
+    """`decision_trace(**fields)`, made when it is stored."""
+    return functools.partial(decision_trace, **fields)
 
 
 def decision_trace(
@@ -81,7 +89,7 @@ class TracedGate:
     async def review(self, call: ToolCall, permission_required: bool) -> GateDecision:
         started = time.perf_counter()
         decision = await self._inner.review(call, permission_required)
-        trace = decision_trace(
+        trace = later_trace(
             session_id=self._session,
             agent_id=self._agent,
             tool=call.name,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -70,10 +72,22 @@ async def test_two_clients_over_http_are_two_recorded_sessions(http_gateway: str
     assert "UTC" in text_of(one) and "Asia/Tokyo" in text_of(two)
     assert denied.is_error and "no-conversions" in text_of(denied)
     store = Store.open()
-    sessions = [s for s in store.sessions.list() if s.title.endswith("via the gateway")]
-    decided = sorted(len(store.events.list(s.id, kinds=("tool_call_decided",))) for s in sessions)
-    assert decided == [1, 2]
-    store.close()
+    try:  # calls are recorded after their replies, within GATHER_S
+        assert await recorded_decisions(store, [1, 2]) == [1, 2]
+    finally:
+        store.close()
+
+
+async def recorded_decisions(store: Store, expected: list[int]) -> list[int]:
+    """The gateway sessions' numbers of decided calls, once they are `expected` (or after 10 s)."""
+    deadline = time.monotonic() + 10
+    while True:
+        sessions = [s for s in store.sessions.list() if s.title.endswith("via the gateway")]
+        kinds = ("tool_call_decided",)
+        decided = sorted(len(store.events.list(s.id, kinds=kinds)) for s in sessions)
+        if decided == expected or time.monotonic() > deadline:
+            return decided
+        await asyncio.sleep(0.05)
 
 
 @pytest.mark.parametrize("token", ["", "wrong-token-" + "x" * 40])
