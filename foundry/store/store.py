@@ -449,7 +449,9 @@ class ApprovalRepository(_Repository):
 
 
 def _approval(row: sa.Row[Any]) -> ApprovalRecord:
-    return ApprovalRecord.model_validate(row._mapping)
+    # as the ORM loads a record: what the store holds is taken, not validated again (a row a
+    # newer Foundry wrote must not break the inbox)
+    return ApprovalRecord(**row._mapping)
 
 
 def _find_approval(session: Session, approval_id: str) -> ApprovalRecord | None:
@@ -486,7 +488,7 @@ class GrantRepository(_Repository):
         call the rules leave to a person: in SQLAlchemy Core)."""
         with self._session() as session:
             rows = session.execute(_ACTIVE_GRANTS, {"now": now or utc_now()}).all()
-        return [GrantRecord.model_validate(row._mapping) for row in rows]
+        return [GrantRecord(**row._mapping) for row in rows]
 
     def matching(self, agent_id: str, tool: str, now: datetime | None = None) -> GrantRecord | None:
         """The first active grant whose globs cover `agent_id` calling `tool`, if any."""

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from foundry.store import AlreadyResolved, ApprovalRecord, NotFound, Store, TraceRecord
 from foundry.store.store import NewEvent
@@ -99,6 +101,17 @@ def test_an_approval_reads_back_as_it_was_written_at_every_level(store: Store) -
     for approval in written:
         assert store.approvals.get(approval.id) == approval
     assert sorted(a.level for a in store.approvals.list()) == ["L0", "L1", "supervisor"]
+
+
+def test_an_approval_a_newer_foundry_wrote_wider_still_reads(tmp_path: Path) -> None:
+    """SQLite keeps a text longer than its column's width; the inbox must still list it."""
+    with Store.open(f"sqlite:///{tmp_path / 's.db'}") as store:
+        approval = store.approvals.create(ApprovalRecord(agent_id="a", tool="fs.write"))
+        with store.engine.begin() as connection:
+            connection.execute(sa.text("UPDATE approvals SET level = :level"), {"level": "L" * 40})
+        assert [a.level for a in store.approvals.list(status="pending")] == ["L" * 40]
+        assert store.approvals.get(approval.id).level == "L" * 40
+        assert store.approvals.resolve(approval.id, "denied", "human:test").level == "L" * 40
 
 
 def test_second_resolution_conflicts(database_url: str) -> None:
