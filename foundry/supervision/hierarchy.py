@@ -310,16 +310,19 @@ class SupervisedGate:
 
 
 def _size_at_most(value: Any, limit: int) -> bool:
-    """Whether `value` (keys and strings, nested, counted with their quotes; any other value
-    counts 8) adds up to at most `limit` characters; counting stops past it."""
+    """Whether `value` (keys and strings, nested, counted with their quotes; a container counts
+    2 besides what it holds, any other value 8) adds up to at most `limit` characters; counting
+    stops past it."""
     left, pending = limit, [value]
     while pending and left >= 0:
         item = pending.pop()
         if isinstance(item, str):
             left -= len(item) + 2
         elif isinstance(item, dict):
+            left -= 2
             pending += [*item.keys(), *item.values()]
         elif isinstance(item, list | tuple):
+            left -= 2
             pending += item
         else:
             left -= 8

@@ -13,10 +13,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
+
 from foundry.gateway.forwarding import ToolSession
 from foundry.runtime.engine import Engine
 from foundry.store.tables import utc_now
-from foundry.supervision.hierarchy import JUDGED_ON_THE_LOOP
+from foundry.supervision.hierarchy import JUDGED_ON_THE_LOOP, _size_at_most
 from tests.gateway.test_gateway_recording import engine, on_engine, tool_session
 from tests.gateway.test_gateway_stdio import POLICY, upstream_agent
 
@@ -119,3 +121,18 @@ async def test_a_refused_call_is_never_forwarded_whatever_the_size_of_its_parame
     assert "timeout" in results["injection"].text and "timeout" in results["large injection"].text
     assert not any(Path(note["path"]).exists() for note in notes.values())
     assert not allowed.is_error and (tmp_path / "fine.txt").read_text() == "hi"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "small"),
+    [
+        ({"path": "a.txt", "n": 3}, True),
+        ({"text": "x" * JUDGED_ON_THE_LOOP}, False),
+        ({"deep": [[[]]] * JUDGED_ON_THE_LOOP}, False),  # empty containers add up too
+        ({str(key): None for key in range(JUDGED_ON_THE_LOOP)}, False),
+    ],
+)
+def test_only_small_parameters_are_judged_on_the_loop(
+    arguments: dict[str, Any], small: bool
+) -> None:
+    assert _size_at_most(arguments, JUDGED_ON_THE_LOOP) is small
