@@ -32,13 +32,14 @@ from foundry.supervision.tracing import KeepTrace, ResolvedLevel, later_trace, s
 
 RouteLevel = Literal["L0", "grant", "L1", "human"]
 RouteOutcome = Literal["allow", "deny", "human"]
-JUDGED_ON_THE_LOOP = 4096  # parameters up to this many characters; larger ones in a thread
 
 
 @dataclass(frozen=True)
 class _Judgement:
     policy: PolicyDecision
     injection: InjectionSignal | None = None
+    grant: GrantRecord | None = None
+    why_no_grant: str | None = None  # when grants name the tool but cannot reach the call
 
 
 class Route(BaseModel, frozen=True):
@@ -147,7 +148,9 @@ class SupervisedGate:
     async def route(self, call: ToolCall) -> Route:
         """Where the hierarchy sends `call`, decided without recording or running anything: by
         the policy, a grant, the L1 supervisor, or on to a person (`foundry policy check`)."""
-        judged = await self._judge(call)
+        # the rules resolve paths (the filesystem), the detector decodes, the grants are in
+        # the store: off the loop, in one hop
+        judged = await asyncio.to_thread(self._judge, call)
         policy = judged.policy
         if policy.action == "deny":
             return Route(policy=policy)
@@ -155,12 +158,10 @@ class SupervisedGate:
             policy = self._past_rules_and_grants(policy, judged.injection)
         elif policy.action == "allow":
             return Route(policy=policy)
-        else:
-            grant, why_no_grant = await asyncio.to_thread(self._grant_for, call)  # the store
-            if grant is not None:
-                return Route(policy=policy, grant=grant)
-            if why_no_grant is not None:
-                policy = policy.model_copy(update={"reason": f"{policy.reason}; {why_no_grant}"})
+        elif judged.grant is not None:
+            return Route(policy=policy, grant=judged.grant)
+        elif judged.why_no_grant is not None:
+            policy = policy.model_copy(update={"reason": f"{policy.reason}; {judged.why_no_grant}"})
         return Route(policy=policy, verdict=await self._supervise(call, policy))
 
     async def _by_policy(
@@ -184,19 +185,16 @@ class SupervisedGate:
         action = "supervisor" if to_supervisor else "human"
         return policy.model_copy(update={"action": action, "reason": reason})
 
-    async def _judge(self, call: ToolCall) -> _Judgement:
-        """The L0 decision and the injection signal. The rules resolve paths (the filesystem)
-        and the detector decodes: for small parameters that takes less than a hop to a
-        thread does (a GIL hand-over each way), so they are judged on the loop."""
-        if _size_at_most(call.arguments, JUDGED_ON_THE_LOOP):
-            return self._judged(call)
-        return await asyncio.to_thread(self._judged, call)
-
-    def _judged(self, call: ToolCall) -> _Judgement:
+    def _judge(self, call: ToolCall) -> _Judgement:
+        """The L0 decision, the injection signal and, for a call the rules do not settle, the
+        grant that covers it (blocking: run it in a thread)."""
         policy = self._policy.decide(self._agent, call.name, call.arguments)
         if policy.action == "deny":
             return _Judgement(policy)
-        return _Judgement(policy, find_injection(call.arguments))
+        injection = find_injection(call.arguments)
+        if injection is not None or policy.action == "allow":
+            return _Judgement(policy, injection)
+        return _Judgement(policy, None, *self._grant_for(call))
 
     def _grant_for(self, call: ToolCall) -> tuple[GrantRecord | None, str | None]:
         """An active grant that covers this call, scopes included; or None, and why the grants
@@ -307,26 +305,6 @@ class SupervisedGate:
             decided_ms=(time.perf_counter() - started) * 1000,
         )
         await store_trace(self._store, trace, self._keep_trace)
-
-
-def _size_at_most(value: Any, limit: int) -> bool:
-    """Whether `value` (keys and strings, nested, counted with their quotes; a container counts
-    2 besides what it holds, any other value 8) adds up to at most `limit` characters; counting
-    stops past it."""
-    left, pending = limit, [value]
-    while pending and left >= 0:
-        item = pending.pop()
-        if isinstance(item, str):
-            left -= len(item) + 2
-        elif isinstance(item, dict):
-            left -= 2
-            pending += [*item.keys(), *item.values()]
-        elif isinstance(item, list | tuple):
-            left -= 2
-            pending += item
-        else:
-            left -= 8
-    return left >= 0
 
 
 def policy_entry_config(supervisors: list[Any]) -> PolicyConfig | None:

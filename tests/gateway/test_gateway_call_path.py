@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.abc
 import json
 import sys
+import threading
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 from foundry.gateway.forwarding import ToolSession
 from foundry.runtime.engine import Engine
 from foundry.store.tables import utc_now
-from foundry.supervision.hierarchy import JUDGED_ON_THE_LOOP, _size_at_most
+from foundry.supervision.hierarchy import SupervisedGate
 from tests.gateway.test_gateway_recording import engine, on_engine, tool_session
 from tests.gateway.test_gateway_stdio import POLICY, upstream_agent
 
@@ -91,15 +92,15 @@ async def test_a_grant_added_or_revoked_between_calls_takes_effect_on_the_next_c
 async def test_a_refused_call_is_never_forwarded_whatever_the_size_of_its_parameters(
     tmp_path: Path, engine: Engine
 ) -> None:
-    """Small parameters are judged on the loop, large ones in a thread: the deny rule holds for
-    both, and an allow rule does not settle parameters that read like an injection."""
+    """The deny rule holds for small and large parameters, and an allow rule does not settle
+    parameters that read like an injection."""
     rules: list[dict[str, Any]] = [
         {"name": "no-notes-here", "tool": "up.note", "action": "deny",
          "when": {"all": [{"param": "path", "op": "matches", "value": "forbidden-"}]}},
         {"name": "ok", "tool": "*", "action": "allow"},
     ]  # fmt: skip
     agent = with_rules(upstream_agent(tmp_path / "agent"), rules)
-    large = "x" * (JUDGED_ON_THE_LOOP + 1)
+    large = "x" * 5000
     notes = {
         "small": {"path": str(tmp_path / "forbidden-small.txt"), "text": "hi"},
         "large": {"path": str(tmp_path / "forbidden-large.txt"), "text": large},
@@ -124,15 +125,28 @@ async def test_a_refused_call_is_never_forwarded_whatever_the_size_of_its_parame
 
 
 @pytest.mark.parametrize(
-    ("arguments", "small"),
+    "arguments",
     [
-        ({"path": "a.txt", "n": 3}, True),
-        ({"text": "x" * JUDGED_ON_THE_LOOP}, False),
-        ({"deep": [[[]]] * JUDGED_ON_THE_LOOP}, False),  # empty containers add up too
-        ({str(key): None for key in range(JUDGED_ON_THE_LOOP)}, False),
+        {"path": "a.txt", "n": 3},
+        {"text": "x" * 5000},
+        {"deep": [[[]]] * 5000},  # empty containers, many of them
+        {str(key): None for key in range(5000)},
     ],
 )
-def test_only_small_parameters_are_judged_on_the_loop(
-    arguments: dict[str, Any], small: bool
+async def test_the_rules_are_judged_off_the_loop_whatever_the_parameters(
+    tmp_path: Path, engine: Engine, arguments: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert _size_at_most(arguments, JUDGED_ON_THE_LOOP) is small
+    """The rules resolve paths on the filesystem: never on the engine's loop."""
+    judged_on: list[str] = []
+    judge = SupervisedGate._judge
+
+    def recording_judge(gate: SupervisedGate, call: Any) -> Any:
+        judged_on.append(threading.current_thread().name)
+        return judge(gate, call)
+
+    monkeypatch.setattr(SupervisedGate, "_judge", recording_judge)
+    agent = upstream_agent(tmp_path / "agent")
+    async with tool_session(engine, agent) as session:
+        await on_engine(engine, session.call("up.note", arguments))
+        await on_engine(engine, session.settle())
+    assert judged_on and "foundry-engine" not in judged_on  # the engine loop's thread
