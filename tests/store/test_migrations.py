@@ -13,6 +13,7 @@ from sqlmodel import SQLModel
 from foundry.home import FoundryHome
 from foundry.store import Store, StoreError
 from foundry.store.database import (
+    HEAD,
     create_database_engine,
     current_revision,
     database_url,
@@ -26,6 +27,19 @@ def test_an_empty_database_is_migrated_to_the_latest_schema(database_url: str) -
         assert current_revision(store.engine) == head_revision()
         tables = set(sa.inspect(store.engine).get_table_names())
     assert {"sessions", "messages", "events", "approvals", "grants", "traces"} <= tables
+
+
+def test_the_newest_revision_foundry_names_is_the_migrations_head() -> None:
+    assert HEAD == head_revision()  # a new migration without HEAD moved on fails here
+
+
+def test_a_database_one_revision_behind_is_upgraded(database_url: str) -> None:
+    engine = create_database_engine(database_url)
+    migrate(engine, "0007")
+    engine.dispose()
+
+    with Store.open(database_url) as store:
+        assert current_revision(store.engine) == HEAD
 
 
 def test_the_tables_match_the_migrations(database_url: str) -> None:
