@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QTextDocument
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from foundry.ui.conversation import DETAIL_ROLE, KIND_ROLE, STREAMING_ROLE
@@ -66,8 +66,10 @@ class MessageDelegate(QStyledItemDelegate):
         )
         height = self._heights.get(key)
         if height is None:
-            document = self._document(index, self._text_width(option))
-            height = int(document.size().height()) + HEADER + 2 * PADDING + MARGIN
+            body = 0  # a row with no text (a call of a tool, say) is its header alone
+            if key[0].strip():
+                body = int(self._document(index, self._text_width(option)).size().height())
+            height = body + HEADER + 2 * PADDING + MARGIN
             if len(self._heights) > 50_000:
                 self._heights.clear()
             self._heights[key] = height
@@ -99,5 +101,11 @@ class MessageDelegate(QStyledItemDelegate):
         painter.setPen(QColor("#37474f"))
         header = bubble.adjusted(PADDING, PADDING - 2, -PADDING, 0)
         header.setHeight(HEADER)
-        text = f"{label}  ·  {detail}" if detail else label
+        text = header_text(label, detail, painter.fontMetrics(), int(header.width()))
         painter.drawText(header, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+
+
+def header_text(label: str, detail: str, metrics: QFontMetrics, width: int) -> str:
+    """A row's header in `width` pixels, cut with "…" when longer (its tooltip holds it whole)."""
+    text = f"{label}  ·  {detail}" if detail else label
+    return metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
