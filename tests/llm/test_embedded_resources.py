@@ -1,14 +1,17 @@
-"""After a completion the embedded runtime hands the memory the process freed back to the OS."""
+"""How the embedded runtime uses the machine: the threads it runs the model on, and the memory
+it hands back to the OS after a completion."""
 
 from __future__ import annotations
 
 import ctypes
+import os
 import re
 from pathlib import Path
 
 import pytest
 
-from foundry.llm.embedded import _malloc_trim, release_freed_memory
+from foundry.llm import embedded
+from foundry.llm.embedded import _malloc_trim, model_threads, release_freed_memory
 
 MIB = 2**20
 BLOCK = 4096  # past pymalloc's 512 bytes and under mmap's threshold: glibc's heap holds it
@@ -17,6 +20,30 @@ BLOCK = 4096  # past pymalloc's 512 bytes and under mmap's threshold: glibc's he
 def resident_anonymous() -> int:
     status = Path("/proc/self/status").read_text()
     return int(re.search(r"RssAnon:\s+(\d+) kB", status).group(1)) * 1024  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("cpus", "threads"), [(1, 1), (2, 1), (3, 2), (5, 4), (64, embedded.MAX_MODEL_THREADS)]
+)
+def test_the_model_leaves_a_cpu_to_foundry(
+    monkeypatch: pytest.MonkeyPatch, cpus: int, threads: int
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
+
+    assert model_threads() == threads
+
+
+def test_without_cpu_affinity_the_cpu_count_decides(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+
+    assert model_threads() == 3
+
+
+def test_the_runtime_loads_the_model_on_those_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "model_threads", lambda: 3)
+
+    assert embedded.runtime_params(Path("model.gguf")).cpuparams.n_threads == 3
 
 
 @pytest.mark.skipif(_malloc_trim() is None, reason="no glibc malloc_trim here")
