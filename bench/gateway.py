@@ -1,22 +1,29 @@
 """Gateway benchmark: what the gateway adds to an allowed tool call, its throughput, and how soon
 an escalated call is visible on the approvals API.
 
-Side by side in one run, with the Python SDK's MCP client on stdio:
+Side by side in one run, with the Python SDK's MCP client on stdio, the targets taking turns call
+by call (the machine's speed drifts, so only calls made at the same moments compare):
 - straight: the client calls the reference filesystem server (`read_text_file` of small files);
+- the floor: a bare pass-through proxy made of the same SDK parts as the gateway (bench/
+  bare_proxy.py: the SDK's server on stdio, a ClientSession to the same server, no decision, no
+  recording), on the SDK's own stdio and on the gateway's; what the gateway adds beyond the
+  second is Foundry's own (decision, recording, bookkeeping);
 - through the gateway: the client calls `foundry gateway` in front of the same server, with the
   default policy (reads in the workspace are allowed by L0), every call decided and recorded.
 Every call reads another file (the policy's loop detection denies a call repeated).
 Latency is the median and p95 of --calls sequential calls after a warm-up; throughput is
 sequential calls per second through one gateway. Then the escalation: a policy that asks a
 person for every call; the time from sending the call to its approval being listed by
-GET /approvals?status=pending on the API (polled every 1 ms), over --escalations calls, with
-when the gateway made the approval (its created_at) and what one GET takes alone: the poll
-cannot see an approval sooner than one GET after it is written.
+GET /approvals?status=pending on the API, calls taking turns between asking again 1 ms after
+each empty answer and `wait=` (the API holds the request until one appears, as a client that
+waits does); with when the gateway built the approval (its created_at, before it is stored) and
+what one GET takes alone.
 Without the npm parts (tests/gateway/npm), the time MCP server stands in for the filesystem.
 With --against DIR (another checkout of Foundry, say the commit before a change), its gateway is
-measured too, in the same run, and printed beside this one.
+measured too, in the same run (its calls and escalations taking turns with this one's), and
+printed beside this one.
 
-Run: python bench/gateway.py [--calls 300] [--escalations 20] [--against DIR]
+Run: python bench/gateway.py [--calls 300] [--escalations 30] [--against DIR]
 """
 
 from __future__ import annotations
@@ -30,8 +37,8 @@ import sys
 import tempfile
 import time
 import zoneinfo
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Coroutine
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -50,6 +57,9 @@ REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / "tests" / "gateway" / "npm" / "node_modules" / ".bin"
 TOKEN = "b" * 43
 WARM_UP = 20
+# the floor: the SDK's parts relaying calls, nothing decided or recorded (bench/bare_proxy.py)
+GATEWAY_FLOOR = "bare SDK proxy, the gateway's stdio"
+FLOORS = {"bare SDK proxy, the SDK's stdio": [], GATEWAY_FLOOR: ["--loop-stdio"]}
 Calls = list[dict[str, Any]]
 
 
@@ -80,15 +90,21 @@ async def connect(
         yield session
 
 
-async def timed_calls(client: ClientSession, tool: str, calls: Calls, count: int) -> list[float]:
-    for arguments in calls[:WARM_UP]:
-        await client.call_tool(tool, arguments)
-    times = []
+async def timed_calls(
+    targets: dict[str, tuple[ClientSession, str]], calls: Calls, count: int
+) -> dict[str, list[float]]:
+    """Each target's call times, the targets taking turns call by call (the machine's speed
+    drifts: a target measured minutes after another would be measured on another machine)."""
+    for client, tool in targets.values():
+        for arguments in calls[:WARM_UP]:
+            await client.call_tool(tool, arguments)
+    times: dict[str, list[float]] = {name: [] for name in targets}
     for arguments in calls[WARM_UP : WARM_UP + count]:
-        started = time.perf_counter()
-        result = await client.call_tool(tool, arguments)
-        times.append(time.perf_counter() - started)
-        assert not result.is_error, result
+        for name, (client, tool) in targets.items():
+            started = time.perf_counter()
+            result = await client.call_tool(tool, arguments)
+            times[name].append(time.perf_counter() - started)
+            assert not result.is_error, result
     return times
 
 
@@ -110,7 +126,11 @@ def summary(name: str, times: list[float]) -> str:
     ordered = sorted(times)
     p95 = ordered[int(len(ordered) * 0.95) - 1] * 1000
     median, rate = statistics.median(times) * 1000, len(times) / sum(times)
-    return f"{name:<30} median {median:7.2f} ms   p95 {p95:7.2f} ms   {rate:6.0f} calls/s"
+    return f"{name:<38} median {median:7.2f} ms   p95 {p95:7.2f} ms   {rate:6.0f} calls/s"
+
+
+def bare_proxy(server: dict[str, Any], stdio: list[str]) -> list[str]:
+    return ["-m", "bench.bare_proxy", *stdio, "--", server["command"], *server["args"]]
 
 
 def gateway(agent: Path) -> list[str]:
@@ -119,60 +139,116 @@ def gateway(agent: Path) -> list[str]:
 
 async def latency(folder: Path, count: int, roots: dict[str, Path]) -> None:
     server, tool, calls = upstream(folder, WARM_UP + count)
-    async with connect(server["command"], server["args"]) as straight:
-        direct = await timed_calls(straight, tool, calls, count)
     agent = make_agent(folder, server, ask=False)
-    gated = {}
+    straight = f"straight to {Path(server['command']).name}"
+    commands: dict[str, tuple[str, list[str], Path | None, str]] = {
+        straight: (server["command"], server["args"], None, tool)
+    }
+    for name, stdio in FLOORS.items():
+        commands[name] = (sys.executable, bare_proxy(server, stdio), REPO, tool)
     for name, root in roots.items():  # each gateway its own process: loop detection starts anew
-        async with connect(sys.executable, gateway(agent), root) as through:
-            gated[name] = await timed_calls(through, f"fs__{tool}", calls, count)
-    print(summary(f"straight to {Path(server['command']).name}", direct))
-    for name, times in gated.items():
-        print(summary(f"through the gateway{name}", times))
-        added = (statistics.median(times) - statistics.median(direct)) * 1000
-        rate = len(times) / sum(times)
-        print(f"  added at the median: {added:.2f} ms (target < 2 ms); through one gateway: "
-              f"{rate:.0f} allowed calls/s (target >= 500)")  # fmt: skip
+        commands[f"through the gateway{name}"] = (
+            sys.executable,
+            gateway(agent),
+            root,
+            f"fs__{tool}",
+        )
+    async with AsyncExitStack() as stack:
+        targets = {
+            name: (await stack.enter_async_context(connect(command, args, root)), called)
+            for name, (command, args, root, called) in commands.items()
+        }
+        times = await timed_calls(targets, calls, count)
+    for name, measured in times.items():
+        print(summary(name, measured))
+    direct, floor = statistics.median(times[straight]), statistics.median(times[GATEWAY_FLOOR])
+    print(f"the floor: the SDK's relaying adds {(floor - direct) * 1000:.2f} ms at the median")
+    for name in roots:
+        measured = times[f"through the gateway{name}"]
+        added = (statistics.median(measured) - direct) * 1000
+        own = (statistics.median(measured) - floor) * 1000
+        rate = len(measured) / sum(measured)
+        print(f"through the gateway{name}: adds {added:.2f} ms at the median (target < 2 ms), "
+              f"Foundry's own {own:.2f} ms of it (beyond the floor); {rate:.0f} allowed calls/s "
+              f"through one gateway (target >= 500)")  # fmt: skip
 
 
-async def escalation(folder: Path, count: int, name: str, root: Path) -> None:
+async def escalation(folder: Path, count: int, roots: dict[str, Path]) -> None:
     server, tool, calls = upstream(folder, count)
     agent = make_agent(folder, server, ask=True)
     store = Store.open()
     api = ApiServer(create_app(store, TOKEN))
     url = await api.start()
-    seen: list[float] = []
-    made: list[float] = []
+    seen: dict[tuple[str, str], list[float]] = {(name, how): [] for name in roots for how in LOOKS}
+    built: dict[str, list[float]] = {name: [] for name in roots}
     headers = {"Authorization": f"Bearer {TOKEN}"}
-    through = connect(sys.executable, gateway(agent), root)
     try:
-        async with through as client, httpx.AsyncClient(base_url=url, headers=headers) as http:
+        async with (
+            AsyncExitStack() as stack,
+            httpx.AsyncClient(base_url=url, headers=headers) as http,
+        ):
+            clients = {
+                name: await stack.enter_async_context(connect(sys.executable, gateway(agent), root))
+                for name, root in roots.items()
+            }
             one_get = await get_alone(http)
-            for number in range(count):
-                started, sent = time.perf_counter(), datetime.now(UTC)
-                call = client.call_tool(f"fs__{tool}", calls[number])
-                waiting = asyncio.ensure_future(call)
-                approval = await first_pending(http)
-                seen.append(time.perf_counter() - started)
-                made.append((created_at(approval) - sent).total_seconds())
-                await http.post(f"/approvals/{approval['id']}/approve")
-                await waiting
+            for number in range(count):  # the gateways, and the ways to look, taking turns
+                how = POLLED if number % 2 else WAITED
+                for name, client in clients.items():
+                    call = client.call_tool(f"fs__{tool}", calls[number])
+                    waited, made = await visible(http, how, call)
+                    seen[name, how].append(waited)
+                    built[name].append(made)
     finally:
         await api.stop()
         store.close()
-    median, worst = statistics.median(seen) * 1000, max(seen) * 1000
-    print(f"escalation visible on the API{name}: median {median:.1f} ms, max {worst:.1f} ms over "
-          f"{len(seen)} calls (target < 10 ms median)")  # fmt: skip
-    print(f"  the gateway made the approval after a median {statistics.median(made) * 1000:.1f} "
-          f"ms; one GET /approvals alone takes a median {one_get * 1000:.1f} ms")  # fmt: skip
+    for (name, how), times in seen.items():
+        median, worst = statistics.median(times) * 1000, max(times) * 1000
+        print(f"escalation visible on the API{name}, {how}: median {median:.1f} ms, max "
+              f"{worst:.1f} ms over {len(times)} calls (target < 10 ms median)")  # fmt: skip
+    for name, times in built.items():
+        print(f"  the gateway{name} built the approval (its created_at, before storing it) "
+              f"after a median {statistics.median(times) * 1000:.1f} ms")  # fmt: skip
+    print(f"  one GET /approvals alone takes a median {one_get * 1000:.1f} ms")
 
 
-async def first_pending(http: httpx.AsyncClient) -> dict[str, Any]:
+async def visible(
+    http: httpx.AsyncClient, how: str, call: Coroutine[Any, Any, Any]
+) -> tuple[float, float]:
+    """Send the call that asks a person, then approve it once the API lists it: how long until
+    it was listed, and until the gateway built it."""
+    looking = asyncio.ensure_future(LOOKS[how](http))
+    started, sent = time.perf_counter(), datetime.now(UTC)
+    waiting = asyncio.ensure_future(call)
+    approval = await looking
+    waited = time.perf_counter() - started
+    await http.post(f"/approvals/{approval['id']}/approve")
+    await waiting
+    return waited, (created_at(approval) - sent).total_seconds()
+
+
+async def first_polled(http: httpx.AsyncClient) -> dict[str, Any]:
+    """The first pending approval, asking again 1 ms after each empty answer."""
     while True:
         pending = (await http.get("/approvals", params={"status": "pending"})).json()
         if pending:
             return dict(pending[0])
         await asyncio.sleep(0.001)
+
+
+async def first_waited(http: httpx.AsyncClient) -> dict[str, Any]:
+    """The first pending approval, the API holding the request until one appears."""
+    while True:
+        params: dict[str, str | int] = {"status": "pending", "wait": LONG_POLL_S}
+        pending = (await http.get("/approvals", params=params, timeout=LONG_POLL_S + 5)).json()
+        if pending:
+            return dict(pending[0])
+
+
+POLLED = "GET polled every 1 ms"
+WAITED = "GET ?wait= held until it appears"
+LOOKS = {POLLED: first_polled, WAITED: first_waited}
+LONG_POLL_S = 10
 
 
 async def get_alone(http: httpx.AsyncClient, count: int = 50) -> float:
@@ -193,7 +269,7 @@ def created_at(approval: dict[str, Any]) -> datetime:
 def run() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=int, default=300)
-    parser.add_argument("--escalations", type=int, default=20)
+    parser.add_argument("--escalations", type=int, default=30)
     parser.add_argument("--against", type=Path, help="another checkout's gateway, beside this one")
     options = parser.parse_args()
     roots: dict[str, Path] = {"": REPO}
@@ -202,10 +278,7 @@ def run() -> None:
     with tempfile.TemporaryDirectory() as folder:
         os.environ["FOUNDRY_HOME"] = str(Path(folder) / "home")
         asyncio.run(latency(Path(folder) / "allowed", options.calls, roots))
-        for number, (name, root) in enumerate(roots.items()):
-            asyncio.run(
-                escalation(Path(folder) / f"asked{number}", options.escalations, name, root)
-            )
+        asyncio.run(escalation(Path(folder) / "asked", options.escalations, roots))
 
 
 if __name__ == "__main__":

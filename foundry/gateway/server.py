@@ -148,8 +148,7 @@ class Gateway:
         if not client.known:
             client.offer(exposed_names(client.session.tools()))
         qualified = client.known.get(params.name, params.name)
-        work = client.session.call(qualified, dict(params.arguments or {}))
-        result = await _reporting_progress(ctx, asyncio.ensure_future(work))
+        result = await _answered(ctx, client.session.call(qualified, dict(params.arguments or {})))
         await _tell_if_tools_changed(client)
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(text=result.text)], is_error=result.is_error
@@ -159,7 +158,10 @@ class Gateway:
 async def _tell_if_tools_changed(client: _Client) -> None:
     """Tools on offer that changed (a server listed new ones, died or came back) are sent to
     the client as `notifications/tools/list_changed`, and it lists them again."""
-    offered = exposed_names(client.session.tools())
+    tools = client.session.tools()
+    if [tool.name for tool in tools] == list(client.names.values()):
+        return  # the same tools in the same order are offered under the same names
+    offered = exposed_names(tools)
     if set(offered) != set(client.names) and client.peer is not None:
         client.offer(offered)
         await client.peer.send_tool_list_changed()
@@ -178,8 +180,16 @@ def _client_name(ctx: Any) -> str:
     return str(info.name) if info is not None and info.name else "an MCP client"
 
 
+async def _answered(ctx: Any, call: Coroutine[Any, Any, ToolResult]) -> ToolResult:
+    """The call's result; a client that asked for progress (its request has a progressToken)
+    is told meanwhile that it is still waiting. Cancelling the request cancels the call."""
+    if (ctx.meta or {}).get("progress_token") is None:
+        return await call  # no task, no timer: nothing to report to
+    return await _reporting_progress(ctx, asyncio.ensure_future(call))
+
+
 async def _reporting_progress(ctx: Any, work: asyncio.Future[ToolResult]) -> ToolResult:
-    """Wait for the call, telling a client that asked for progress that it is still waiting
+    """Wait for the call, telling the client every PROGRESS_EVERY_S that it is still waiting
     (for a person, say); cancelling the wait cancels the call."""
     waited = 0.0
     try:

@@ -138,6 +138,37 @@ async def test_an_escalated_call_waits_for_a_person_and_runs_when_approved(
     assert not result.is_error and "UTC" in text_of(result)
 
 
+async def test_a_client_that_asked_for_progress_hears_from_a_call_waiting_for_a_person(
+    tmp_path: Path, foundry_home: Path
+) -> None:
+    """The real SDK client's progressToken reaches the gateway: it reports progress while the
+    call waits (every 5 s), and the person approves once the client has heard it."""
+    policy = json.loads(json.dumps(POLICY))
+    policy["config"]["rules"] = [{"name": "ask-a-person", "tool": "*", "action": "human"}]
+    agent = gateway_agent(tmp_path / "agent", [policy])
+    heard: list[str | None] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append(message)
+
+    store = Store.open()
+    async with gateway(agent, foundry_home) as client:
+        call = client.call_tool(
+            "time__get_current_time", {"timezone": "UTC"}, progress_callback=on_progress
+        )
+        waiting = asyncio.ensure_future(call)
+        for _ in range(600):
+            if heard and (pending := store.approvals.list(status="pending")):
+                break
+            await asyncio.sleep(0.05)
+        assert heard, "no progress reached the client"
+        resolve_approval(store, pending[0].id, "approved", "human:test", "fine")
+        result = await asyncio.wait_for(waiting, 60)
+    store.close()
+    assert heard[0] is not None and "waiting for the decision" in heard[0]
+    assert not result.is_error and "UTC" in text_of(result)
+
+
 async def test_a_denial_by_a_person_is_a_tool_error_with_the_reason(
     tmp_path: Path, foundry_home: Path
 ) -> None:
