@@ -50,6 +50,12 @@ _GRANTS: sa.Table = GrantRecord.__table__  # type: ignore[attr-defined]
 # the statements of the supervision's hot paths, built once (building one costs more than
 # SQLite takes to run it)
 _APPROVAL_BY_ID = sa.select(_APPROVALS).where(_APPROVALS.c.id == sa.bindparam("approval_id"))
+_RESOLVE = (  # its SET clause: the columns named by the parameters it is run with
+    sa.update(_APPROVALS)
+    .where(_APPROVALS.c.id == sa.bindparam("approval_id"), _APPROVALS.c.status == "pending")
+    .returning(*_APPROVALS.c)
+)
+_ADD_TRACE = sa.insert(_TRACES)
 _ACTIVE_GRANTS = (
     sa.select(_GRANTS)
     .where(_GRANTS.c.revoked_at.is_(None), _GRANTS.c.expires_at > sa.bindparam("now"))
@@ -413,6 +419,7 @@ class ApprovalRepository(_Repository):
         the resolved approval once committed, before the store's subscribers are told.
         """
         values: dict[str, Any] = {
+            "approval_id": approval_id,
             "status": status,
             "resolved_by": resolved_by,
             "reasoning": reasoning,
@@ -422,18 +429,12 @@ class ApprovalRepository(_Repository):
         if params is not None:
             values["params"] = params
         with self._session() as session:
-            row = session.execute(
-                sa.update(_APPROVALS)
-                .where(_APPROVALS.c.id == approval_id)
-                .where(_APPROVALS.c.status == "pending")
-                .values(**values)
-                .returning(*_APPROVALS.c)
-            ).first()
+            row = session.execute(_RESOLVE, values).first()
             if row is None:
                 raise self._unresolvable(session, approval_id)
             approval = _approval(row)
             if trace is not None:
-                session.execute(sa.insert(_TRACES), trace(approval).model_dump())
+                session.execute(_ADD_TRACE, trace(approval).model_dump())
             self._store.approval_changes.commit(
                 session, committed and functools.partial(committed, approval)
             )
