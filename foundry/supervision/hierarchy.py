@@ -49,6 +49,7 @@ class Route(BaseModel, frozen=True):
     policy: PolicyDecision
     grant: GrantRecord | None = None
     verdict: Verdict | None = None
+    injection: bool = False  # the parameters read like a prompt injection
 
     @property
     def level(self) -> RouteLevel:
@@ -143,7 +144,7 @@ class SupervisedGate:
             return GateDecision(allowed=allowed, by=by, reason=route.reason)
         if verdict is not None and self._supervisor and not self._supervisor.able_to_judge:
             await self._trace_skipped_l1(call, policy, verdict)
-        return await self._ask_human(call, policy, verdict, started)
+        return await self._ask_human(call, route)
 
     async def route(self, call: ToolCall) -> Route:
         """Where the hierarchy sends `call`, decided without recording or running anything: by
@@ -154,6 +155,7 @@ class SupervisedGate:
         policy = judged.policy
         if policy.action == "deny":
             return Route(policy=policy)
+        injection = judged.injection is not None
         if judged.injection is not None:
             policy = self._past_rules_and_grants(policy, judged.injection)
         elif policy.action == "allow":
@@ -162,7 +164,8 @@ class SupervisedGate:
             return Route(policy=policy, grant=judged.grant)
         elif judged.why_no_grant is not None:
             policy = policy.model_copy(update={"reason": f"{policy.reason}; {judged.why_no_grant}"})
-        return Route(policy=policy, verdict=await self._supervise(call, policy))
+        verdict = await self._supervise(call, policy)
+        return Route(policy=policy, verdict=verdict, injection=injection)
 
     async def _by_policy(
         self, call: ToolCall, policy: PolicyDecision, started: float
@@ -269,15 +272,15 @@ class SupervisedGate:
 
     # -- L2: a human in the approval inbox ------------------------------------------------------
 
-    async def _ask_human(
-        self, call: ToolCall, policy: PolicyDecision, verdict: Verdict | None, started: float
-    ) -> GateDecision:
+    async def _ask_human(self, call: ToolCall, route: Route) -> GateDecision:
+        verdict = route.verdict
         return await self._inbox.decide(
             call,
             level="L1" if verdict is not None else "L0",
-            reason=verdict.reasoning if verdict else policy.reason,
-            policy_rule=policy.rule,
+            reason=verdict.reasoning if verdict else route.policy.reason,
+            policy_rule=route.policy.rule,
             verdict=verdict.model_dump() if verdict else None,
+            injection=route.injection,
         )
 
     async def _trace(

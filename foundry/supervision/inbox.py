@@ -53,10 +53,15 @@ class HumanInbox:
         reason: str,
         policy_rule: str | None = None,
         verdict: dict[str, Any] | None = None,
+        injection: bool | None = None,
     ) -> GateDecision:
+        """Ask a person (through the inbox, and the terminal when there is one) and wait.
+        `injection` says whether the parameters read like a prompt injection, when the caller
+        already looked; else it is looked at here, off the loop (the detector decodes)."""
         started = time.perf_counter()
-        record = self._approval(call, level, policy_rule, verdict)
-        creating = asyncio.ensure_future(asyncio.to_thread(self._store.approvals.create, record))
+        creating = asyncio.ensure_future(
+            asyncio.to_thread(self._create, call, level, policy_rule, verdict, injection)
+        )
         try:
             approval = await asyncio.shield(creating)
             await self._notify(
@@ -92,20 +97,29 @@ class HumanInbox:
             policy_rule="toolPermission",
         )
 
-    def _approval(
-        self, call: ToolCall, level: str, policy_rule: str | None, verdict: dict[str, Any] | None
+    def _create(
+        self,
+        call: ToolCall,
+        level: str,
+        policy_rule: str | None,
+        verdict: dict[str, Any] | None,
+        injection: bool | None,
     ) -> ApprovalRecord:
-        return ApprovalRecord(
+        """The call's approval, stored (blocking: the store, and the detector when needed)."""
+        if injection is None:
+            injection = injection_risk(call.arguments)
+        approval = ApprovalRecord(
             session_id=self._session,
             agent_id=self._agent,
             tool=call.name,
             params=call.arguments,
             policy_rule=policy_rule,
             level=level,
-            injection_risk=injection_risk(call.arguments),
+            injection_risk=injection,
             supervisor_verdict=verdict,
             expires_at=utc_now() + timedelta(seconds=self._timeout_s),
         )
+        return self._store.approvals.create(approval)
 
     async def _wait_for_anyone(self, approval: ApprovalRecord, call: ToolCall) -> ApprovalRecord:
         """The inbox (API, UI, another Foundry) and, when there is one, the person at this
