@@ -339,6 +339,8 @@ def test_approve_and_grant_proposes_the_folder_of_the_call(
         "no folder (anywhere in the workspace)",
     ]
     assert view.detail.grant_scope.currentIndex() == 0
+    assert view.detail.grant_glob.text() == "fs.write_file"
+    assert view.detail.grant_glob.cursorPosition() == 0  # too narrow, it shows the name's start
     view.detail.grant_glob.setText("fs.write_*")
     key(qtbot, view, Qt.Key.Key_G)
     wait_pending(qtbot, controller, 0)

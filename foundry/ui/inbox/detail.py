@@ -283,6 +283,7 @@ class ApprovalDetailView(QWidget):
             self.reasoning.clear()
             self.show_content.setChecked(False)
             self.grant_glob.setText(record.tool)
+            self.grant_glob.setCursorPosition(0)  # a long name shows its start, not its end
             self._propose_scopes(record)
             self.recent.clear()
             self.grants.setText("<i>loading…</i>")
