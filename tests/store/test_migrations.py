@@ -30,7 +30,7 @@ def test_an_empty_database_is_migrated_to_the_latest_schema(database_url: str) -
 
 
 def test_the_newest_revision_foundry_names_is_the_migrations_head() -> None:
-    assert HEAD == head_revision()  # a new migration without HEAD moved on fails here
+    assert head_revision() == HEAD  # a new migration without HEAD moved on fails here
 
 
 def test_a_database_one_revision_behind_is_upgraded(database_url: str) -> None:
