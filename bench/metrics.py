@@ -87,7 +87,10 @@ def export(tree: Path, store: Path, target: Path, home: Path) -> Run:
         "FOUNDRY_HOME": str(home),
         "FOUNDRY_DATABASE_URL": f"sqlite:///{store}",
     }
-    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=3600)
+    # in `tree`: `python -c` imports from its working folder first, whatever PYTHONPATH says
+    done = subprocess.run(
+        command, env=environment, cwd=tree, capture_output=True, text=True, timeout=3600
+    )
     if done.returncode != 0:
         raise RuntimeError(f"the export failed:\n{done.stderr[-2000:]}")
     wall, user, system, peak_kb = measured.read_text().split()[-4:]
