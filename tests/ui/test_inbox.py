@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QMessageBox, QTableView, QWidget
 from pytestqt.qtbot import QtBot
 
 from foundry.session.events import (
@@ -707,6 +707,33 @@ def test_many_reads_more_ids_than_one_query_binds(other_foundry: Store) -> None:
 # -- in the main window -------------------------------------------------------------------------
 
 
+def every_column_in_view(table: QTableView) -> bool:
+    return table.horizontalScrollBar().maximum() == 0 and not table.isColumnHidden(Column.EXPIRES)
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1440, 900)])
+def test_the_inbox_list_shows_every_column_in_the_main_window(
+    qtbot: QtBot, bridge: EngineBridge, size: tuple[int, int]
+) -> None:
+    from foundry.ui.main_window import MainWindow
+
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_inbox()
+    qtbot.waitUntil(window.inbox.isVisible)
+    inbox = window.inbox
+    assert every_column_in_view(inbox.pending_table)
+    listed, detail = inbox.splitter.sizes()
+    assert detail >= listed  # the detail keeps its room
+    assert inbox.pending_table.isColumnHidden(Column.STATUS)  # "pending" on every row
+    inbox.status_filter.setCurrentText("Any status")
+    assert not inbox.pending_table.isColumnHidden(Column.STATUS)
+    window.close()
+
+
 def test_the_window_shows_the_pending_count_and_links_to_the_session(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
@@ -733,6 +760,7 @@ def test_the_window_shows_the_pending_count_and_links_to_the_session(
     qtbot.waitUntil(lambda: "loading" not in window.inbox.detail.grants.text())
     qtbot.wait(50)
     shot(window, tmp_path, "inbox-window.png")
+    assert every_column_in_view(window.inbox.pending_table)  # Expires in, too
     key(qtbot, window.inbox, Qt.Key.Key_O)  # open the session it belongs to
     qtbot.waitUntil(lambda: window.tabs.currentWidget() is session)
     assert session.approval.isVisible()  # the same approval, inline in the session

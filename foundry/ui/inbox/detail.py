@@ -165,6 +165,10 @@ class ApprovalDetailView(QWidget):
             self.grant_duration.addItem(text, duration)
         self.grant_duration.setCurrentIndex(1)
         self.grant_scope = QComboBox()
+        self.grant_scope.setMinimumContentsLength(len("the workspace"))  # never clipped
+        self.grant_scope.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         self.grant_scope.setToolTip(
             "Where the grant reaches: every path a covered call names must lie in this folder.\n"
             "No grant ever reaches outside the agent's workspace, or covers a call whose\n"
@@ -224,15 +228,17 @@ class ApprovalDetailView(QWidget):
         grid.addWidget(self.deny, 1, 1)
         grid.addWidget(self.edit, 1, 2)
         grid.addWidget(self.make_rule, 1, 3)
-        grant = QHBoxLayout()
+        grant = QHBoxLayout()  # on two lines: the tools glob gets a whole line to be read
         grant.addWidget(QLabel("Grant"))
         grant.addWidget(self.grant_glob, 1)
-        grant.addWidget(QLabel("in"))
-        grant.addWidget(self.grant_scope, 1)
-        grant.addWidget(QLabel("for"))
-        grant.addWidget(self.grant_duration)
-        grant.addWidget(self.grant)
         grid.addLayout(grant, 2, 0, 1, 4)
+        reach = QHBoxLayout()
+        reach.addWidget(QLabel("in"))
+        reach.addWidget(self.grant_scope, 1)
+        reach.addWidget(QLabel("for"))
+        reach.addWidget(self.grant_duration)
+        reach.addWidget(self.grant)
+        grid.addLayout(reach, 3, 0, 1, 4)
         return panel
 
     def _lay_out(self) -> None:

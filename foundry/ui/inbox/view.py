@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -73,6 +73,18 @@ BANNER_STYLES = {
 }
 
 
+COLUMN_WIDTHS = {
+    Column.TOOL: 150,
+    Column.AGENT: 90,
+    Column.LEVEL: 95,
+    Column.STATUS: 65,
+    Column.WAITED: 60,
+    Column.EXPIRES: 65,
+    Column.RESOLVED_BY: 120,
+    Column.RESOLVED_AT: 90,
+}
+
+
 def _table(model: ApprovalFilter, columns: tuple[Column, ...]) -> QTableView:
     table = QTableView()
     table.setModel(model)
@@ -90,17 +102,7 @@ def _table(model: ApprovalFilter, columns: tuple[Column, ...]) -> QTableView:
     header.setHighlightSections(False)
     for column in Column:
         table.setColumnHidden(column, column not in columns)
-    widths = {
-        Column.TOOL: 150,
-        Column.AGENT: 90,
-        Column.LEVEL: 95,
-        Column.STATUS: 65,
-        Column.WAITED: 60,
-        Column.EXPIRES: 65,
-        Column.RESOLVED_BY: 120,
-        Column.RESOLVED_AT: 90,
-    }
-    for column, width in widths.items():
+    for column, width in COLUMN_WIDTHS.items():
         table.setColumnWidth(column, width)
     return table
 
@@ -154,7 +156,17 @@ class InboxView(QWidget):
         self.keys = QLabel(KEYS_HINT)
         self.keys.setStyleSheet("color: #757575;")
         self.shortcuts = self._shortcuts()
+        self._split = False
+        self.status_filter.currentIndexChanged.connect(self._status_column_if_mixed)
+        self._status_column_if_mixed()
         self._lay_out()
+
+    def _status_column_if_mixed(self) -> None:
+        """The Inbox list's Status column, only when the filter lets several statuses in (it
+        would say the same on every row)."""
+        statuses = self.status_filter.currentData()
+        single = statuses is not None and len(statuses) == 1
+        self.pending_table.setColumnHidden(Column.STATUS, single)
 
     def _shortcuts(self) -> dict[str, QShortcut]:
         """Triage keys, live while the keyboard is anywhere in the inbox. Text fields keep
@@ -195,18 +207,36 @@ class InboxView(QWidget):
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.lists, 1)
         column.addLayout(bulk)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(left)
-        splitter.addWidget(self.detail)
-        splitter.setStretchFactor(0, 1)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([560, 720])  # in proportion: the detail gets the larger share
-        splitter.setChildrenCollapsible(False)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.addLayout(filters)
         layout.addWidget(self.banner)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.splitter, 1)
         layout.addWidget(self.keys)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._split:  # the first time only: the person's own split is kept after
+            self._split = True
+            self._fit_the_list()
+
+    def _fit_the_list(self) -> None:
+        """Give the Inbox list the width its columns need (Expires in, the last, is the one a
+        person looks for), up to half the width; the detail takes the rest."""
+        table = self.pending_table
+        needed = (
+            sum(COLUMN_WIDTHS[column] for column in Column if not table.isColumnHidden(column))
+            + table.verticalScrollBar().sizeHint().width()
+            + 2 * table.frameWidth()
+        )
+        total = sum(self.splitter.sizes())
+        listed = min(needed, total // 2)
+        self.splitter.setSizes([listed, total - listed])
 
     # -- what the controller asks of the view ---------------------------------------------------
 
