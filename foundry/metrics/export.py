@@ -169,16 +169,16 @@ class Export:
     # -- the series of points, from the events ---------------------------------------------------
 
     def points(self, series: PointSeries) -> Iterator[Fields]:
-        fields = ", ".join(self.rows.json_field("payload", path) for path in series.fields)
         query = (
-            f"SELECT {self.rows.iso_time('time')}, session_id, id, {fields} "
+            f"SELECT {self.rows.iso_time('time')}, session_id, id, "
+            f"{self.rows.json_fields('payload', series.fields)} "
             "FROM events WHERE kind = ? ORDER BY time, id"
         )
         admits = self.admits if self.filtered else None
-        columns_of = series.columns_of
+        columns_of, fields = series.columns_of, self.rows.fields
         for row in self.rows.rows(query, series.kind):  # the loop of a million rows: lean
             time, session_id = row[0], row[1]
-            columns = columns_of(row[3:]) or self._read_as_typed(series, row[2])
+            columns = columns_of(fields(row[3:])) or self._read_as_typed(series, row[2])
             if columns is None:
                 continue
             if series.of_chat:
