@@ -226,9 +226,12 @@ def sessions_list_command(args: argparse.Namespace) -> int:
     from foundry.store import Store
 
     with Store.open() as store:
-        for record in store.sessions.list(args.limit):
-            updated = record.updated_at.strftime("%Y-%m-%d %H:%M")
-            print(f"{record.id}  {updated}  {record.agent_name or '-'}  {record.agent_path}")
+        records = store.sessions.list(args.limit)
+    if not records:
+        print("no sessions yet; start one with `foundry chat AGENT` or in the app", file=sys.stderr)
+    for record in records:
+        updated = record.updated_at.strftime("%Y-%m-%d %H:%M")
+        print(f"{record.id}  {updated}  {record.agent_name or '-'}  {record.agent_path}")
     return 0
 
 

@@ -171,3 +171,10 @@ def test_convert_with_force_writes_an_invalid_agent_and_says_so(
         f"{target}: supervisors[0].config.agentPath: no agent at 'agents/gone' "
         f"(looked for {(tmp_path / 'agents' / 'gone').resolve()})",
     ]
+
+
+def test_sessions_list_says_when_there_are_none(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sessions", "list"]) == 0
+    shown = capsys.readouterr()
+    assert shown.out == ""  # nothing for a script to read as a session
+    assert "no sessions yet" in shown.err

@@ -40,6 +40,18 @@ def test_export_refuses_a_time_it_cannot_read(
     assert "'yesterday' is not a time like 2025-03-01T09:00" in capsys.readouterr().err
 
 
+def test_export_into_a_file_says_it_wants_a_folder_and_leaves_the_file(
+    foundry_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Store.open() as store:
+        write(keep_aggregates(store), full_log())
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    assert main(["metrics", "export", "--csv", str(notes)]) == 1
+    assert f"{notes}: a file, not a folder" in capsys.readouterr().err
+    assert notes.read_text() == "mine"
+
+
 def test_rebuild_recomputes_the_aggregates_from_every_event(
     foundry_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,6 +13,7 @@ Memory stays flat whatever the number of events.
 from __future__ import annotations
 
 import csv
+import errno
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -126,6 +127,9 @@ class Export:
             self.task_agents[task_id] = tuple(self.rows.document(agents))
 
     def write(self, directory: Path) -> None:
+        if directory.exists() and not directory.is_dir():
+            why = "a file, not a folder: the export writes one CSV file per series into a folder"
+            raise NotADirectoryError(errno.ENOTDIR, why, str(directory))
         directory.mkdir(parents=True, exist_ok=True)
         tables = {
             "confidence": (CONFIDENCE.header, self.points(CONFIDENCE)),
