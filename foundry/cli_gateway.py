@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foundry.cli_supervision import port_number
 from foundry.cli_trust import add_trust_flag, ensure_trusted
 
 if TYPE_CHECKING:
@@ -80,7 +81,10 @@ def add_gateway_commands(commands: Any) -> None:
         "--http", action="store_true", help="serve streamable HTTP on loopback instead of stdio"
     )
     gateway.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"the HTTP port (default {DEFAULT_PORT})"
+        "--port",
+        type=port_number,
+        default=DEFAULT_PORT,
+        help=f"the HTTP port (default {DEFAULT_PORT})",
     )
     add_trust_flag(gateway)
     gateway.set_defaults(handler=gateway_command)

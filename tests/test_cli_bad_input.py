@@ -76,6 +76,7 @@ CASES = {
         "metrics rebuild", "cannot use the database URL", env={"FOUNDRY_DATABASE_URL": "nope://"}
     ),
     "serve on no port": Case("serve --port 99999", "99999 is not a port"),
+    "gateway on no port": Case("gateway {bad}/good --http --port 99999", "99999 is not a port"),
     "sessions list in a home that is a file": Case(
         "sessions list", "Not a directory", env={"FOUNDRY_HOME": "{bad}/notes.txt"}
     ),
