@@ -12,12 +12,16 @@ from types import ModuleType
 import pytest
 from pytestqt.qtbot import QtBot
 
+from foundry.metrics import keep_aggregates
+from foundry.orchestration.events import CriterionScored
+from foundry.session.events import Event
+from foundry.store import Store
 from foundry.ui import app as foundry_app
 from foundry.ui import main_window
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.main_window import MainWindow
 
-from ..metrics.fixture_log import full_log
+from ..metrics.fixture_log import DOCS_TASK, at, full_log
 from ..metrics.test_loader import write
 from ..runtime.conftest import write_agent
 from .test_dashboards import bars, heights, wait_for
@@ -99,6 +103,34 @@ def test_dashboards_opened_while_the_preload_runs_wait_for_it(
     assert view is not None and window.tabs.currentWidget() is view
     assert len(dashboard_tabs(window)) == 1 and not window.progress.isVisible()
     assert heights(bars(view.iterations)[0]) == [2, 1]
+    window.close()
+
+
+def score_from_another_process(store: Store, minute: int) -> None:
+    score = CriterionScored(criterion="docs complete", iteration=2, score=97.0, level="pass")
+    with Store.open(store.url) as other:  # another Foundry on the same database
+        keep_aggregates(other)
+        last = other.events.last_seq(DOCS_TASK)
+        write(other, [Event(session_id=DOCS_TASK, seq=last + 1, time=at(minute), body=score)])
+
+
+def test_preloaded_dashboards_show_and_follow_the_events_of_every_process(
+    qtbot: QtBot, bridge: EngineBridge
+) -> None:
+    write(bridge.engine.store, full_log())
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    wait_for(qtbot, window.preload_dashboards())
+    view = window.dashboards
+    assert view is not None
+    assert view.confidence_time.summary.text().startswith("6 scores")
+
+    score_from_another_process(bridge.engine.store, 1047)  # after the preload, before opening
+    wait_for(qtbot, asyncio.ensure_future(window.open_dashboards()))
+    assert view.confidence_time.summary.text().startswith("7 scores")  # read before shown
+    score_from_another_process(bridge.engine.store, 1048)  # in view: no Refresh
+    qtbot.waitUntil(lambda: view.confidence_time.summary.text().startswith("8 scores"))
     window.close()
 
 
