@@ -962,7 +962,7 @@ async def _bench_open_dashboards(
         row(
             "preloaded, hidden (as the app does)",
             f"{preload_s:.2f} s",
-            f"pyqtgraph imported, tab built, read, drawn; +{preload_mib:.0f} MiB resident",
+            f"import (the run's first), build, read, draw; +{preload_mib:.0f} MiB resident",
         )
         row("longest GUI-thread stall meanwhile", ms(max(preload_stalls)))
     first = "first open, after the preload" if preloaded else "first open: pyqtgraph imported"
