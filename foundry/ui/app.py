@@ -90,7 +90,8 @@ async def _run_window(window: MainWindow, engine: Engine, agent: Path | None) ->
         # of a reply.
         gc.freeze()
         if not window.closed.is_set():  # what View > Dashboards shows, made ready meanwhile
-            window.preload_dashboards()
+            # (pyqtgraph and the tab live as long as the app too: frozen once loaded)
+            window.preload_dashboards().add_done_callback(lambda _: gc.freeze())
         await window.closed.wait()
     finally:
         bridge.close()

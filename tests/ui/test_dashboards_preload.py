@@ -58,8 +58,10 @@ def dashboard_tabs(window: MainWindow) -> list[int]:
 
 
 def test_the_app_preloads_the_dashboards_hidden_once_the_first_chat_is_ready(
-    qtbot: QtBot, imports: Imports, tmp_path: Path
+    qtbot: QtBot, imports: Imports, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    freezes: list[int] = []
+    monkeypatch.setattr(foundry_app.gc, "freeze", lambda: freezes.append(len(freezes)))
     agent = write_agent(tmp_path / "helper", {"turns": [{"text": "Hello."}]}, servers={})
     window = MainWindow()
     qtbot.addWidget(window)
@@ -71,6 +73,7 @@ def test_the_app_preloads_the_dashboards_hidden_once_the_first_chat_is_ready(
     assert window.tabs.count() == 1 and dashboard_tabs(window) == []  # the chat, not them
     assert not view.isVisible() and "events" in view.status.text()  # read while hidden
     assert imports.count == 1
+    qtbot.waitUntil(lambda: len(freezes) == 2)  # after start-up, then after the preload
     laid_out = view.size()
 
     window.show_dashboards()
