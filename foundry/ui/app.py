@@ -3,6 +3,8 @@
 Importing the engine (the store, MCP, the model providers, the supervisors) takes most of a
 start-up, so the window is shown before it: this module imports Qt, qasync and the window only,
 and the rest is imported off the GUI thread while the window says that the engine is loading.
+Once the first chat is ready, the dashboards are preloaded (pyqtgraph imported off the GUI
+thread, the tab built and drawn hidden), so that View > Dashboards only shows them.
 """
 
 from __future__ import annotations
@@ -87,6 +89,9 @@ async def _run_window(window: MainWindow, engine: Engine, agent: Path | None) ->
         # collections, which otherwise stall the GUI thread for 100 ms and more in the middle
         # of a reply.
         gc.freeze()
+        if not window.closed.is_set():  # what View > Dashboards shows, made ready meanwhile
+            # (pyqtgraph and the tab live as long as the app too: frozen once loaded)
+            window.preload_dashboards().add_done_callback(lambda _: gc.freeze())
         await window.closed.wait()
     finally:
         bridge.close()

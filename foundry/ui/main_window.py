@@ -13,9 +13,10 @@ import html
 import importlib
 import logging
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -65,6 +66,20 @@ TAB_TITLE_CHARACTERS = 32
 GATEWAY_TIP = "MCP clients connected through the gateway and their calls"
 
 log = logging.getLogger(__name__)
+
+
+def import_dashboards() -> ModuleType:
+    """foundry.ui.dashboards, with pyqtgraph and numpy: about a second (run off the GUI thread)."""
+    return importlib.import_module("foundry.ui.dashboards")
+
+
+def _failed(task: asyncio.Task[Any]) -> bool:
+    return task.done() and (task.cancelled() or task.exception() is not None)
+
+
+def _log_failed_preload(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("preloading the dashboards failed", exc_info=task.exception())
 
 
 def describe_agent(document: AgentDocument) -> str:
@@ -117,6 +132,7 @@ class MainWindow(QMainWindow):
         self.engine_ready = False
         self.dashboards: DashboardView | None = None
         self.dashboards_controller: DashboardController | None = None
+        self._dashboards_loading: asyncio.Task[None] | None = None
         self.gateway: GatewayView | None = None
         self.setWindowTitle("Foundry")
         self.resize(1280, 800)
@@ -325,21 +341,54 @@ class MainWindow(QMainWindow):
         if first:
             self.statusBar().clearMessage()
 
+    def preload_dashboards(self) -> asyncio.Task[None]:
+        """Import pyqtgraph, build the dashboards and draw their charts, hidden, so that View >
+        Dashboards only has to show them (the app calls it once the first chat is ready). A
+        failure is logged; opening the dashboards then tries again and says why it fails."""
+        loading = self._load_dashboards()
+        loading.add_done_callback(_log_failed_preload)
+        return loading
+
+    def _load_dashboards(self) -> asyncio.Task[None]:
+        """The one loading of the dashboards, shared by the preload and View > Dashboards (a
+        new one after a failure)."""
+        if self._dashboards_loading is None or _failed(self._dashboards_loading):
+            self._dashboards_loading = asyncio.ensure_future(self._build_dashboards())
+        return self._dashboards_loading
+
+    async def _build_dashboards(self) -> None:
+        # pyqtgraph takes about a second to import: not at start-up, not on the GUI thread
+        module = await asyncio.to_thread(import_dashboards)
+        view = await module.build_view()
+        controller = module.DashboardController(view, self.bridge)
+        await controller.update_before_shown()  # read and drawn while hidden
+        size = self._size_as_tab(view)
+        if size is not None:
+            await view.lay_out_hidden(size)
+        self.dashboards, self.dashboards_controller = view, controller
+
+    def _size_as_tab(self, view: QWidget) -> QSize | None:
+        """The size `view` will have as a tab: that of the open tabs, or wider if it needs more
+        (its least width and the tab widget's frame around its pages: the window then makes
+        room, the Agent panel narrows). None while no tab is open to tell."""
+        page = self.tabs.currentWidget()
+        if page is None:
+            return None
+        pages = page.parentWidget()  # the tab widget's stack of pages
+        assert pages is not None
+        frame = self.tabs.minimumSizeHint().width() - pages.minimumSizeHint().width()
+        width = max(page.width(), view.minimumSizeHint().width() + frame)
+        return QSize(width, page.height())
+
     async def _show_dashboards_tab(self) -> None:
-        if self.dashboards is None:
-            # pyqtgraph takes about a second to import: not at start-up, not on the GUI thread
-            module = await asyncio.to_thread(importlib.import_module, "foundry.ui.dashboards")
-            if self.dashboards is None:  # (not made meanwhile by a second request)
-                self.dashboards = module.DashboardView()
-                self.dashboards_controller = module.DashboardController(
-                    self.dashboards, self.bridge
-                )
-        if self.tabs.indexOf(self.dashboards) < 0:
-            assert self.dashboards_controller is not None
-            await self.dashboards_controller.update_before_shown()  # drawn, then painted once
-            if self.tabs.indexOf(self.dashboards) < 0:  # (not added meanwhile by a second request)
-                self.tabs.addTab(self.dashboards, "Dashboards")
-        self.tabs.setCurrentWidget(self.dashboards)
+        await asyncio.shield(self._load_dashboards())  # (a cancelled opening leaves it loading)
+        view, controller = self.dashboards, self.dashboards_controller
+        assert view is not None and controller is not None
+        if self.tabs.indexOf(view) < 0:
+            await controller.update_before_shown()  # drawn, then painted once
+            if self.tabs.indexOf(view) < 0:  # (not added meanwhile by a second request)
+                self.tabs.addTab(view, "Dashboards")
+        self.tabs.setCurrentWidget(view)
 
     def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
         return self._tasks.spawn(coroutine)
@@ -691,6 +740,8 @@ class MainWindow(QMainWindow):
             return
         for index in range(self.tabs.count()):
             self._release(self.tabs.widget(index))
+        if self._dashboards_loading is not None:
+            self._dashboards_loading.cancel()
         if self.dashboards_controller is not None:
             self.dashboards_controller.close()
         self.inbox_controller.close()

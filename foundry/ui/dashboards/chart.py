@@ -174,7 +174,10 @@ class Chart(QFrame):
             axes["bottom"] = TimeAxis()
         if self.category_axis:
             axes["bottom"] = self.categories = CategoryAxis()
-        self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0, axisItems=axes)
+        # no context menus: building a plot's (a tenth of its cost) for nothing
+        self.plot: pg.PlotItem = self.graphics.addPlot(
+            row=0, col=0, axisItems=axes, enableMenu=False
+        )
         self.legend = pg.LegendItem(colCount=LEGEND_COLUMNS, labelTextColor=TEXT, horSpacing=14)
         self.graphics.addItem(self.legend, row=1, col=0)
         self.summary = QLabel()
@@ -227,7 +230,6 @@ class Chart(QFrame):
         self.plot.getAxis("left").setZValue(-1000)  # its grid under the data, not over it
         # the labels of the ends may reach past the axis (into the margin), not be left out
         self.plot.getAxis("bottom").setStyle(hideOverlappingLabels=END_LABEL_OVERHANG)
-        self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
 
     # -- data -----------------------------------------------------------------------------------

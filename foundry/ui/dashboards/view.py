@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
-from PySide6.QtCore import QDateTime, Signal
+from PySide6.QtCore import QDateTime, QRect, QSize, Signal
 from PySide6.QtGui import QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -44,6 +47,17 @@ TIME_RANGES: dict[str, timedelta | None] = {
     "Custom range": None,
 }
 EDIT_FORMAT = "yyyy-MM-dd HH:mm"
+CHART_KINDS: tuple[type[Chart], ...] = (
+    ConfidenceTimeChart,
+    ConfidenceHistogramChart,
+    IterationsChart,
+    PhaseSharesChart,
+    TokensChart,
+    LatencyChart,
+    ResolutionsChart,
+    HumanWaitChart,
+)
+C = TypeVar("C", bound=Chart)
 
 
 def _combo(tip: str, width: int) -> QComboBox:
@@ -69,8 +83,11 @@ class DashboardView(QWidget):
     export_all_requested = Signal()
     shown = Signal()
 
-    def __init__(self) -> None:
+    def __init__(self, charts: Sequence[Chart] = ()) -> None:
+        """`charts`: one of each of CHART_KINDS, built beforehand (see `build_view`); made here
+        when not given."""
         super().__init__()
+        made = {type(chart): chart for chart in charts or [kind() for kind in CHART_KINDS]}
         self.agent = _combo("Only the calls and tasks of this agent", 150)
         self.task = _combo("Only this task and the chats it consulted", 190)
         self.time_range = _combo("Only what happened in this time range", 130)
@@ -87,14 +104,14 @@ class DashboardView(QWidget):
         self.export_all.setToolTip("Save every chart as PNG and every series as CSV (Ctrl+Shift+E)")
         self.status = QLabel("Loading…")
         self.status.setStyleSheet(f"color: {MUTED};")
-        self.confidence_time = ConfidenceTimeChart()
-        self.confidence_histogram = ConfidenceHistogramChart()
-        self.iterations = IterationsChart()
-        self.phase_shares = PhaseSharesChart()
-        self.tokens = TokensChart()
-        self.latency = LatencyChart()
-        self.resolutions = ResolutionsChart()
-        self.human_waits = HumanWaitChart()
+        self.confidence_time = _chart(made, ConfidenceTimeChart)
+        self.confidence_histogram = _chart(made, ConfidenceHistogramChart)
+        self.iterations = _chart(made, IterationsChart)
+        self.phase_shares = _chart(made, PhaseSharesChart)
+        self.tokens = _chart(made, TokensChart)
+        self.latency = _chart(made, LatencyChart)
+        self.resolutions = _chart(made, ResolutionsChart)
+        self.human_waits = _chart(made, HumanWaitChart)
         self.data_span: tuple[datetime, datetime] | None = None  # of the last series shown
         self._custom_range_set = False
         self._choices: tuple[tuple[str, ...], tuple[TaskChoice, ...]] = ((), ())
@@ -229,9 +246,37 @@ class DashboardView(QWidget):
         self.status.setText(text)
         self.status.setStyleSheet("color: #C62828;")
 
+    async def lay_out_hidden(self, size: QSize) -> None:
+        """Lay out and paint the hidden view at `size`, a chart at a time (the GUI thread
+        handles its events between two), so that showing it at that size paints once, from
+        what the plots keep: its first paint would otherwise lay out the eight plots, measure
+        their axes' labels, fit the axes to them and paint again."""
+        self.resize(size)
+        self.grab(QRect(0, 0, 1, 1))  # laid out down to each plot (and a pixel painted)
+        for _ in range(2):  # the first paint fits the axes to their labels, the second keeps
+            for chart in self.charts():
+                await asyncio.sleep(0)
+                chart.grab()
+
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.shown.emit()
+
+
+async def build_view() -> DashboardView:
+    """The view, a chart at a time: a chart takes tens of milliseconds to build on the GUI
+    thread, which handles its events between two."""
+    charts = []
+    for kind in CHART_KINDS:
+        charts.append(kind())
+        await asyncio.sleep(0)
+    return DashboardView(charts)
+
+
+def _chart(made: Mapping[type[Chart], Chart], kind: type[C]) -> C:
+    chart = made[kind]
+    assert isinstance(chart, kind)
+    return chart
 
 
 def _moment(edit: QDateTimeEdit) -> datetime:
