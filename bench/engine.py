@@ -17,7 +17,9 @@
    after the reply are waited for between rounds, so that each round starts on an idle model.
 4. (--memory) Resident memory of an engine process with the sample assistant after one reply
    (its supervisors use the same embedded model): anonymous and file-backed parts, and the
-   model's weights mapped from its file among them. The app's own figure is bench/ui.py's.
+   model's weights mapped from its file among them; with a store made by an earlier process
+   (every launch but the first) and with a new one, whose schema alembic creates. Target:
+   under 300 MiB. The app's own figure is bench/ui.py's.
 
 Run: python bench/engine.py [--rounds 5] [--tokens 64] [--events 2000] [--assistant-rounds 5]
                             [--only-model | --only-assistant | --memory]
@@ -433,17 +435,23 @@ def _mapped_kib(path: str) -> int:
     return total
 
 
-def memory_child(message: str) -> None:
+def memory_child(message: str, new_store: bool) -> None:
     """In a process of its own: the engine with the sample assistant (its supervisors on the
-    same embedded model), one reply and the reviews after it, then its memory, as JSON."""
+    same embedded model), one reply and the reviews after it, then its memory, as JSON. The
+    store is new (its schema created here, with alembic) or made by an earlier process, as
+    every launch after the first finds it."""
     from foundry.llm import embedded
 
     agent = shipped_path("agents") / "assistant"
     figures = {f"imported_{k}": v for k, v in memory_mib().items()}
     with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite:///{Path(folder) / 'memory.sqlite3'}"
+        if not new_store:
+            made = f"from foundry.store import Store; Store.open({url!r}).close()"
+            subprocess.run([sys.executable, "-c", made], check=True, timeout=300)
         trust = TrustStore(Path(folder) / "trust.json")
         trust.grant(load_agent(agent))
-        with Engine(Store.open(f"sqlite:///{Path(folder) / 'memory.sqlite3'}"), trust=trust) as e:
+        with Engine(Store.open(url), trust=trust) as e:
             session_id = e.submit(e.open_session(agent)).result()
             e.submit(e.send(session_id, message)).result(900)
             e.submit(e.settle(session_id)).result(900)
@@ -452,19 +460,23 @@ def memory_child(message: str) -> None:
 
 
 def bench_memory(message: str) -> None:
-    child = [sys.executable, __file__, "--memory-child", message]
-    done = subprocess.run(child, capture_output=True, text=True, timeout=1800, check=False)
-    if done.returncode != 0:
-        print(f"memory: the child process failed:\n{done.stderr[-2000:]}")
-        return
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
-    size = model_path("smollm2").stat().st_size / 2**20
     print(f"engine process with the sample assistant, after one reply to {message!r}")
-    print(
-        f"{'resident memory':20} {figures['rss']:6.0f} MiB (target {TARGET_MEMORY_MIB}): "
-        f"{figures['anon']:.0f} anonymous + {figures['file']:.0f} file-backed, of which the "
-        f"weights mapped from the model file {figures['weights']:.0f} (file {size:.0f} MiB)"
-    )
+    size = model_path("smollm2").stat().st_size / 2**20
+    for new_store in (False, True):
+        flag = ["--new-store"] if new_store else []
+        child = [sys.executable, __file__, "--memory-child", message, *flag]
+        done = subprocess.run(child, capture_output=True, text=True, timeout=1800, check=False)
+        if done.returncode != 0:
+            print(f"memory: the child process failed:\n{done.stderr[-2000:]}")
+            return
+        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        store = "a new store" if new_store else "a store made before"
+        print(
+            f"{'resident memory':20} {figures['rss']:6.0f} MiB (target {TARGET_MEMORY_MIB}) with "
+            f"{store}: {figures['anon']:.0f} anonymous + {figures['file']:.0f} file-backed, "
+            f"of which the weights mapped from the model file {figures['weights']:.0f} "
+            f"(file {size:.0f} MiB)"
+        )
     print(
         f"{'':20} {figures['imported_rss']:6.0f} MiB once Foundry is imported; "
         f"{figures['runtimes']} model loaded for the agent and its supervisors"
@@ -481,9 +493,10 @@ def main() -> None:
     parser.add_argument("--only-model", action="store_true", help="part 1 only")
     parser.add_argument("--memory", action="store_true", help="part 4 only")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
+    parser.add_argument("--new-store", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:
-        return memory_child(args.memory_child)
+        return memory_child(args.memory_child, args.new_store)
     if args.memory:
         return bench_memory(MEMORY_MESSAGE)
     with tempfile.TemporaryDirectory() as folder:

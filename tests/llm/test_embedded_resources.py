@@ -57,3 +57,10 @@ def test_memory_freed_in_the_middle_of_the_heap_is_given_back() -> None:
 
     assert before - resident_anonymous() > 32 * MIB
     assert len(kept) == BLOCK
+
+
+def test_the_runtime_reads_prompts_in_small_steps_and_keeps_few_copies() -> None:
+    params = embedded.runtime_params(Path("model.gguf"))
+
+    assert params.n_ubatch == embedded.MICRO_BATCH <= params.n_batch  # smaller buffers
+    assert params.cache_ram_mib == embedded.PROMPT_CACHE_MIB
