@@ -37,6 +37,8 @@ NOT_UTF8 = "not UTF-8 text"
 
 CASES = {
     "validate a missing path": Case("validate {bad}/nowhere", MISSING_AGENT),
+    "validate a symbolic link loop": Case("validate {bad}/loop", "link that loops back on itself"),
+    "run a link to nothing": Case("run {bad}/dangling -m hi", "link to 'nowhere', which does not"),
     "validate a file that is not UTF-8": Case("validate {bad}/latin.yaml", NOT_UTF8),
     "validate a folder named like a file": Case("validate {bad}/folder.yaml", "not a regular file"),
     "create-agent under a file": Case("create-agent {bad}/notes.txt/a --name x", "Not a directory"),
@@ -114,6 +116,9 @@ def make_bad_input(bad: Path) -> None:
     (bad / "latin.yaml").write_bytes("metadata: {name: Caf\xe9}\n".encode("latin-1"))
     (bad / "folder.yaml").mkdir()
     (bad / "notes.txt").write_text("not an agent\n")
+    (bad / "loop").symlink_to("loop-back")
+    (bad / "loop-back").symlink_to("loop")
+    (bad / "dangling").symlink_to("nowhere")
     write_agent(bad / "good", {"turns": [{"text": "Hello."}]}, servers={})
     write_agent(bad / "lost", {"turns": [{"text": "Hello."}]}, servers={}, supervisors=[LOST])
     (bad / "broken-task.yaml").write_text("name: [\n")

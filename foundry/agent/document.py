@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -120,10 +121,21 @@ def read_agent(path: Path) -> AgentDocument:
 
 def _read_folder_document(path: Path) -> tuple[dict[str, Any], FolderSource, list[AgentProblem]]:
     if not path.exists():
-        raise AgentError(
-            [AgentProblem(file=path, message="no agent here: the folder does not exist")]
-        )
+        raise AgentError([AgentProblem(file=path, message=f"no agent here: {_why_missing(path)}")])
     return read_folder(path)
+
+
+def _why_missing(path: Path) -> str:
+    """Why nothing is at `path`: a link that leads nowhere is not a folder that is missing."""
+    if not path.is_symlink():
+        return "the folder does not exist"
+    try:
+        path.resolve(strict=True)
+    except FileNotFoundError:
+        return f"it is a symbolic link to {os.readlink(path)!r}, which does not exist"
+    except (RuntimeError, OSError):  # a loop (RuntimeError up to Python 3.12)
+        pass
+    return "it is a symbolic link that loops back on itself"
 
 
 def _validate(document: dict[str, Any], source: Source) -> tuple[Agent | None, list[AgentProblem]]:
