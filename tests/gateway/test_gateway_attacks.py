@@ -1,0 +1,340 @@
+"""Attacks on the MCP gateway from the client's side, with real parts: the SDK's client in front of
+`foundry gateway`, the reference filesystem server behind it, the agent's default policy.
+
+Each case is labelled with what must happen:
+- allowed: the call runs (and a plain read in the workspace never asks anyone);
+- denied: the policy refuses it, a tool error naming the rule, nothing runs;
+- asked: a person is asked (an approval appears; the test denies it), nothing runs meanwhile;
+- rejected: the gateway refuses it before any decision (no approval, nothing runs): a name it
+  does not offer, arguments its tool's schema refuses, a protocol error.
+
+The workspace is the agent's folder; the filesystem server may reach all of its parent, so only
+the gateway and the policy keep calls inside the workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from mcp import ClientSession
+
+from foundry.cli import main
+from foundry.home import FoundryHome
+from foundry.store import Store
+from foundry.supervision.resolution import resolve_approval
+from tests.gateway.test_gateway_stdio import gateway, text_of
+from tests.gateway.test_gateway_third_party import BIN, pytestmark  # noqa: F401 (skip w/o npm)
+
+T = TypeVar("T")
+ANSWER_S = 60
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where the attacks happen: the agent's folder (the workspace) and what lies around it."""
+
+    root: Path
+    workspace: Path
+    home: FoundryHome
+
+    @property
+    def outside(self) -> Path:
+        return self.root / "outside"
+
+
+class SharedGateway:
+    """One `foundry gateway` process and an SDK client to it, on a loop in a thread of its own,
+    shared by every case of the module (each case's calls differ, so loop detection stays out of
+    the way of the cases that do not test it)."""
+
+    def __init__(self, place: Place) -> None:
+        self.place = place
+        self.client: ClientSession | None = None
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._stop: asyncio.Event | None = None
+        self._serving: Future[None] | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+        ready: Future[None] = Future()
+        self._serving = asyncio.run_coroutine_threadsafe(self._serve(ready), self._loop)
+        ready.result(ANSWER_S)
+
+    async def _serve(self, ready: Future[None]) -> None:
+        self._stop = asyncio.Event()
+        try:
+            async with gateway(self.place.workspace, self.place.home.config_dir.parent) as client:
+                self.client = client
+                ready.set_result(None)
+                await self._stop.wait()
+        except BaseException as error:
+            if not ready.done():
+                ready.set_exception(error)
+            raise
+
+    def run(self, work: Callable[[ClientSession], Coroutine[Any, Any, T]]) -> T:
+        assert self.client is not None
+        return asyncio.run_coroutine_threadsafe(work(self.client), self._loop).result(ANSWER_S)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        return self.run(lambda client: client.call_tool(name, arguments))
+
+    def close(self) -> None:
+        if self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._serving is not None:
+            self._serving.result(ANSWER_S)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(ANSWER_S)
+
+
+def filesystem_agent(root: Path) -> Path:
+    """The default policy in front of the reference filesystem server (reaching all of `root`);
+    `move_file` is `manual` (never offered), the other tools need no permission of their own."""
+    workspace = root / "agent"
+    assert main(["create-agent", str(workspace), "--name", "Files"]) == 0
+    config = json.loads((workspace / "tsagent.json").read_text())
+    config["mcpServers"] = {
+        "fs": {
+            "type": "stdio",
+            "command": str(BIN / "mcp-server-filesystem"),
+            "args": [str(root)],
+            "serverToolDefaults": {"include": "always", "permissionRequired": False},
+            "tools": {"move_file": {"include": "manual"}},
+        }
+    }
+    (workspace / "tsagent.json").write_text(json.dumps(config))
+    assert main(["trust", "--yes", str(workspace)]) == 0
+    return workspace
+
+
+@pytest.fixture(scope="module")
+def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
+    root = tmp_path_factory.mktemp("attacks").resolve()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("FOUNDRY_HOME", str(root / "home"))
+        env.delenv("FOUNDRY_DATABASE_URL", raising=False)
+        workspace = filesystem_agent(root)
+    (workspace / "notes.md").write_text("inside: heliotrope\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "deep.md").write_text("deep inside\n")
+    outside = root / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("outside: the crown jewels\n")
+    (root / "notes.md").write_text("the wrong notes: outside\n")
+    (workspace / "link").symlink_to(outside, target_is_directory=True)
+    (workspace / "notes-link.md").symlink_to(outside / "secret.md")
+    home = FoundryHome(config_dir=root / "home" / "config", data_dir=root / "home" / "data")
+    yield Place(root=root, workspace=workspace, home=home)
+
+
+@pytest.fixture(scope="module")
+def shared(place: Place) -> Iterator[SharedGateway]:
+    live = SharedGateway(place)
+    live.start()
+    try:
+        yield live
+    finally:
+        live.close()
+
+
+@pytest.fixture(scope="module")
+def store(place: Place) -> Iterator[Store]:
+    opened = Store.open(home=place.home)
+    yield opened
+    opened.close()
+
+
+# --- what a case is and how its outcome is checked ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str  # allowed, denied, asked, rejected
+    name: str
+    arguments: Callable[[Place], dict[str, Any]]
+    says: str = ""  # found in the result's text
+
+    def __str__(self) -> str:
+        return self.label
+
+
+def outcome(shared: SharedGateway, store: Store, case: Case) -> tuple[str, str]:
+    """(what happened, the result's text): a pending approval is denied as a person would."""
+    before = {approval.id for approval in store.approvals.list()}
+    arguments = case.arguments(shared.place)
+    answer: Future[Any] = asyncio.run_coroutine_threadsafe(
+        _call(shared, case.name, arguments), shared._loop
+    )
+    asked = _deny_when_asked(store, before, answer)
+    result = answer.result(ANSWER_S)
+    text = text_of(result)
+    if asked:
+        return "asked", text
+    if not result.is_error:
+        return "allowed", text
+    if text.startswith("Denied by"):
+        return "denied", text
+    return "rejected", text
+
+
+async def _call(shared: SharedGateway, name: str, arguments: dict[str, Any]) -> Any:
+    assert shared.client is not None
+    return await shared.client.call_tool(name, arguments)
+
+
+def _deny_when_asked(store: Store, before: set[str], answer: Future[Any]) -> bool:
+    """Whether the call asked a person; if so, its approval is denied."""
+    while not answer.done():
+        fresh = [a for a in store.approvals.list("pending") if a.id not in before]
+        if fresh:
+            resolve_approval(store, fresh[0].id, "denied", "human:attack-test", "no")
+            return True
+        threading.Event().wait(0.05)
+    return any(a.id not in before for a in store.approvals.list())
+
+
+def _path(*parts: str) -> Callable[[Place], str]:
+    return lambda place: str(place.workspace.joinpath(*parts))
+
+
+def read(where: Callable[[Place], str], **extra: Any) -> Callable[[Place], dict[str, Any]]:
+    return lambda place: {"path": where(place), **extra}
+
+
+def write(where: Callable[[Place], str], content: Any = "x") -> Callable[[Place], dict[str, Any]]:
+    return lambda place: {"path": where(place), "content": content}
+
+
+def nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"leaf": "/etc/passwd"}
+    for _ in range(depth):
+        value = {"more": value}
+    return value
+
+
+NOTES = _path("notes.md")
+
+
+def OUTSIDE_FILE(place: Place) -> str:
+    return str(place.outside / "written.txt")
+
+
+NAME_CASES = [
+    Case("allowed", "fs__read_text_file", read(NOTES), "heliotrope"),
+    Case("allowed", "fs.read_text_file", read(_path("sub", "deep.md")), "deep inside"),
+    Case("rejected", "fs__move_file", lambda p: {"source": NOTES(p), "destination": "n2.md"}),
+    Case("rejected", "fs.move_file", lambda p: {"source": NOTES(p), "destination": "n3.md"}),
+    Case("rejected", "FS__READ_TEXT_FILE", read(NOTES), "offers no tool"),
+    Case("rejected", "Fs.Read_Text_File", read(NOTES), "offers no tool"),
+    Case("rejected", "fs__re\u0430d_text_file", read(NOTES), "offers no tool"),  # Cyrillic a
+    Case("rejected", "fs__read_text_file\u200b", read(NOTES), "offers no tool"),
+    Case("rejected", "\uff46\uff53__read_text_file", read(NOTES), "offers no tool"),  # full width
+    Case("rejected", "fs__read_text_file__x", read(NOTES), "offers no tool"),
+    Case("rejected", "fs____read_text_file", read(NOTES), "offers no tool"),
+    Case("rejected", "fs..read_text_file", read(NOTES), "offers no tool"),
+    Case("rejected", "fs.", read(NOTES), "offers no tool"),
+    Case("rejected", "", read(NOTES), "offers no tool"),
+]
+
+
+@pytest.mark.parametrize("case", NAME_CASES, ids=lambda c: f"{c.label}:{c.name or 'empty'}")
+def test_tool_names(shared: SharedGateway, store: Store, case: Case) -> None:
+    got, text = outcome(shared, store, case)
+    assert got == case.label, text
+    assert case.says in text
+    assert (shared.place.workspace / "notes.md").exists()  # no move ran
+
+
+ARGUMENT_CASES = [
+    Case(*fields)
+    for fields in [
+        ("allowed", "fs__list_directory", read(_path("sub")), "deep.md"),
+        ("denied", "fs__read_text_file", read(lambda p: str(p.outside / "secret.md")), "outside"),
+        ("denied", "fs__read_text_file", read(lambda p: "../outside/secret.md"), "outside"),
+        ("denied", "fs__read_text_file", read(_path("link", "secret.md")), "outside"),
+        ("denied", "fs__read_text_file", read(_path("notes-link.md")), "outside"),
+        (
+            "denied",
+            "fs__read_text_file",
+            read(_path("sub", "..", "..", "outside", "secret.md")),
+            "",
+        ),
+        ("denied", "fs__read_text_file", read(lambda p: f"file://{p.outside}/secret.md"), ""),
+        (
+            "denied",
+            "fs__read_text_file",
+            read(lambda p: f"file://evil.example{p.workspace}/notes.md"),
+            "",
+        ),
+        (
+            "asked",
+            "fs__read_text_file",
+            read(lambda p: f"{p.workspace}/%2e%2e/outside/secret.md"),
+            "",
+        ),
+        ("denied", "fs__read_text_file", read(lambda p: f"{p.workspace}/\u202enotes.md"), ""),
+        ("denied", "fs__read_text_file", read(lambda p: f"{p.workspace}/notes.md\x00"), ""),
+        ("denied", "fs__write_file", write(OUTSIDE_FILE), "deny-writing-outside-the-workspace"),
+        ("denied", "fs__write_file", write(lambda p: "../outside/written.txt"), "outside"),
+        ("denied", "fs__write_file", write(_path("link", "written.txt")), "outside"),
+        ("asked", "fs__write_file", write(_path(".env")), ""),
+        ("asked", "fs__write_file", write(_path("a.txt"), "x" * (1024 * 1024 + 1)), ""),
+        (
+            "denied",
+            "fs__read_multiple_files",
+            lambda p: {"paths": [NOTES(p), str(p.outside / "secret.md")]},
+            "",
+        ),
+        # a second parameter that names a path outside: the whole call is judged
+        (
+            "denied",
+            "fs__read_text_file",
+            lambda p: {"path": NOTES(p), "head": 1, "target": str(p.outside)},
+            "",
+        ),
+        ("denied", "fs__read_text_file", lambda p: {"path": NOTES(p), "opts": nested(30)}, ""),
+    ]
+]
+
+
+@pytest.mark.parametrize("case", ARGUMENT_CASES, ids=lambda c: f"{c.label}:{c.name}")
+def test_arguments(shared: SharedGateway, store: Store, case: Case) -> None:
+    got, text = outcome(shared, store, case)
+    assert got == case.label, text
+    assert case.says in text
+    assert not (shared.place.outside / "written.txt").exists()
+
+
+# The reference server resolves a relative path against its first allowed folder (here the
+# workspace's parent), the policy against the folder the server runs in (the workspace): a
+# relative path is judged inside and used outside. A hole in the policy (foundry/supervision/
+# paths.py), not the gateway's to fix: these cases pass once the policy no longer allows them.
+RELATIVE_ESCAPES = [
+    Case("denied", "fs__read_text_file", read(lambda p: "notes.md")),
+    Case("denied", "fs__read_text_file", read(lambda p: "./sub/../notes.md")),
+    Case("denied", "fs__write_file", write(lambda p: "outside/escaped.txt")),
+]
+
+
+@pytest.mark.xfail(strict=True, reason="the policy judges relative paths where the server runs")
+@pytest.mark.parametrize("case", RELATIVE_ESCAPES, ids=lambda c: f"{c.label}:{c.name}")
+def test_relative_paths_are_judged_where_the_server_resolves_them(
+    shared: SharedGateway, store: Store, case: Case
+) -> None:
+    escaped = shared.place.outside / "escaped.txt"
+    try:
+        got, text = outcome(shared, store, case)
+        assert "wrong notes" not in text and not escaped.exists()
+        assert got in ("denied", "asked"), text
+    finally:
+        escaped.unlink(missing_ok=True)
