@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from foundry.gateway.arguments import ArgumentCheck
 from foundry.llm.base import ToolCall
 from foundry.session.events import EventBody, ToolCallDecided, ToolCallFinished
 from foundry.session.gate import ApprovalGate, GateDecision
@@ -18,7 +19,7 @@ from foundry.tools.host import ServerStatus, ToolHost, ToolResult
 
 Record = Callable[[EventBody], Awaitable[object]]
 TITLE_SUFFIX = " via the gateway"  # a gateway session's title: the client's name, then this
-GATEWAY = "gateway"  # who refuses a call that names no tool on offer
+GATEWAY = "gateway"  # who refuses a call before any decision: no such tool, unfit arguments
 OFFERED = ("always", "agent")  # `manual` tools wait for a person to include them in a chat
 
 
@@ -33,6 +34,7 @@ class ToolSession:
     owns_host: bool = True
     guardian: GuardianSupervisor | None = None
     _calls: int = 0
+    _arguments: ArgumentCheck = field(default_factory=ArgumentCheck)
     _restarting: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     _recording: set[asyncio.Future[object]] = field(default_factory=set)
 
@@ -50,7 +52,9 @@ class ToolSession:
         call = ToolCall(id=f"gateway-{self._calls}", name=name, arguments=arguments)
         tool = next((t for t in self.tools() if t.name == name), None)
         if tool is None:  # nothing to decide: only offered tools run, and no one is asked
-            decision = GateDecision(allowed=False, by=GATEWAY, reason=self._not_offered(name))
+            decision = _refused(self._not_offered(name))
+        elif (problem := self._arguments.problem(tool, arguments)) is not None:
+            decision = _refused(problem)
         else:
             decision = self._guarded(call) or await self.gate.review(call, tool.permission_required)
         if decision.arguments is not None:  # a person edited them before approving
@@ -63,7 +67,7 @@ class ToolSession:
         started = time.perf_counter()
         if decision.allowed:
             result = self._guard_result(await self._run(call))
-        elif tool is None:
+        elif decision.by == GATEWAY:
             result = ToolResult(text=decision.reason, is_error=True)
         else:
             reason = decision.reason or "denied"
@@ -157,3 +161,7 @@ class ToolSession:
             restarting.cancel()
         if self.owns_host:
             await self.host.aclose()
+
+
+def _refused(reason: str) -> GateDecision:
+    return GateDecision(allowed=False, by=GATEWAY, reason=reason)

@@ -295,6 +295,19 @@ ARGUMENT_CASES = [
             lambda p: {"paths": [NOTES(p), str(p.outside / "secret.md")]},
             "",
         ),
+        # arguments the tool's schema refuses are refused before anyone is asked
+        (
+            "rejected",
+            "fs__write_file",
+            lambda p: {"file": OUTSIDE_FILE(p), "content": "x"},
+            "'path' is a required property",
+        ),
+        ("rejected", "fs__read_text_file", read(lambda p: 42), "not of type 'string'"),
+        ("rejected", "fs__read_text_file", read(lambda p: [NOTES(p)]), "not of type 'string'"),
+        ("rejected", "fs__write_file", write(_path("typed.txt"), {"text": "x" * 100_000}), "…"),
+        ("rejected", "fs__write_file", write(lambda p: {"path": OUTSIDE_FILE(p)}), "$.path"),
+        ("allowed", "fs__read_text_file", read(NOTES, head=1, nonce="extra fields pass"), "inside"),
+        ("allowed", "fs__read_text_file", read(NOTES, head=5), "heliotrope"),
         # a second parameter that names a path outside: the whole call is judged
         (
             "denied",
@@ -338,3 +351,10 @@ def test_relative_paths_are_judged_where_the_server_resolves_them(
         assert got in ("denied", "asked"), text
     finally:
         escaped.unlink(missing_ok=True)
+
+
+def test_a_repeated_call_is_stopped_by_loop_detection(shared: SharedGateway) -> None:
+    arguments = {"path": str(shared.place.workspace / "sub" / "deep.md"), "head": 2}
+    results = [shared.call("fs__read_text_file", arguments) for _ in range(3)]
+    assert [r.is_error for r in results] == [False, False, True]
+    assert "loop" in text_of(results[2])
