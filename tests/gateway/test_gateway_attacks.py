@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from concurrent.futures import Future
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -358,3 +361,134 @@ def test_a_repeated_call_is_stopped_by_loop_detection(shared: SharedGateway) -> 
     results = [shared.call("fs__read_text_file", arguments) for _ in range(3)]
     assert [r.is_error for r in results] == [False, False, True]
     assert "loop" in text_of(results[2])
+
+
+# --- the protocol: raw JSON-RPC lines on the gateway's stdin ------------------------------------
+
+
+class RawClient:
+    """`foundry gateway` on stdio, spoken to line by line, mistakes included."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    async def send(self, line: str | dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        text = line if isinstance(line, str) else json.dumps(line)
+        self.process.stdin.write(text.encode("utf-8", "surrogatepass") + b"\n")
+        await self.process.stdin.drain()
+
+    async def answer(self, request_id: int) -> dict[str, Any]:
+        """The response to `request_id` (notifications and other responses skipped)."""
+        assert self.process.stdout is not None
+        while True:
+            line = await asyncio.wait_for(self.process.stdout.readline(), ANSWER_S)
+            assert line, "the gateway closed its output"
+            message = json.loads(line)
+            if message.get("id") == request_id and "method" not in message:
+                return dict(message)
+
+    async def request(self, request_id: int, method: str, **params: Any) -> dict[str, Any]:
+        await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        return await self.answer(request_id)
+
+    async def initialize(self, name: str = "raw-client") -> dict[str, Any]:
+        answer = await self.request(
+            0,
+            "initialize",
+            protocolVersion="2025-06-18",
+            capabilities={},
+            clientInfo={"name": name, "version": "1"},
+        )
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+
+@asynccontextmanager
+async def raw_gateway(place: Place) -> AsyncIterator[RawClient]:
+    env = {**os.environ, "FOUNDRY_HOME": str(place.home.config_dir.parent)}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "foundry.cli", "gateway", str(place.workspace),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
+        limit=64 * 1024 * 1024,
+    )  # fmt: skip
+    try:
+        yield RawClient(process)
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), ANSWER_S)
+
+
+def calls_of(store: Store, title_start: str) -> list[dict[str, Any]]:
+    """The decided calls of the gateway sessions whose title starts so."""
+    sessions = [s for s in store.sessions.list() if s.title.startswith(title_start)]
+    kinds = ("tool_call_decided",)
+    return [e.payload for s in sessions for e in store.events.list(s.id, kinds=kinds)]
+
+
+async def test_protocol_mistakes_get_errors_and_run_nothing(place: Place, store: Store) -> None:
+    approvals = store.approvals.count()
+    notes = str(place.workspace / "notes.md")
+    async with raw_gateway(place) as raw:
+        # rejected: a call before initialize runs nothing
+        early = await raw.request(1, "tools/call", name="fs__write_file",
+                                  arguments={"path": notes, "content": "overwritten"})  # fmt: skip
+        assert "error" in early or early["result"].get("isError"), early
+        await raw.send("{this is not json")  # rejected: the gateway keeps serving
+        await raw.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})[:-5])
+        await raw.send("[" + json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}) + "]")
+        await raw.send('{"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": '
+                       + "[" * 100_000 + "]" * 100_000 + "}")  # fmt: skip
+        assert "result" in await raw.initialize("protocol-attacks")
+        unknown = await raw.request(5, "no/such/method")
+        assert unknown["error"]["code"] == -32601
+        # rejected: cancelling a request id that is not in flight (or is another's) does nothing
+        await raw.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 6, "reason": "forged"}})  # fmt: skip
+        forged = await raw.request(6, "tools/call", name="fs__read_text_file",
+                                   arguments={"path": notes},
+                                   _meta={"progressToken": "someone-else"})  # fmt: skip
+        assert not forged["result"].get("isError") and "heliotrope" in json.dumps(forged)
+        # rejected: a lone surrogate is not JSON text the SDK accepts; the message is dropped
+        await raw.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                        "params": {"name": "fs__write_file",
+                                   "arguments": {"path": notes, "content": "\ud800"}}})  # fmt: skip
+        assert "result" in await raw.request(8, "ping")
+    assert (place.workspace / "notes.md").read_text() == "inside: heliotrope\n"
+    assert store.approvals.count() == approvals
+    decided = await _eventually(lambda: calls_of(store, "protocol-attacks"), 1)
+    assert [call["call"]["name"] for call in decided] == ["fs.read_text_file"]
+
+
+async def _eventually(read: Callable[[], list[T]], count: int) -> list[T]:
+    """What `read` gives once it has `count` items (the gateway records after it answers)."""
+    for _ in range(200):
+        found = read()
+        if len(found) >= count:
+            return found
+        await asyncio.sleep(0.05)
+    return read()
+
+
+CRAFTED_NAMES = [
+    ("Claude\x1b[31m Desktop\r\nApproved by admin", "Claude[31m Desktop Approved by admin"),
+    ("\u202eppa.live\u202c Cursor\u200b", "ppa.live Cursor"),
+    ("<b>VS Code</b> <a href='x'>ok</a>", "<b>VS Code</b> <a href='x'>ok</a>"),  # UI escapes
+    ("A" * 100_000, "A" * 100),
+    ("\x00\x07\u2028", "an MCP client"),
+]
+
+
+@pytest.mark.parametrize(("name", "shown"), CRAFTED_NAMES, ids=range(len(CRAFTED_NAMES)))
+async def test_a_crafted_client_name_is_shown_as_one_printable_line(
+    place: Place, store: Store, name: str, shown: str
+) -> None:
+    """The clientInfo name titles the session (the inbox, the Gateway view): control and
+    direction characters are dropped, line breaks become spaces, at most 100 characters."""
+    before = {s.id for s in store.sessions.list()}
+    async with raw_gateway(place) as raw:
+        await raw.initialize(name)
+        assert "result" in await raw.request(1, "tools/list")
+    [session] = [s for s in store.sessions.list() if s.id not in before]
+    assert session.title == f"{shown} via the gateway"
