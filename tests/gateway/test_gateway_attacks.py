@@ -17,8 +17,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
+import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
@@ -26,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
+import mcp.types as mcp_types
 import pytest
 from mcp import ClientSession
 
@@ -33,6 +38,7 @@ from foundry.cli import main
 from foundry.home import FoundryHome
 from foundry.store import Store
 from foundry.supervision.resolution import resolve_approval
+from tests.gateway.test_gateway_http import free_port, http_client
 from tests.gateway.test_gateway_stdio import gateway, text_of
 from tests.gateway.test_gateway_third_party import BIN, pytestmark  # noqa: F401 (skip w/o npm)
 
@@ -492,3 +498,126 @@ async def test_a_crafted_client_name_is_shown_as_one_printable_line(
         assert "result" in await raw.request(1, "tools/list")
     [session] = [s for s in store.sessions.list() if s.id not in before]
     assert session.title == f"{shown} via the gateway"
+
+
+# --- over HTTP: the token, the headers a browser sends, bodies ----------------------------------
+
+TOKEN = "attack-" + "k" * 40
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "http-attacks", "version": "1"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def http_url(place: Place) -> Iterator[str]:
+    port = free_port()
+    env = {**os.environ, "FOUNDRY_HOME": str(place.home.config_dir.parent)}
+    env["FOUNDRY_API_TOKEN"] = TOKEN
+    command = [sys.executable, "-m", "foundry.cli", "gateway", "--http", "--port", str(port)]
+    process = subprocess.Popen(
+        [*command, str(place.workspace)], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stderr is not None
+        assert f"127.0.0.1:{port}/mcp" in process.stderr.readline()
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+HTTP_CASES = [
+    # (label, what must happen, path, headers)
+    ("rejected", 401, "/mcp", {}),
+    ("rejected", 401, "/mcp", {"Authorization": "Bearer " + "w" * 47}),
+    ("rejected", 401, "/mcp", {"Authorization": f"Basic {TOKEN}"}),
+    ("rejected", 401, "/mcp", {"Authorization": f"Bearer {TOKEN[:-1]}"}),
+    ("rejected", 401, f"/mcp?token={TOKEN}", {}),
+    ("rejected", 401, f"/mcp?access_token={TOKEN}", {}),
+    ("rejected", 401, f"/t/{TOKEN}/mcp", {}),  # the approvals API's path form is not the gateway's
+    ("rejected", 421, "/mcp", {**BEARER, "Host": "evil.example"}),  # DNS rebinding
+    ("rejected", 421, "/mcp", {**BEARER, "Host": "127.0.0.1.evil.example:80"}),
+    ("rejected", 403, "/mcp", {**BEARER, "Origin": "http://evil.example"}),
+    ("rejected", 403, "/mcp", {**BEARER, "Origin": "null"}),
+    ("allowed", 200, "/mcp", BEARER),
+    ("allowed", 200, "/mcp", {"Authorization": f"bearer {TOKEN}"}),
+    ("allowed", 200, "/mcp", {**BEARER, "Origin": "http://localhost:1234"}),
+]
+
+
+@pytest.mark.parametrize(("label", "status", "path", "headers"), HTTP_CASES)
+def test_who_may_reach_the_http_gateway(
+    http_url: str, label: str, status: int, path: str, headers: dict[str, str]
+) -> None:
+    answer = httpx.post(
+        http_url + path, json=INITIALIZE, headers={**MCP_HEADERS, **headers}, timeout=30
+    )
+    assert answer.status_code == status, answer.text
+    assert ("http-attacks" in answer.text or "foundry-gateway" in answer.text) == (status == 200)
+
+
+def raw_http(url: str, head: str, body: bytes = b"") -> tuple[int, float]:
+    """Send `head` (and `body`) on a socket of its own; the status line's code, and how long
+    the answer took."""
+    host, port = url.removeprefix("http://").split(":")
+    started = time.monotonic()
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        connection.sendall(head.encode("latin-1") + body)
+        status = connection.recv(4096).split(b"\r\n", 1)[0]
+    return int(status.split()[1]), time.monotonic() - started
+
+
+def test_a_body_that_never_comes_is_refused_without_the_token(http_url: str) -> None:
+    """rejected 401 at once: the token is checked before a byte of the body is read."""
+    head = (
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: 1000000\r\n\r\n"
+    )
+    status, _ = raw_http(http_url, head, b"{")
+    assert status == 401
+
+
+def test_a_huge_body_is_refused_before_it_is_read(http_url: str) -> None:
+    """rejected 413 with the token: a declared length over the SDK's 4 MiB is never read."""
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n"
+        "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {200 * 1024 * 1024}\r\n\r\n"
+    )
+    status, _ = raw_http(http_url, head, b"{")
+    assert status == 413
+
+
+async def test_a_client_cannot_cancel_another_clients_call(
+    http_url: str, place: Place, store: Store
+) -> None:
+    """rejected: over HTTP each client's request ids are its own; a forged cancellation from
+    another client leaves the waiting call (and its approval) alone."""
+    before = {approval.id for approval in store.approvals.list()}
+    secret = {"path": str(place.workspace / ".env.cancel"), "content": "KEY=1"}
+    async with (
+        http_client(http_url + "/mcp", TOKEN) as victim,
+        http_client(http_url + "/mcp", TOKEN) as other,
+    ):
+        waiting = asyncio.ensure_future(victim.call_tool("fs__write_file", secret))
+        pending = await _eventually(
+            lambda: [a for a in store.approvals.list("pending") if a.id not in before], 1
+        )
+        assert pending, "the write did not ask a person"
+        for request_id in range(10):
+            params = mcp_types.CancelledNotificationParams(request_id=request_id, reason="forged")
+            await other.send_notification(mcp_types.CancelledNotification(params=params))
+        assert await other.call_tool("fs__list_allowed_directories", {})
+        assert store.approvals.get(pending[0].id).status == "pending"
+        resolve_approval(store, pending[0].id, "denied", "human:attack-test", "no")
+        result = await asyncio.wait_for(waiting, ANSWER_S)
+    assert result.is_error and "Denied by human:attack-test" in text_of(result)
