@@ -40,7 +40,11 @@ from foundry.store import Store
 from foundry.supervision.resolution import resolve_approval
 from tests.gateway.test_gateway_http import free_port, http_client
 from tests.gateway.test_gateway_stdio import gateway, text_of
-from tests.gateway.test_gateway_third_party import BIN, pytestmark  # noqa: F401 (skip w/o npm)
+from tests.gateway.test_gateway_third_party import (  # noqa: F401 (pytestmark: skip w/o npm)
+    BIN,
+    inspector,
+    pytestmark,
+)
 
 T = TypeVar("T")
 ANSWER_S = 60
@@ -621,3 +625,18 @@ async def test_a_client_cannot_cancel_another_clients_call(
         resolve_approval(store, pending[0].id, "denied", "human:attack-test", "no")
         result = await asyncio.wait_for(waiting, ANSWER_S)
     assert result.is_error and "Denied by human:attack-test" in text_of(result)
+
+
+def test_the_inspector_cannot_reach_a_tool_the_agent_does_not_offer(place: Place) -> None:
+    """rejected, through the MCP Inspector's CLI: the `manual` move_file by its qualified name
+    (the Inspector looks the name up in the gateway's list first, and finds none)."""
+    source = place.workspace / "sub" / "deep.md"
+    code_path = [f"PYTHONPATH={os.environ['PYTHONPATH']}"] if "PYTHONPATH" in os.environ else []
+    moved = inspector(
+        *(arg for pair in zip(["-e"] * len(code_path), code_path, strict=True) for arg in pair),
+        "--method", "tools/call", "--tool-name", "fs.move_file",
+        "--tool-arg", f"source={source}", "--tool-arg", "destination=moved.md",
+        home=place.home.config_dir.parent, agent=place.workspace,
+    )  # fmt: skip
+    assert moved.returncode != 0 and "fs.move_file" in moved.stdout + moved.stderr
+    assert source.exists() and not (place.root / "moved.md").exists()
