@@ -19,7 +19,7 @@ from foundry.tools.host import ServerStatus, ToolHost, ToolResult
 
 Record = Callable[[EventBody], Awaitable[object]]
 TITLE_SUFFIX = " via the gateway"  # a gateway session's title: the client's name, then this
-GATEWAY = "gateway"  # who refuses a call before any decision: no such tool, unfit arguments
+GATEWAY = "policy:gateway"  # refuses a call before any decision: no such tool, unfit arguments
 OFFERED = ("always", "agent")  # `manual` tools wait for a person to include them in a chat
 
 

@@ -36,6 +36,7 @@ from mcp import ClientSession
 
 from foundry.cli import main
 from foundry.home import FoundryHome
+from foundry.metrics.terms import resolution_level
 from foundry.store import Store
 from foundry.supervision.resolution import resolve_approval
 from tests.gateway.test_gateway_http import free_port, http_client
@@ -640,3 +641,21 @@ def test_the_inspector_cannot_reach_a_tool_the_agent_does_not_offer(place: Place
     )  # fmt: skip
     assert moved.returncode != 0 and "fs.move_file" in moved.stdout + moved.stderr
     assert source.exists() and not (place.root / "moved.md").exists()
+
+
+def test_a_refusal_before_any_decision_is_recorded_at_the_policy_level(
+    shared: SharedGateway, store: Store
+) -> None:
+    """The Gateway view and the dashboards see a refused name as the gateway's, never a
+    person's: no human level, no approval."""
+    approvals = store.approvals.count()
+    refused = shared.call("fs.move_file", {"source": "a", "destination": "b"})
+    assert refused.is_error
+    decided = asyncio.run(_eventually(lambda: _refusals(store, "fs.move_file"), 1))
+    assert {(d["by"], d["allowed"]) for d in decided} == {("policy:gateway", False)}
+    assert resolution_level(decided[0]["by"]) == "policy"
+    assert store.approvals.count() == approvals
+
+
+def _refusals(store: Store, tool: str) -> list[dict[str, Any]]:
+    return [call for call in calls_of(store, "") if call["call"]["name"] == tool]
