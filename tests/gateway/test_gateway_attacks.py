@@ -35,6 +35,7 @@ import pytest
 from mcp import ClientSession
 
 from foundry.cli import main
+from foundry.gateway.stdio import LINE_LIMIT
 from foundry.home import FoundryHome
 from foundry.metrics.terms import resolution_level
 from foundry.store import Store
@@ -659,3 +660,21 @@ def test_a_refusal_before_any_decision_is_recorded_at_the_policy_level(
 
 def _refusals(store: Store, tool: str) -> list[dict[str, Any]]:
     return [call for call in calls_of(store, "") if call["call"]["name"] == tool]
+
+
+async def test_a_message_over_the_line_limit_is_dropped_and_serving_goes_on(
+    place: Place, store: Store
+) -> None:
+    """rejected: a line over 64 MiB is dropped whole (it used to end the gateway with a
+    traceback); the next request is answered and the oversized write never ran."""
+    target = place.workspace / "oversized.txt"
+    arguments = {"path": str(target), "content": "x" * (LINE_LIMIT + 1)}
+    params = {"name": "fs__write_file", "arguments": arguments}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    async with raw_gateway(place) as raw:
+        await raw.initialize("oversized")
+        await raw.send(call)
+        assert "result" in await raw.request(2, "ping")
+        listed = await raw.request(3, "tools/list")
+        assert "fs__write_file" in json.dumps(listed)
+    assert not target.exists()
