@@ -148,6 +148,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
     (root / "notes.md").write_text("the wrong notes: outside\n")
     (workspace / "link").symlink_to(outside, target_is_directory=True)
     (workspace / "notes-link.md").symlink_to(outside / "secret.md")
+    (workspace / "caf\u00e9").symlink_to(outside, target_is_directory=True)  # NFC
     home = FoundryHome(config_dir=root / "home" / "config", data_dir=root / "home" / "data")
     yield Place(root=root, workspace=workspace, home=home)
 
@@ -343,26 +344,30 @@ def test_arguments(shared: SharedGateway, store: Store, case: Case) -> None:
     assert not (shared.place.outside / "written.txt").exists()
 
 
-# The reference server resolves a relative path against its first allowed folder (here the
-# workspace's parent), the policy against the folder the server runs in (the workspace): a
-# relative path is judged inside and used outside. A hole in the policy (foundry/supervision/
-# paths.py), not the gateway's to fix: these cases pass once the policy no longer allows them.
-RELATIVE_ESCAPES = [
+# Paths the policy judges otherwise than the reference server resolves them. A relative path: the
+# server joins it to its first allowed folder (here the workspace's parent), the policy to the
+# folder the server runs in (the workspace). A name in another Unicode form (NFD `cafe\u0301`):
+# the server, finding no such name, takes the NFC one (`caf\u00e9`, a symlink out of the
+# workspace), the policy a new path inside. Holes in the policy (foundry/supervision/paths.py),
+# not the gateway's to fix: these cases pass once the policy no longer allows them.
+POLICY_ESCAPES = [
+    Case("denied", "fs__read_text_file", read(_path("cafe\u0301", "secret.md"))),  # NFD
     Case("denied", "fs__read_text_file", read(lambda p: "notes.md")),
     Case("denied", "fs__read_text_file", read(lambda p: "./sub/../notes.md")),
     Case("denied", "fs__write_file", write(lambda p: "outside/escaped.txt")),
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="the policy judges relative paths where the server runs")
-@pytest.mark.parametrize("case", RELATIVE_ESCAPES, ids=lambda c: f"{c.label}:{c.name}")
-def test_relative_paths_are_judged_where_the_server_resolves_them(
+@pytest.mark.xfail(strict=True, reason="the policy resolves these paths unlike the server")
+@pytest.mark.parametrize("case", POLICY_ESCAPES, ids=lambda c: f"{c.label}:{c.name}")
+def test_paths_are_judged_where_the_server_resolves_them(
     shared: SharedGateway, store: Store, case: Case
 ) -> None:
     escaped = shared.place.outside / "escaped.txt"
     try:
         got, text = outcome(shared, store, case)
-        assert "wrong notes" not in text and not escaped.exists()
+        assert "wrong notes" not in text and "crown jewels" not in text
+        assert not escaped.exists()
         assert got in ("denied", "asked"), text
     finally:
         escaped.unlink(missing_ok=True)
