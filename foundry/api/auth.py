@@ -33,15 +33,18 @@ def same_token(given: str, expected: str) -> bool:
 class TokenGuard:
     """ASGI middleware that lets a request through only with the token, in its header or path."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, in_path: bool = True) -> None:
+        """`in_path`: whether the token may come as the `/t/{token}` prefix too (the approvals
+        API's, for agent-mesh supervisors); the gateway takes it in the header only."""
         self.app = app
         self.token = check_token(token)
+        self.in_path = in_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if scope["path"].startswith(PREFIX):
+        if self.in_path and scope["path"].startswith(PREFIX):
             await self._through_prefix(scope, receive, send)
             return
         if scope["path"] in OPEN_PATHS or self._has_bearer(scope):

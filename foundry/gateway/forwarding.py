@@ -9,15 +9,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from foundry.gateway.arguments import ArgumentCheck
 from foundry.llm.base import ToolCall
 from foundry.session.events import EventBody, ToolCallDecided, ToolCallFinished
 from foundry.session.gate import ApprovalGate, GateDecision
 from foundry.supervision.guardian import GuardianSupervisor
 from foundry.tools.catalog import ToolInfo
-from foundry.tools.host import ToolHost, ToolResult
+from foundry.tools.host import ServerStatus, ToolHost, ToolResult
 
 Record = Callable[[EventBody], Awaitable[object]]
 TITLE_SUFFIX = " via the gateway"  # a gateway session's title: the client's name, then this
+GATEWAY = "policy:gateway"  # refuses a call before any decision: no such tool, unfit arguments
 OFFERED = ("always", "agent")  # `manual` tools wait for a person to include them in a chat
 
 
@@ -32,6 +34,7 @@ class ToolSession:
     owns_host: bool = True
     guardian: GuardianSupervisor | None = None
     _calls: int = 0
+    _arguments: ArgumentCheck = field(default_factory=ArgumentCheck)
     _restarting: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     _recording: set[asyncio.Future[object]] = field(default_factory=set)
 
@@ -48,9 +51,12 @@ class ToolSession:
         self._calls += 1
         call = ToolCall(id=f"gateway-{self._calls}", name=name, arguments=arguments)
         tool = next((t for t in self.tools() if t.name == name), None)
-        decision = self._guarded(call) or await self.gate.review(
-            call, tool.permission_required if tool else True
-        )
+        if tool is None:  # nothing to decide: only offered tools run, and no one is asked
+            decision = _refused(self._not_offered(name))
+        elif (problem := self._arguments.problem(tool, arguments)) is not None:
+            decision = _refused(problem)
+        else:
+            decision = self._guarded(call) or await self.gate.review(call, tool.permission_required)
         if decision.arguments is not None:  # a person edited them before approving
             call = call.model_copy(update={"arguments": decision.arguments})
         self._record(
@@ -61,6 +67,8 @@ class ToolSession:
         started = time.perf_counter()
         if decision.allowed:
             result = self._guard_result(await self._run(call))
+        elif decision.by == GATEWAY:
+            result = ToolResult(text=decision.reason, is_error=True)
         else:
             reason = decision.reason or "denied"
             result = ToolResult(text=f"Denied by {decision.by}: {reason}", is_error=True)
@@ -113,16 +121,33 @@ class ToolSession:
         masked, _ = self.guardian.mask(result.text)
         return result if masked == result.text else result.model_copy(update={"text": masked})
 
+    def _not_offered(self, name: str) -> str:
+        """Why a tool that is not on offer cannot be called: a name the agent does not offer
+        (unknown, misspelt, or a `manual` tool), or a tool whose server is down (restarted)."""
+        server = self._server_of(name)
+        if server is None or server.state == "running":
+            return f"The gateway offers no tool named {name!r}: list the tools for their names."
+        return f"Tool {name!r} is unavailable: MCP server {server.name!r} is {server.state}." + (
+            self._restarting_note(server)
+        )
+
+    def _server_of(self, name: str) -> ServerStatus | None:
+        servers = [s for s in self.host.statuses() if name.startswith(f"{s.name}.")]
+        return max(servers, key=lambda server: len(server.name), default=None)
+
     async def _run(self, call: ToolCall) -> ToolResult:
         """Run an allowed call; a server found down is restarted, its calls failing meanwhile."""
         result = await self.host.call(call.name, call.arguments)
-        server = next((s for s in self.host.statuses() if call.name.startswith(f"{s.name}.")), None)
+        server = self._server_of(call.name)
         if not result.is_error or server is None or server.state in ("running", "starting"):
             return result
-        if server.name not in self._restarting:
+        return result.model_copy(update={"text": result.text + self._restarting_note(server)})
+
+    def _restarting_note(self, server: ServerStatus) -> str:
+        """Restart a server that is down (once at a time); what to tell the client meanwhile."""
+        if server.state not in ("running", "starting") and server.name not in self._restarting:
             self._restarting[server.name] = asyncio.create_task(self._restart(server.name))
-        note = f" The gateway is restarting MCP server {server.name!r}: try again in a moment."
-        return result.model_copy(update={"text": result.text + note})
+        return f" The gateway is restarting MCP server {server.name!r}: try again in a moment."
 
     async def _restart(self, server: str) -> None:
         try:
@@ -136,3 +161,7 @@ class ToolSession:
             restarting.cancel()
         if self.owns_host:
             await self.host.aclose()
+
+
+def _refused(reason: str) -> GateDecision:
+    return GateDecision(allowed=False, by=GATEWAY, reason=reason)

@@ -21,10 +21,11 @@ PATH = "/mcp"
 
 
 def http_app(gateway: Gateway, token: str) -> ASGIApp:
-    """The gateway's streamable HTTP app; every request needs `Authorization: Bearer <token>`.
-    Serve it inside `gateway.server.session_manager.run()`."""
+    """The gateway's streamable HTTP app; every request needs `Authorization: Bearer <token>`
+    (never in the URL, where logs and histories keep it). Serve it inside
+    `gateway.server.session_manager.run()`."""
     app = gateway.server.streamable_http_app(streamable_http_path=PATH, host=HOST)
-    return TokenGuard(app, token)
+    return TokenGuard(app, token, in_path=False)
 
 
 async def serve_http(gateway: Gateway, home: FoundryHome, port: int) -> None:

@@ -29,6 +29,8 @@ from foundry.tools.host import ToolResult
 PROGRESS_EVERY_S = 5.0
 MAX_NAME = 64  # what the strictest clients accept: ^[a-zA-Z0-9_-]{1,64}$
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+MAX_CLIENT_NAME = 100
+_LINE_BREAK = dict.fromkeys("\t\n\v\f\r\x85\u2028\u2029", " ")
 
 
 def exposed_names(tools: list[ToolInfo]) -> dict[str, str]:
@@ -177,7 +179,17 @@ def _connection_key(ctx: Any) -> str:
 def _client_name(ctx: Any) -> str:
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None)
-    return str(info.name) if info is not None and info.name else "an MCP client"
+    return shown_name(str(info.name) if info is not None else "")
+
+
+def shown_name(claimed: str) -> str:
+    """The client's name as the inbox and the Gateway view show it: one line of at most
+    MAX_CLIENT_NAME printable characters (control, direction and zero-width characters dropped,
+    line breaks and runs of spaces made one space). Markup stays text: the views escape it."""
+    printable = "".join(
+        char if char.isprintable() else _LINE_BREAK.get(char, "") for char in claimed
+    )
+    return " ".join(printable.split())[:MAX_CLIENT_NAME].rstrip() or "an MCP client"
 
 
 async def _answered(ctx: Any, call: Coroutine[Any, Any, ToolResult]) -> ToolResult:

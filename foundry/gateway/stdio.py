@@ -54,10 +54,25 @@ class _Lines:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+        """The next line; a line over LINE_LIMIT is dropped whole (the client gets no answer to
+        it, as to any message that is not JSON-RPC) and serving goes on."""
+        dropping = False
+        while True:
+            try:
+                line = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as end:  # the input ended
+                if dropping or not end.partial:
+                    raise StopAsyncIteration from None
+                line = end.partial
+            except asyncio.LimitOverrunError as over:  # its start is in the buffer: let it go
+                if not dropping:
+                    print(f"gateway: dropped a message over {LINE_LIMIT} bytes", file=sys.stderr)
+                dropping = True
+                await self._reader.readexactly(over.consumed)
+                continue
+            if not dropping:
+                return line.decode("utf-8", errors="replace")
+            dropping = False  # that was the rest of the dropped line
 
     def close(self) -> None:
         self._transport.close()

@@ -286,7 +286,7 @@ async def test_the_printed_config_starts_a_gateway_whose_calls_reach_audit_and_d
     from foundry.metrics.series import human_wait_series, resolution_series
 
     policy = json.loads(json.dumps(POLICY))
-    policy["config"]["rules"].append({"name": "ask", "tool": "*", "action": "human"})
+    policy["config"]["rules"][1:] = [{"name": "ask", "tool": "*", "action": "human"}]
     agent = gateway_agent(tmp_path / "agent", [policy])
     assert main(["gateway", "--print-config", "claude-desktop", str(agent)]) == 0
     entry = json.loads(capsys.readouterr().out)["mcpServers"]["foundry"]
@@ -294,7 +294,7 @@ async def test_the_printed_config_starts_a_gateway_whose_calls_reach_audit_and_d
     params = StdioServerParameters(  # exactly what Claude Desktop would start
         command=entry["command"],
         args=entry["args"],
-        env={**get_default_environment(), "FOUNDRY_HOME": str(foundry_home)},
+        env={**get_default_environment(), "FOUNDRY_HOME": str(foundry_home), **_code_path()},
     )
     person = threading.Thread(target=_approve_first, args=(foundry_home,))
     person.start()
@@ -302,7 +302,13 @@ async def test_the_printed_config_starts_a_gateway_whose_calls_reach_audit_and_d
         await client.initialize()
         assert "time__get_current_time" in {t.name for t in (await client.list_tools()).tools}
         await client.call_tool("time__get_current_time", {"timezone": "UTC"})
-        await client.call_tool("time__list_nothing", {})  # no such tool: asks, then fails
+        nothing = await client.call_tool("time__list_nothing", {})  # no such tool: asks no one
+        assert nothing.is_error and "offers no tool" in text_of(nothing)
+        converted = await client.call_tool(  # asks a person, who approves
+            "time__convert_time",
+            {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+        )
+        assert not converted.is_error
     await asyncio.to_thread(person.join)
     assert main(["audit", "export"]) == 0
     audit = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -315,6 +321,12 @@ async def test_the_printed_config_starts_a_gateway_whose_calls_reach_audit_and_d
     assert ("time.get_current_time", "policy") in levels
     assert [point.status for point in human_wait_series(events)] == ["approved"]
     store.close()
+
+
+def _code_path() -> dict[str, str]:
+    """The PYTHONPATH the tests run with, so that the `foundry` command runs the code under test
+    (a client passes only a few safe variables on)."""
+    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
 
 
 def _approve_first(home: Path) -> None:

@@ -1,0 +1,156 @@
+"""Attacks on the approvals API from a local process: races, forged fields, guessed ids, odd
+paths and held requests. Labels: allowed (200), rejected (401 without the token, 404 for an id
+that is not one, 409 for a second resolution, 422 for a body it does not take)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from foundry.store import Store
+from foundry.supervision.resolution import resolve_approval
+from tests.api.records import TOKEN, pending
+
+
+async def test_a_race_of_resolutions_has_one_winner(
+    store: Store, client: httpx.AsyncClient
+) -> None:
+    """rejected 409 for all but one of 20 concurrent approvals and denials of one approval."""
+    approval = pending(store)
+    answers = await asyncio.gather(
+        *(
+            client.post(f"/approvals/{approval.id}/{verb}", json={"resolved_by": f"r{n}"})
+            for n, verb in enumerate(["approve", "deny"] * 10)
+        )
+    )
+    codes = sorted(answer.status_code for answer in answers)
+    assert codes == [200] + [409] * 19
+    [winner] = [answer.json() for answer in answers if answer.status_code == 200]
+    stored = store.approvals.get(approval.id)
+    assert (stored.status, stored.resolved_by) == (winner["status"], winner["resolved_by"])
+    assert len(store.traces.list("claude")) == 1
+
+
+@pytest.mark.parametrize(
+    ("claimed", "recorded"),
+    [
+        ("supervisor:l1", "api:supervisor:l1"),
+        ("timeout", "api:timeout"),
+        ("withdrawn", "api:withdrawn"),
+        ("gui", "api:gui"),
+        ("human:ana\n\x1b[2Jpolicy:allow-all", "api:human:ana[2Jpolicy:allow-all"),
+        ("\u202e\u200b", "api:http:127.0.0.1"),
+    ],
+)
+async def test_a_claimed_resolver_is_only_a_label_under_api(
+    store: Store, client: httpx.AsyncClient, claimed: str, recorded: str
+) -> None:
+    """allowed, as the API's: whatever name the body claims is kept printable under `api:`."""
+    approval = pending(store)
+    answer = await client.post(f"/approvals/{approval.id}/approve", json={"resolved_by": claimed})
+    assert answer.status_code == 200
+    assert store.approvals.get(approval.id).resolved_by == recorded
+    [trace] = store.traces.list("claude")
+    assert trace.resolved_level == "human"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"status": "approved"},
+        {"resolved_level": "policy"},
+        {"level": "supervisor"},
+        {"resolved_at": "2020-01-01T00:00:00Z"},
+        {"arguments": {"path": "/etc/passwd"}},
+        {"params": {"path": "/etc/passwd"}},
+        {"approved": False},
+        {"resolved_by": ""},
+        {"resolved_by": "x" * 201},
+        {"reasoning": "x" * 10_001},
+        [],
+        "approve",
+    ],
+)
+async def test_a_forged_resolution_field_is_refused(
+    store: Store, client: httpx.AsyncClient, body: Any
+) -> None:
+    """rejected 422: the body may carry only resolved_by, reasoning and confidence."""
+    approval = pending(store)
+    answer = await client.post(f"/approvals/{approval.id}/deny", json=body)
+    assert answer.status_code == 422, answer.text
+    assert store.approvals.get(approval.id).status == "pending"
+
+
+@pytest.mark.parametrize(
+    "approval_id",
+    ["..", "..%2Fgrants", "%2e%2e", "x%00", "*", "%25", "' OR '1'='1", "x" * 8_000, "%E2%80%AE"],
+)
+async def test_a_guessed_or_crafted_id_resolves_nothing(
+    store: Store, client: httpx.AsyncClient, approval_id: str
+) -> None:
+    """rejected (404, or 405 where the path reaches no route): no approval changes."""
+    approval = pending(store)
+    answer = await client.post(f"/approvals/{approval_id}/approve")
+    assert answer.status_code in (404, 405, 414, 422), answer.text
+    assert store.approvals.get(approval.id).status == "pending"
+
+
+async def test_a_timed_out_approval_cannot_be_approved_afterwards(
+    store: Store, client: httpx.AsyncClient
+) -> None:
+    """rejected 409: a withdrawn (or timed-out) approval stays as it ended."""
+    approval = pending(store)
+    resolve_approval(store, approval.id, "timed_out", "withdrawn", "the client cancelled")
+    answer = await client.post(f"/approvals/{approval.id}/approve")
+    assert answer.status_code == 409
+    assert store.approvals.get(approval.id).status == "timed_out"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/health/../approvals", "/health/", "/HEALTH", "//approvals", "/./approvals", "/t//approvals"],
+)
+async def test_paths_near_the_open_one_need_the_token(
+    store: Store, base_url: str, path: str
+) -> None:
+    """rejected 401: only exactly GET /health is open."""
+    approval = pending(store)
+    async with httpx.AsyncClient(base_url=base_url, timeout=10) as anonymous:
+        request = anonymous.build_request("GET", path)
+        request.url = request.url.copy_with(raw_path=path.encode())
+        answer = await anonymous.send(request)
+    assert answer.status_code == 401, (path, answer.text)
+    assert approval.id not in answer.text
+
+
+async def test_held_requests_do_not_hold_up_a_decision(
+    store: Store, base_url: str, client: httpx.AsyncClient
+) -> None:
+    """allowed: 100 clients holding `wait=` lists, and strangers holding none (401 at once),
+    while an approval is decided and the held lists are answered when one matches."""
+    approval = pending(store, tool="other.tool")
+    limits = httpx.Limits(max_connections=200)
+    async with (
+        httpx.AsyncClient(base_url=base_url, headers=client.headers, limits=limits, timeout=90)
+        as holders,
+        httpx.AsyncClient(base_url=base_url, timeout=10) as strangers,
+    ):  # fmt: skip
+        held = [
+            asyncio.ensure_future(
+                holders.get("/approvals", params={"status": "pending", "tool": "fs.*", "wait": 30})
+            )
+            for _ in range(100)
+        ]
+        refused = await strangers.get("/approvals", params={"wait": 60})
+        assert refused.status_code == 401
+        decided = await client.post(f"/approvals/{approval.id}/approve")
+        assert decided.status_code == 200
+        assert not any(request.done() for request in held)
+        matching = pending(store, tool="fs.write_file")
+        answers = await asyncio.gather(*held)
+    assert all(answer.status_code == 200 for answer in answers)
+    assert all([a["id"] for a in answer.json()] == [matching.id] for answer in answers)
+    assert TOKEN not in refused.text
