@@ -734,6 +734,27 @@ def test_the_inbox_list_shows_every_column_in_the_main_window(
     window.close()
 
 
+def test_the_inbox_list_keeps_every_column_when_the_window_narrows(
+    qtbot: QtBot, bridge: EngineBridge
+) -> None:
+    from foundry.ui.main_window import MainWindow
+
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.resize(1440, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_inbox()
+    qtbot.waitUntil(window.inbox.isVisible)
+    assert every_column_in_view(window.inbox.pending_table)
+
+    window.resize(1280, 800)  # the detail gives up its room, not the list
+    qtbot.waitUntil(lambda: window.inbox.width() < 1200)
+
+    assert every_column_in_view(window.inbox.pending_table)
+    window.close()
+
+
 def test_the_window_shows_the_pending_count_and_links_to_the_session(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
