@@ -545,18 +545,19 @@ class MainWindow(QMainWindow):
                 return widget
         editor = AgentEditor(bridge=self.bridge)
         editor.load(document)
-        index = self.tabs.addTab(editor, short_title(editor.title))
-        self.tabs.setTabToolTip(index, editor.title)
+        index = self.tabs.addTab(editor, "")
+        self._retitle(editor, editor.title)
         editor.title_changed.connect(lambda title: self._retitle(editor, title))
         editor.open_agent_requested.connect(lambda path: self._spawn(self.edit_agent_at(path)))
         self.tabs.setCurrentIndex(index)
         return editor
 
-    def _retitle(self, tab: QWidget, title: str) -> None:
-        index = self.tabs.indexOf(tab)
+    def _retitle(self, editor: QWidget, title: str) -> None:
+        """An editor's tab, told apart from the chats of its agent (named after it too)."""
+        index = self.tabs.indexOf(editor)
         if index >= 0:
-            self.tabs.setTabText(index, short_title(title))
-            self.tabs.setTabToolTip(index, title)
+            self.tabs.setTabText(index, short_title(f"Edit: {title}"))
+            self.tabs.setTabToolTip(index, f"Edit: {title}")
 
     def create_agent(self) -> None:
         from foundry.ui.editor import CreateAgentDialog

@@ -202,6 +202,26 @@ def test_chat_tabs_are_named_after_their_agent_and_the_agent_panel_follows_the_t
     assert window.agent is not None and window.agent.path == long_name
 
 
+def test_an_editor_tab_is_told_apart_from_the_chat_tab_of_its_agent(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    window = new_window(qtbot, bridge)
+    open_in(qtbot, window, agent_at(tmp_path / "worker"))
+    window.edit_agent()
+    editor = window.tabs.currentWidget()
+    assert isinstance(editor, AgentEditor)
+
+    assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == [
+        "worker",
+        "Edit: worker",
+    ]
+    assert window.tabs.tabToolTip(1) == "Edit: worker"
+    editor.metadata.description.setPlainText("Changed.")  # an unsaved edit: the title follows
+    qtbot.waitUntil(lambda: window.tabs.tabText(1) == "Edit: worker *")
+    editor.undo_action.trigger()
+    qtbot.waitUntil(lambda: window.tabs.tabText(1) == "Edit: worker")
+
+
 def test_new_agent_opens_its_editor_with_the_default_policy_shown(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
