@@ -114,6 +114,7 @@ class SessionView(QWidget):
         self.input = MessageInput()
         self.input.setPlaceholderText("Message the agent… (Ctrl+Enter sends, Esc stops a reply)")
         self.input.setMaximumHeight(110)
+        self.input.setTabChangesFocus(True)  # Tab goes on to Send and the panels
         self.send = QPushButton("Send")
         self.send.setToolTip("Send the message (Ctrl+Enter)")
         self.stop = QPushButton("Stop")

@@ -120,6 +120,24 @@ def test_the_hint_goes_once_the_list_has_rows(qtbot: QtBot) -> None:
     assert ink(view) > 0
 
 
+def test_tab_moves_from_the_message_to_the_buttons_and_panels(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "helper", {"turns": [{"text": "Hello."}]}, servers={})
+    window, view = open_window(qtbot, bridge, agent)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    view.input.setFocus()
+    qtbot.keyClicks(view.input, "Hi")
+
+    qtbot.keyClick(view.input, Qt.Key.Key_Tab)
+
+    assert view.input.toPlainText() == "Hi"  # no tab character typed
+    assert not view.input.hasFocus()  # a keyboard user is not kept in the field
+    qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Backtab)
+    assert view.input.hasFocus()
+
+
 def test_stop_keeps_what_was_written(qtbot: QtBot, bridge: EngineBridge, tmp_path: Path) -> None:
     long_text = " ".join(f"word{i}" for i in range(300))
     agent = write_agent(
