@@ -322,7 +322,6 @@ class MainWindow(QMainWindow):
         if self.tabs.indexOf(self.gateway) < 0:
             self.tabs.addTab(self.gateway, "Gateway")
         self.tabs.setCurrentWidget(self.gateway)
-        self.gateway.refresh()
 
     def show_dashboards(self) -> None:
         self._spawn(self.open_dashboards())
@@ -697,8 +696,8 @@ class MainWindow(QMainWindow):
         if chat is not None:
             self._spawn(self.bridge.call(self.bridge.engine.close_session(chat.session_id)))
         self.tabs.removeTab(index)
-        if view is not None and view not in (self.inbox, self.dashboards):  # those two come back
-            view.deleteLater()
+        if view is not None and view not in (self.inbox, self.dashboards, self.gateway):
+            view.deleteLater()  # (those three come back with their View action)
 
     def _release(self, view: QWidget | None) -> SessionController | None:
         """Stop what a tab runs (an editor's tool servers, a task's updates); its chat, if any."""
