@@ -229,6 +229,10 @@ def test_an_agent_deleted_on_disk_stays_shown_and_is_said_to_be_gone(
     assert editor.pages.isEnabled() and editor.prompt.editor.source.toPlainText() == prompt
     assert editor.settings.max_chat_turns.value() == 7 and editor.modified
     screenshot(editor, tmp_path)
+    editor.save_action.trigger()  # refused, said so: nothing is there to write into
+    qtbot.waitUntil(lambda: editor.status.text().startswith("Not saved"))
+    assert "deleted" in editor.status.text() and editor.modified and not path.exists()
+    assert editor.pages.isEnabled() and editor.settings.max_chat_turns.value() == 7
 
     shutil.copytree(tmp_path / "copy", path)  # back as it was: the bar goes, the edit stays
     qtbot.waitUntil(lambda: not editor.disk_bar.isVisible(), timeout=10000)
