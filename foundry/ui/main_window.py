@@ -232,6 +232,13 @@ class MainWindow(QMainWindow):
         self._engine_action(
             file, "Task R&uns…", QKeySequence("Ctrl+Shift+U"), self.show_task_run, "Show a task run"
         )
+        self._engine_action(
+            file,
+            "C&lose Tab",
+            QKeySequence("Ctrl+W"),
+            self.close_current_tab,
+            "Close the tab shown (an editor with unsaved edits asks first)",
+        )
         file.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
@@ -669,6 +676,10 @@ class MainWindow(QMainWindow):
     def _busy(self, message: str) -> None:
         self.statusBar().showMessage(message)
         self.progress.show()
+
+    def close_current_tab(self) -> None:
+        if self.tabs.count():
+            self.close_tab(self.tabs.currentIndex())
 
     def close_tab(self, index: int) -> None:
         from foundry.ui.unsaved import unsaved_editors

@@ -222,6 +222,21 @@ def test_an_editor_tab_is_told_apart_from_the_chat_tab_of_its_agent(
     qtbot.waitUntil(lambda: window.tabs.tabText(1) == "Edit: worker")
 
 
+def test_ctrl_w_closes_the_current_tab(qtbot: QtBot, bridge: EngineBridge, tmp_path: Path) -> None:
+    window = new_window(qtbot, bridge)
+    open_in(qtbot, window, agent_at(tmp_path / "worker"))
+    window.edit_agent()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    assert window.tabs.count() == 2
+
+    qtbot.keyClick(window.tabs.currentWidget(), Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+
+    assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == ["worker"]
+    qtbot.keyClick(window.tabs.currentWidget(), Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.count() == 0
+
+
 def test_new_agent_opens_its_editor_with_the_default_policy_shown(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
