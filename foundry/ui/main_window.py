@@ -98,14 +98,18 @@ def describe_agent(document: AgentDocument) -> str:
     )
 
 
-def describe_problems(path: Path, problems: list[AgentProblem]) -> str:
+def describe_problems(path: Path, problems: list[AgentProblem], editable: bool = True) -> str:
     """The problems of an agent that cannot be used, as `foundry validate` prints them."""
     items = "".join(f"<li>{html.escape(str(problem))}</li>" for problem in problems)
+    then = (
+        "<p><a href='edit'>Open it in the editor to fix it</a> (Ctrl+E)</p>"
+        if editable
+        else "<p>Open another agent (Ctrl+O).</p>"
+    )
     return (
         f"<h3>This agent cannot be used</h3><p style='color:#757575'>{html.escape(str(path))}</p>"
         "<p>Fix these problems, then open it again (<code>foundry validate</code> lists the "
-        f"same):</p><ul>{items}</ul>"
-        "<p><a href='edit'>Open it in the editor to fix it</a> (Ctrl+E)</p>"
+        f"same):</p><ul>{items}</ul>{then}"
     )
 
 
@@ -417,7 +421,7 @@ class MainWindow(QMainWindow):
         try:
             document = await asyncio.to_thread(load_agent, path)
         except AgentError as error:
-            self._show_problems(path, error.problems)
+            await self._show_problems(path, error.problems)
             return
         self._show_agent(document)
         self._spawn(asyncio.to_thread(self.recent.add, document.path))
@@ -457,7 +461,7 @@ class MainWindow(QMainWindow):
             )
             trust = await self.bridge.call(engine.trust_check(session_id))
         except AgentError as error:  # the agent was changed on disk since it was opened
-            self._show_problems(self.agent.path, error.problems)
+            await self._show_problems(self.agent.path, error.problems)
             return None
         except Exception as error:  # shown to the user, the window goes on
             self.statusBar().showMessage(f"Could not start a chat: {error}")
@@ -470,12 +474,14 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Ready.", 3000)
         return session_id
 
-    def _show_problems(self, path: Path, problems: list[AgentProblem]) -> None:
-        """The agent panel lists why the agent at `path` cannot be used; no agent is open."""
+    async def _show_problems(self, path: Path, problems: list[AgentProblem]) -> None:
+        """The agent panel lists why the agent at `path` cannot be used; no agent is open. One
+        that is there opens in the editor to be fixed (an agent deleted has nothing to fix)."""
+        there = await asyncio.to_thread(path.exists)
         self.agent = None
-        self.broken_agent = path
+        self.broken_agent = path if there else None
         self.setWindowTitle("Foundry")
-        self.agent_panel.setText(describe_problems(path, problems))
+        self.agent_panel.setText(describe_problems(path, problems, editable=there))
         count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
         self.statusBar().showMessage(f"Cannot open {path}: {count}, listed in the Agent panel")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -235,6 +236,26 @@ def test_ctrl_w_closes_the_current_tab(qtbot: QtBot, bridge: EngineBridge, tmp_p
     assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == ["worker"]
     qtbot.keyClick(window.tabs.currentWidget(), Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
     assert window.tabs.count() == 0
+
+
+def test_an_agent_that_is_not_there_offers_no_editor_to_fix_it(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    path = agent_at(tmp_path / "gone")
+    window = new_window(qtbot, bridge)
+    open_in(qtbot, window, path)
+    shutil.rmtree(path)
+
+    starting = asyncio.ensure_future(window.start_chat())  # New Chat with the deleted agent
+    qtbot.waitUntil(starting.done, timeout=20000)
+
+    assert "the folder does not exist" in window.agent_panel.text()
+    assert "Open it in the editor" not in window.agent_panel.text()  # an editor of nothing
+    assert "Open another agent" in window.agent_panel.text()
+    window.edit_agent()  # Ctrl+E
+    assert not any(
+        isinstance(window.tabs.widget(i), AgentEditor) for i in range(window.tabs.count())
+    )
 
 
 def test_new_agent_opens_its_editor_with_the_default_policy_shown(
