@@ -571,7 +571,7 @@ class Store:
         engine = create_database_engine(normalise_url(url) if url else database_url(home))
         try:
             migrate(engine)
-        except sa.exc.OperationalError as error:
+        except sa.exc.DatabaseError as error:  # unreachable, or a file that is no database
             engine.dispose()
             where = engine.url.render_as_string(hide_password=True)
             reason = str(error.orig).strip().splitlines()[0] if error.orig else str(error)

@@ -5,7 +5,14 @@ from __future__ import annotations
 import asyncio
 
 from PySide6.QtCore import QTimer
-from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QHideEvent,
+    QShowEvent,
+    QStandardItem,
+    QStandardItemModel,
+)
 from PySide6.QtWidgets import QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
 
 from foundry.gateway.activity import GatewayCall, GatewayClient, gateway_clients
@@ -43,9 +50,21 @@ class GatewayView(QWidget):
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
-        self._timer.start()
         self._expanded: set[str] = set()
         self._refreshing = False
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Polled while shown only: a closed or hidden tab (or a closed window) reads nothing."""
+        super().showEvent(event)
+        self._timer.start()
+        self.refresh()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        self._timer.stop()
+        super().hideEvent(event)
+
+    def polling(self) -> bool:
+        return self._timer.isActive()
 
     def refresh(self) -> None:
         if not self._refreshing:

@@ -98,14 +98,18 @@ def describe_agent(document: AgentDocument) -> str:
     )
 
 
-def describe_problems(path: Path, problems: list[AgentProblem]) -> str:
+def describe_problems(path: Path, problems: list[AgentProblem], editable: bool = True) -> str:
     """The problems of an agent that cannot be used, as `foundry validate` prints them."""
     items = "".join(f"<li>{html.escape(str(problem))}</li>" for problem in problems)
+    then = (
+        "<p><a href='edit'>Open it in the editor to fix it</a> (Ctrl+E)</p>"
+        if editable
+        else "<p>Open another agent (Ctrl+O).</p>"
+    )
     return (
         f"<h3>This agent cannot be used</h3><p style='color:#757575'>{html.escape(str(path))}</p>"
         "<p>Fix these problems, then open it again (<code>foundry validate</code> lists the "
-        f"same):</p><ul>{items}</ul>"
-        "<p><a href='edit'>Open it in the editor to fix it</a> (Ctrl+E)</p>"
+        f"same):</p><ul>{items}</ul>{then}"
     )
 
 
@@ -232,6 +236,13 @@ class MainWindow(QMainWindow):
         self._engine_action(
             file, "Task R&uns…", QKeySequence("Ctrl+Shift+U"), self.show_task_run, "Show a task run"
         )
+        self._engine_action(
+            file,
+            "C&lose Tab",
+            QKeySequence("Ctrl+W"),
+            self.close_current_tab,
+            "Close the tab shown (an editor with unsaved edits asks first)",
+        )
         file.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
@@ -322,7 +333,6 @@ class MainWindow(QMainWindow):
         if self.tabs.indexOf(self.gateway) < 0:
             self.tabs.addTab(self.gateway, "Gateway")
         self.tabs.setCurrentWidget(self.gateway)
-        self.gateway.refresh()
 
     def show_dashboards(self) -> None:
         self._spawn(self.open_dashboards())
@@ -411,7 +421,7 @@ class MainWindow(QMainWindow):
         try:
             document = await asyncio.to_thread(load_agent, path)
         except AgentError as error:
-            self._show_problems(path, error.problems)
+            await self._show_problems(path, error.problems)
             return
         self._show_agent(document)
         self._spawn(asyncio.to_thread(self.recent.add, document.path))
@@ -451,7 +461,7 @@ class MainWindow(QMainWindow):
             )
             trust = await self.bridge.call(engine.trust_check(session_id))
         except AgentError as error:  # the agent was changed on disk since it was opened
-            self._show_problems(self.agent.path, error.problems)
+            await self._show_problems(self.agent.path, error.problems)
             return None
         except Exception as error:  # shown to the user, the window goes on
             self.statusBar().showMessage(f"Could not start a chat: {error}")
@@ -464,12 +474,14 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Ready.", 3000)
         return session_id
 
-    def _show_problems(self, path: Path, problems: list[AgentProblem]) -> None:
-        """The agent panel lists why the agent at `path` cannot be used; no agent is open."""
+    async def _show_problems(self, path: Path, problems: list[AgentProblem]) -> None:
+        """The agent panel lists why the agent at `path` cannot be used; no agent is open. One
+        that is there opens in the editor to be fixed (an agent deleted has nothing to fix)."""
+        there = await asyncio.to_thread(path.exists)
         self.agent = None
-        self.broken_agent = path
+        self.broken_agent = path if there else None
         self.setWindowTitle("Foundry")
-        self.agent_panel.setText(describe_problems(path, problems))
+        self.agent_panel.setText(describe_problems(path, problems, editable=there))
         count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
         self.statusBar().showMessage(f"Cannot open {path}: {count}, listed in the Agent panel")
 
@@ -545,18 +557,19 @@ class MainWindow(QMainWindow):
                 return widget
         editor = AgentEditor(bridge=self.bridge)
         editor.load(document)
-        index = self.tabs.addTab(editor, short_title(editor.title))
-        self.tabs.setTabToolTip(index, editor.title)
+        index = self.tabs.addTab(editor, "")
+        self._retitle(editor, editor.title)
         editor.title_changed.connect(lambda title: self._retitle(editor, title))
         editor.open_agent_requested.connect(lambda path: self._spawn(self.edit_agent_at(path)))
         self.tabs.setCurrentIndex(index)
         return editor
 
-    def _retitle(self, tab: QWidget, title: str) -> None:
-        index = self.tabs.indexOf(tab)
+    def _retitle(self, editor: QWidget, title: str) -> None:
+        """An editor's tab, told apart from the chats of its agent (named after it too)."""
+        index = self.tabs.indexOf(editor)
         if index >= 0:
-            self.tabs.setTabText(index, short_title(title))
-            self.tabs.setTabToolTip(index, title)
+            self.tabs.setTabText(index, short_title(f"Edit: {title}"))
+            self.tabs.setTabToolTip(index, f"Edit: {title}")
 
     def create_agent(self) -> None:
         from foundry.ui.editor import CreateAgentDialog
@@ -670,6 +683,10 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(message)
         self.progress.show()
 
+    def close_current_tab(self) -> None:
+        if self.tabs.count():
+            self.close_tab(self.tabs.currentIndex())
+
     def close_tab(self, index: int) -> None:
         from foundry.ui.unsaved import unsaved_editors
 
@@ -696,8 +713,8 @@ class MainWindow(QMainWindow):
         if chat is not None:
             self._spawn(self.bridge.call(self.bridge.engine.close_session(chat.session_id)))
         self.tabs.removeTab(index)
-        if view is not None and view not in (self.inbox, self.dashboards):  # those two come back
-            view.deleteLater()
+        if view is not None and view not in (self.inbox, self.dashboards, self.gateway):
+            view.deleteLater()  # (those three come back with their View action)
 
     def _release(self, view: QWidget | None) -> SessionController | None:
         """Stop what a tab runs (an editor's tool servers, a task's updates); its chat, if any."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QKeyEvent, QKeySequence, QPainter, QPaintEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
@@ -24,6 +24,29 @@ from foundry.ui.conversation import ConversationModel
 from foundry.ui.message_delegate import MessageDelegate
 from foundry.ui.timeline import TimelineModel
 from foundry.ui.trust_bar import TrustBar
+
+EMPTY_CHAT = (
+    "Ask the agent something below and press Ctrl+Enter. Its replies and tool calls appear here."
+)
+EMPTY_TIMELINE = "What the supervisors decide about each message and tool call appears here."
+
+
+class HintedListView(QListView):
+    """A list that says, while it is empty, what will appear in it."""
+
+    def __init__(self, hint: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.hint = hint
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        model = self.model()
+        if model is None or model.rowCount() == 0:
+            painter = QPainter(self.viewport())
+            painter.setPen(self.palette().placeholderText().color())
+            area = self.viewport().rect().adjusted(24, 24, -24, -24)
+            flags = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
+            painter.drawText(area, flags | Qt.TextFlag.TextWordWrap, self.hint)
 
 
 class MessageInput(QPlainTextEdit):
@@ -75,7 +98,7 @@ class SessionView(QWidget):
         self.conversation = ConversationModel(self)
         self.timeline = TimelineModel(self)
         self.messages = self._message_list()
-        self.decisions = QListView()
+        self.decisions = HintedListView(EMPTY_TIMELINE)
         self.decisions.setModel(self.timeline)
         self.decisions.setWordWrap(True)
         self.decisions.setAlternatingRowColors(True)
@@ -91,6 +114,7 @@ class SessionView(QWidget):
         self.input = MessageInput()
         self.input.setPlaceholderText("Message the agent… (Ctrl+Enter sends, Esc stops a reply)")
         self.input.setMaximumHeight(110)
+        self.input.setTabChangesFocus(True)  # Tab goes on to Send and the panels
         self.send = QPushButton("Send")
         self.send.setToolTip("Send the message (Ctrl+Enter)")
         self.stop = QPushButton("Stop")
@@ -105,7 +129,7 @@ class SessionView(QWidget):
         self._lay_out()
 
     def _message_list(self) -> QListView:
-        view = QListView()
+        view = HintedListView(EMPTY_CHAT)
         view.setModel(self.conversation)
         view.setItemDelegate(MessageDelegate(view))
         view.setWordWrap(True)

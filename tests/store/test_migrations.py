@@ -96,3 +96,16 @@ def test_an_unreachable_database_gives_a_clear_error() -> None:
         StoreError, match=r"cannot open the store at postgresql\+psycopg://u:\*\*\*"
     ):
         Store.open("postgresql://u:secret@127.0.0.1:1/foundry")
+
+
+def test_a_file_that_is_not_a_database_is_named_in_a_clear_error(tmp_path: Path) -> None:
+    garbage = tmp_path / "foundry.sqlite3"
+    garbage.write_bytes(b"not a database " * 100)
+
+    with pytest.raises(StoreError) as raised:
+        Store.open(f"sqlite:///{garbage}")
+
+    assert str(raised.value) == (
+        f"cannot open the store at sqlite:///{garbage}: file is not a database"
+    )
+    assert garbage.read_bytes() == b"not a database " * 100  # left as it was

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -210,6 +211,32 @@ def test_a_change_on_disk_with_unsaved_edits_asks_first(qtbot: QtBot, tmp_path: 
     editor.disk_bar.reload.click()
     qtbot.waitUntil(lambda: editor.prompt.editor.source.toPlainText() == "Changed elsewhere.")
     assert editor.settings.max_chat_turns.value() == 20 and not editor.modified
+
+
+def test_an_agent_deleted_on_disk_stays_shown_and_is_said_to_be_gone(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path = make_agent(tmp_path / "doomed")
+    editor = open_editor(qtbot, path)
+    editor.settings.max_chat_turns.setValue(7)  # an unsaved edit
+    prompt = editor.prompt.editor.source.toPlainText()
+    shutil.copytree(path, tmp_path / "copy")
+    shutil.rmtree(path)
+
+    qtbot.waitUntil(editor.disk_bar.isVisible, timeout=10000)
+    assert "deleted" in editor.disk_bar.text.text() and str(path) in editor.disk_bar.text.text()
+    assert not editor.disk_bar.reload.isVisible()  # nothing to reload: it would empty the editor
+    assert editor.pages.isEnabled() and editor.prompt.editor.source.toPlainText() == prompt
+    assert editor.settings.max_chat_turns.value() == 7 and editor.modified
+    screenshot(editor, tmp_path)
+    editor.save_action.trigger()  # refused, said so: nothing is there to write into
+    qtbot.waitUntil(lambda: editor.status.text().startswith("Not saved"))
+    assert "deleted" in editor.status.text() and editor.modified and not path.exists()
+    assert editor.pages.isEnabled() and editor.settings.max_chat_turns.value() == 7
+
+    shutil.copytree(tmp_path / "copy", path)  # back as it was: the bar goes, the edit stays
+    qtbot.waitUntil(lambda: not editor.disk_bar.isVisible(), timeout=10000)
+    assert editor.settings.max_chat_turns.value() == 7 and editor.modified
 
 
 def test_the_new_agent_dialog_creates_an_agent_folder(qtbot: QtBot, tmp_path: Path) -> None:

@@ -164,3 +164,25 @@ def test_a_renamed_provider_renames_the_model_that_uses_it(qtbot: QtBot, tmp_pat
     assert editor.settings.model.text() == "lab:m"
     editor.undo_action.trigger()
     assert list(editor.controller.working.providers) == ["openai", "local"]
+
+
+def test_the_providers_list_shows_whole_names_in_the_main_window(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    from foundry.agent.document import read_agent
+    from foundry.ui.main_window import MainWindow
+
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    editor = window.agent_created(read_agent(make_agent(tmp_path / "listed")))
+    editor.show_section("Providers")
+    listing = editor.providers.providers
+    qtbot.waitUntil(lambda: listing.model().rowCount() > 0 and listing.viewport().width() > 0)
+
+    assert not listing.horizontalScrollBar().isVisible()  # names wrap, never cut behind it
+    first = listing.model().index(0, 0)
+    assert listing.visualRect(first).right() <= listing.viewport().width()
+    save_screenshot(window, tmp_path, "providers-in-window.png")

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtWidgets import QScrollArea
 from pytestqt.qtbot import QtBot
 
 from foundry.agent.document import read_agent
 from foundry.agent.models import Agent
+from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor
 
 from .conftest import save_screenshot
@@ -228,3 +230,35 @@ def test_a_broken_agent_opens_lists_every_problem_and_saves_only_once_fixed(
     assert [e.type for e in saved.agent.supervisors] == ["policy", "guardian"]  # type: ignore[union-attr]
     assert saved.agent.settings.temperature == 0.4  # type: ignore[union-attr]
     assert broken_rule.read_bytes() == rule_bytes  # the file it could not read is untouched
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1440, 900)])
+def test_each_supervisor_form_fits_its_pane_in_the_main_window(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    from foundry.agent.templates import create_agent, new_agent
+    from foundry.ui.main_window import MainWindow
+
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    editor = window.agent_created(create_agent(tmp_path / "fits", new_agent("Fits")))
+    editor.show_section("Supervisors")
+    for kind in ("guardian", "agent", "collection", "architect"):
+        add_supervisor(editor, kind)
+    pane = editor.supervisors.findChild(QScrollArea)
+    assert pane is not None
+    for row in range(editor.supervisors.entries.count()):  # each form fits, or scrolls to
+        editor.supervisors.entries.setCurrentRow(row)  # what it cannot show: never cut off
+        qtbot.waitUntil(
+            lambda: (
+                pane.widget().width() <= pane.viewport().width()
+                or pane.horizontalScrollBar().isVisible()
+            )
+        )
+    editor.supervisors.entries.setCurrentRow(0)  # the policy's form (the default) just fits
+    qtbot.waitUntil(lambda: pane.widget().width() <= pane.viewport().width())
+    save_screenshot(window, tmp_path, "supervisors-in-window.png")
+    editor.controller.undo_stack.setClean()  # closing asks nothing

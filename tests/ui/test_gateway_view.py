@@ -9,6 +9,7 @@ from pathlib import Path
 from pytestqt.qtbot import QtBot
 
 from foundry.store import Store
+from foundry.ui.bridge import EngineBridge
 from foundry.ui.gateway_view import GatewayView
 from tests.gateway.test_gateway_stdio import POLICY, gateway, gateway_agent
 
@@ -66,3 +67,25 @@ def test_the_inbox_names_the_client_an_approval_comes_from(qtbot: QtBot, tmp_pat
     detail.show_context(load_context(store, approval))
     assert "(Claude Desktop via the gateway)" in detail.facts.text()
     store.close()
+
+
+def test_the_gateway_tab_closed_opens_again_and_stops_polling(
+    qtbot: QtBot, bridge: EngineBridge
+) -> None:
+    from foundry.ui.main_window import MainWindow
+
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    window.show_gateway()
+    first = window.gateway
+    assert first is not None and first.polling()
+    window.close_tab(window.tabs.indexOf(first))
+    assert not first.polling()  # a closed tab reads the store no more
+
+    window.show_gateway()  # View > Gateway again
+
+    assert window.gateway is not None and window.gateway.polling()
+    assert window.tabs.currentWidget() is window.gateway
+    window.close()
+    assert not window.gateway.polling()  # nor once the window is closed

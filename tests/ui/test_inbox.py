@@ -734,6 +734,53 @@ def test_the_inbox_list_shows_every_column_in_the_main_window(
     window.close()
 
 
+def test_the_inbox_list_keeps_every_column_when_the_window_narrows(
+    qtbot: QtBot, bridge: EngineBridge
+) -> None:
+    from foundry.ui.main_window import MainWindow
+
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.resize(1440, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_inbox()
+    qtbot.waitUntil(window.inbox.isVisible)
+    assert every_column_in_view(window.inbox.pending_table)
+
+    window.resize(1280, 800)  # the detail gives up its room, not the list
+    qtbot.waitUntil(lambda: window.inbox.width() < 1200)
+
+    assert every_column_in_view(window.inbox.pending_table)
+    window.close()
+
+
+def test_the_parameters_of_an_approval_are_shown_whole_in_the_main_window(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    from foundry.ui.main_window import MainWindow
+
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_inbox()
+    params = {"path": "notes/today.md", "content": "hello", "mode": "append"}
+    approval = remote_approval(bridge.engine.store, params=params)
+    wait_pending(qtbot, window.inbox_controller, 1)
+    shown(qtbot, window.inbox, approval)
+    tree = window.inbox.detail.params
+    qtbot.waitUntil(lambda: tree.viewport().height() > 0)
+
+    last = tree.topLevelItem(tree.topLevelItemCount() - 1)
+    assert tree.topLevelItemCount() == 3
+    assert tree.visualItemRect(last).bottom() < tree.viewport().height()  # every row in sight
+    assert not tree.horizontalScrollBar().isVisible()  # not one row hidden behind it
+    shot(window, tmp_path, "inbox-parameters.png")
+    window.close()
+
+
 def test_the_window_shows_the_pending_count_and_links_to_the_session(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:

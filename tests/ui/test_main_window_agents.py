@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -200,6 +201,61 @@ def test_chat_tabs_are_named_after_their_agent_and_the_agent_panel_follows_the_t
     assert "<h3>worker</h3>" in window.agent_panel.text()
     window.tabs.setCurrentIndex(1)
     assert window.agent is not None and window.agent.path == long_name
+
+
+def test_an_editor_tab_is_told_apart_from_the_chat_tab_of_its_agent(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    window = new_window(qtbot, bridge)
+    open_in(qtbot, window, agent_at(tmp_path / "worker"))
+    window.edit_agent()
+    editor = window.tabs.currentWidget()
+    assert isinstance(editor, AgentEditor)
+
+    assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == [
+        "worker",
+        "Edit: worker",
+    ]
+    assert window.tabs.tabToolTip(1) == "Edit: worker"
+    editor.metadata.description.setPlainText("Changed.")  # an unsaved edit: the title follows
+    qtbot.waitUntil(lambda: window.tabs.tabText(1) == "Edit: worker *")
+    editor.undo_action.trigger()
+    qtbot.waitUntil(lambda: window.tabs.tabText(1) == "Edit: worker")
+
+
+def test_ctrl_w_closes_the_current_tab(qtbot: QtBot, bridge: EngineBridge, tmp_path: Path) -> None:
+    window = new_window(qtbot, bridge)
+    open_in(qtbot, window, agent_at(tmp_path / "worker"))
+    window.edit_agent()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    assert window.tabs.count() == 2
+
+    qtbot.keyClick(window.tabs.currentWidget(), Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+
+    assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == ["worker"]
+    qtbot.keyClick(window.tabs.currentWidget(), Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.count() == 0
+
+
+def test_an_agent_that_is_not_there_offers_no_editor_to_fix_it(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    path = agent_at(tmp_path / "gone")
+    window = new_window(qtbot, bridge)
+    open_in(qtbot, window, path)
+    shutil.rmtree(path)
+
+    starting = asyncio.ensure_future(window.start_chat())  # New Chat with the deleted agent
+    qtbot.waitUntil(starting.done, timeout=20000)
+
+    assert "the folder does not exist" in window.agent_panel.text()
+    assert "Open it in the editor" not in window.agent_panel.text()  # an editor of nothing
+    assert "Open another agent" in window.agent_panel.text()
+    window.edit_agent()  # Ctrl+E
+    assert not any(
+        isinstance(window.tabs.widget(i), AgentEditor) for i in range(window.tabs.count())
+    )
 
 
 def test_new_agent_opens_its_editor_with_the_default_policy_shown(

@@ -7,14 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import SIGNAL, Qt
+from PySide6.QtCore import SIGNAL, QStringListModel, Qt
+from PySide6.QtWidgets import QListView
 from pytestqt.qtbot import QtBot
 
 from foundry.runtime.engine import Engine
 from foundry.store import Store
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.main_window import MainWindow
-from foundry.ui.session_view import SessionView
+from foundry.ui.session_view import EMPTY_CHAT, EMPTY_TIMELINE, HintedListView, SessionView
 
 from ..runtime.conftest import write_agent
 from ..supervision.test_agent_supervisor import write_supervisor
@@ -80,6 +81,61 @@ def test_a_reply_streams_in_and_the_supervisors_show_in_the_timeline(
     window.resize(1280, 760)
     qtbot.wait(100)
     save_screenshot(window, tmp_path, "session.png")
+
+
+def ink(view: QListView) -> int:
+    """How many pixels of the list's viewport differ from its background."""
+    image = view.viewport().grab().toImage()
+    background = image.pixel(1, 1)
+    return sum(
+        image.pixel(x, y) != background
+        for x in range(0, image.width(), 2)
+        for y in range(0, image.height(), 2)
+    )
+
+
+def test_a_new_chat_says_what_to_do_and_what_will_appear(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "helper", {"turns": [{"text": "Hello."}]}, servers={})
+    window, view = open_window(qtbot, bridge, agent)
+    window.resize(1280, 800)
+    qtbot.waitUntil(lambda: view.messages.viewport().width() > 300)
+
+    assert ink(view.messages) > 0 and ink(view.decisions) > 0
+    assert "Ctrl+Enter" in EMPTY_CHAT and "supervisors" in EMPTY_TIMELINE
+    save_screenshot(window, tmp_path, "empty-chat.png")
+
+
+def test_the_hint_goes_once_the_list_has_rows(qtbot: QtBot) -> None:
+    listed = QStringListModel([""])  # a row that paints nothing itself
+    view = HintedListView("Nothing yet.")
+    qtbot.addWidget(view)
+    view.resize(300, 200)
+    view.setModel(listed)
+    view.show()
+    qtbot.waitExposed(view)
+    assert ink(view) == 0
+    listed.setStringList([])
+    assert ink(view) > 0
+
+
+def test_tab_moves_from_the_message_to_the_buttons_and_panels(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "helper", {"turns": [{"text": "Hello."}]}, servers={})
+    window, view = open_window(qtbot, bridge, agent)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    view.input.setFocus()
+    qtbot.keyClicks(view.input, "Hi")
+
+    qtbot.keyClick(view.input, Qt.Key.Key_Tab)
+
+    assert view.input.toPlainText() == "Hi"  # no tab character typed
+    assert not view.input.hasFocus()  # a keyboard user is not kept in the field
+    qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Backtab)
+    assert view.input.hasFocus()
 
 
 def test_stop_keeps_what_was_written(qtbot: QtBot, bridge: EngineBridge, tmp_path: Path) -> None:

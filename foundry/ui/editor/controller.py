@@ -391,6 +391,12 @@ class EditorController(QObject):
         self._saving = True
         self.view.status.setText("Saving…")
         try:
+            if not await asyncio.to_thread(document.path.exists):  # deleted while open
+                self.view.status.setText(
+                    f"Not saved: the agent was deleted on disk ({document.path}). Your edits "
+                    "are kept."
+                )
+                return
             saved = await asyncio.to_thread(save_agent, document)
         except AgentError as error:
             self._save_problems = error.problems
@@ -431,10 +437,20 @@ class EditorController(QObject):
 
     async def _compare_with_disk(self, shown: AgentDocument) -> None:
         on_disk = await asyncio.to_thread(read_agent, shown.path)
-        if self._saving or self.document is not shown or _same(on_disk, shown):
+        gone = not await asyncio.to_thread(shown.path.exists)
+        if self._saving or self.document is not shown:
+            return
+        if gone:  # loading it would empty the editor: what it shows stays
+            self.view.status.clear()
+            self.view.disk_bar.show_deleted(shown.path)
+            return
+        if self.view.disk_bar.deleted:  # back on disk: compared as any change is
+            self.view.disk_bar.deleted = False
+            self.view.disk_bar.hide()
+        if _same(on_disk, shown):
             return
         if self.modified:
-            self.view.disk_bar.show()
+            self.view.disk_bar.show_changed()
         else:
             self.load(on_disk)
             self.view.status.setText("Reloaded: the agent changed on disk.")

@@ -48,7 +48,10 @@ class DiskWatch(QObject):
         if old:
             self._watcher.removePaths(old)
         if self._document is not None:
-            paths = [str(path) for path in watched_paths(self._document) if path.exists()]
+            watched = watched_paths(self._document)
+            if not self._document.path.exists():  # deleted: its return shows in its folder
+                watched.append(self._document.path.parent)
+            paths = [str(path) for path in watched if path.exists()]
             if paths:
                 self._watcher.addPaths(paths)
 

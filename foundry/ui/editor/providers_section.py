@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QStringListModel
+from PySide6.QtCore import QStringListModel, Qt
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -31,6 +31,9 @@ class ProvidersSection(QWidget):
         self.providers = QListView()
         self.providers.setModel(self.list_model)
         self.providers.setToolTip("The model providers this agent configures")
+        self.providers.setWordWrap(True)  # a long name wraps in the narrow list, never hidden
+        self.providers.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.providers.setResizeMode(QListView.ResizeMode.Adjust)
         self.add = QPushButton("Add provider")
         self.add_menu = QMenu(self.add)
         self.add_actions = {kind: self.add_menu.addAction(KINDS[kind]) for kind in ADDABLE}

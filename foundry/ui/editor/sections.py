@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, QStringListModel, Qt, Signal
 from PySide6.QtGui import QFont, QKeySequence, QShortcut
@@ -346,7 +347,9 @@ class DiskChangedBar(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.text = QLabel("The agent changed on disk.")
+        self.text = QLabel()
+        self.text.setWordWrap(True)
+        self.deleted = False  # the agent is gone from disk (no Reload then)
         self.reload = QPushButton("Reload")
         self.reload.setToolTip("Drop your unsaved edits and show the agent as it is on disk")
         self.keep = QPushButton("Keep mine")
@@ -358,3 +361,21 @@ class DiskChangedBar(QWidget):
         self.setStyleSheet("DiskChangedBar { background: #fff3e0; }")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.hide()
+
+    def show_changed(self) -> None:
+        self.deleted = False
+        self.text.setText("The agent changed on disk.")
+        self.reload.show()
+        self.keep.setText("Keep mine")
+        self.show()
+
+    def show_deleted(self, path: Path) -> None:
+        """The agent is gone from disk: the editor keeps showing it, there is nothing to reload."""
+        self.text.setText(
+            f"The agent was deleted on disk ({path}). The editor still shows it: copy what you "
+            "need before you close this tab."
+        )
+        self.deleted = True
+        self.reload.hide()
+        self.keep.setText("Hide")
+        self.show()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QStackedWidget,
@@ -187,6 +188,8 @@ class SupervisorForms(QWidget):
         self.stack = QStackedWidget()
         for form in self.by_type.values():
             self.stack.addWidget(form)
+        self.stack.currentChanged.connect(self._size_to_current)
+        self._size_to_current()
         common = QFormLayout()
         common.addRow("Type:", self.kind)
         common.addRow("Id:", self.id)
@@ -197,6 +200,15 @@ class SupervisorForms(QWidget):
         layout.addLayout(common)
         layout.addWidget(self.stack)
         layout.addStretch(1)
+
+    def _size_to_current(self) -> None:
+        """The stack is as wide as the form shown needs, not as the widest of them: a pane
+        narrower than that cut the shown form off at its right edge."""
+        current = self.stack.currentWidget()
+        for form in self.by_type.values():
+            policy = QSizePolicy.Policy.Preferred if form is current else QSizePolicy.Policy.Ignored
+            form.setSizePolicy(policy, policy)
+        self.stack.updateGeometry()
 
     def show_type(self, kind: str) -> None:
         self.kind.setText(TYPE_LABELS.get(kind, kind))
@@ -254,7 +266,6 @@ class SupervisorsSection(QWidget):
         left = column(self.entries, _row(*buttons), stretch=self.entries)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(column(self.forms, self.empty, stretch=self.forms))
         json_header = _row(QLabel("JSON"), self.open_agent)
         right = column(json_header, self.json, self.status, self.problems, stretch=self.json)

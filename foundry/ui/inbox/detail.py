@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -124,8 +125,14 @@ class ApprovalDetailView(QWidget):
         self.params = QTreeWidget()
         self.params.setHeaderLabels(["Parameter", "Value", ""])
         self.params.setAlternatingRowColors(True)
-        self.params.setColumnWidth(0, 140)
-        self.params.setColumnWidth(1, 240)
+        # The values take the width the names leave (cut with …, whole in their tips): a
+        # horizontal scroll bar would hide the row of a single parameter.
+        self.params.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        header = self.params.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.params.setColumnWidth(2, 120)
         self.show_content = QPushButton("Show content")
         self.show_content.setCheckable(True)
         self.show_content.setToolTip(
@@ -486,6 +493,7 @@ def _tree_item(node: ParamNode) -> QTreeWidgetItem:
     value = node.value if len(node.value) <= 200 else node.value[:200] + "…"
     item = QTreeWidgetItem([node.key, value.replace("\n", " ⏎ "), node.note])
     item.setToolTip(1, node.value[:4000])
+    item.setToolTip(2, node.note)
     if node.hidden:
         font = QFont(item.font(1))
         font.setItalic(True)

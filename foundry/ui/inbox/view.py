@@ -210,8 +210,8 @@ class InboxView(QWidget):
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
         self.splitter.addWidget(self.detail)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setStretchFactor(0, 0)  # a narrower window narrows the detail, not the
+        self.splitter.setStretchFactor(1, 1)  # list whose columns were fitted
         self.splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.addLayout(filters)
