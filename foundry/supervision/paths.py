@@ -5,20 +5,24 @@ Finding: a string is a path when its parameter's name says so (`path`, `paths`, 
 looks like one (`/x`, `~/x`, `./x`, `../x`, `C:\\x`, `file:///x`, or `a/b.ext` and `a/../b`),
 wherever it sits: in lists, in nested objects, as the keys of an object under a path name.
 Values under text keys (`content`, `newText`, `query`, ...) are content, not paths, and are
-skipped.
+skipped. A command (`command`, `cmd`, `script`) is split into words as a shell would, and each
+argument with a slash in it is a path; one spelt with a shell variable (`$DIR/x`) or a command
+substitution cannot be judged. A path with percent-escapes (`..%2f`) is judged twice: as written
+and decoded, since a server may decode it after it was judged.
 
 Resolving: `~` is expanded, a relative path is joined to the folder the tool's server really runs
 in, and symlinks are followed through the deepest part that exists. A path is *unresolvable* when
 it cannot be judged: a NUL or control character, text that is not valid Unicode, more than
 4096 characters or a name over 255 bytes, a `..` that would land elsewhere once symlinks are
-followed than it does on paper, or a server whose working folder is unknown. An unresolvable
-path never lies within anything.
+followed than it does on paper, a symlink loop, or a server whose working folder is unknown.
+An unresolvable path never lies within anything.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +33,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import BaseModel
 
 from foundry.agent.models import McpServerConfig, StdioServer
+from foundry.supervision.secrets import mask_text
 
 MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255
@@ -67,6 +72,15 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _JUNK = re.compile("[\u202a-\u202e\u2066-\u2069\ufffd]")
 _PARENT = re.compile(r"(?:^|[\\/])\.\.(?:[\\/]|$)")
+_LOOSE_PATH = re.compile(r"^[^\s/\\]{1,255}[/\\]\S{0,4000}$")
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_HOME_VARIABLE = re.compile(r"^\$(?:HOME\b|\{HOME\})")
+_SHELL_EXPANSION = re.compile(r"[$`]")
+_CODE = re.compile(r"['\"()]")
+_EMBEDDED_PATH = re.compile(r"(?:(?<=^)|(?<=[\s'\"(=,:]))(?:~|\.\.?)?/[^\s'\"`;|&()<>,]*")
+COMMAND_NAMES = frozenset({"command", "cmd", "commandline", "script", "shellcommand"})
+_COMMAND_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")"})
+DECODED = " (percent-decoded)"  # after `where`: the decoded reading of a percent-escaped path
 
 
 class FoundPath(BaseModel, frozen=True):
@@ -102,10 +116,11 @@ class CallPaths(BaseModel, frozen=True):
         if found is None:
             return None
         if found.problem is not None and not found.where:
-            return found.problem
+            return mask_text(found.problem)
+        shown = mask_text(found.raw)  # this reason is shown and traced: a path may hold a password
         if found.problem is not None:
-            return f"{found.where} {found.raw!r} cannot be judged: {found.problem}"
-        return f"{found.where} {found.raw!r} resolves to {found.resolved}"
+            return f"{found.where} {shown!r} cannot be judged: {found.problem}"
+        return f"{found.where} {shown!r} resolves to {found.resolved}"
 
 
 def _inside(resolved: str | None, container: str) -> bool:
@@ -137,7 +152,21 @@ def resolve_path(raw: str, folder: Path | str | None) -> str:
     real = _real_path(joined)
     if _PARENT.search(text) and _real_path(os.path.normpath(joined)) != real:
         raise UnresolvablePath("a `..` after a symbolic link points somewhere else than it reads")
+    if _in_a_loop(real):
+        raise UnresolvablePath("it runs into a symbolic link loop")
     return os.path.normcase(real)
+
+
+def _in_a_loop(real: str) -> bool:
+    """Whether a path `realpath` gave back still holds a symlink: one it could not follow,
+    which is a loop (realpath leaves a loop as it is; everything else it resolves)."""
+    path = real
+    while not os.path.lexists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+    return os.path.islink(path)
 
 
 def resolve_folder(container: str, project_root: Path | str) -> str | None:
@@ -152,8 +181,8 @@ def _from_file_url(raw: str) -> str:
     if raw[:5].lower() != "file:":
         return raw
     parts = urlsplit(raw)
-    if parts.netloc not in ("", "localhost"):
-        raise UnresolvablePath(f"a file URL on another host ({parts.netloc})")
+    if parts.netloc not in ("", "localhost"):  # the host only: a netloc may hold a password
+        raise UnresolvablePath(f"a file URL on another host ({parts.hostname})")
     return unquote(parts.path)
 
 
@@ -196,6 +225,11 @@ def is_path_name(key: str) -> bool:
     return bool(words) and ("".join(words) in PATH_NAMES or words[-1] in PATH_LAST_WORDS)
 
 
+def is_command_name(key: str) -> bool:
+    """Whether a parameter's name says it holds a shell command line."""
+    return "".join(_words(key)) in COMMAND_NAMES
+
+
 def is_text_name(key: str) -> bool:
     """Whether a parameter's name says it holds content or prose, never a path."""
     return "".join(_words(key)) in TEXT_NAMES
@@ -224,6 +258,7 @@ class _Search:
     """A walk over one call's parameters, counting what it visits."""
 
     found: list[tuple[str, str]] = field(default_factory=list)
+    loose: list[tuple[str, str]] = field(default_factory=list)  # `a/b`: a path if `a` is a link
     visited: int = 0
     problem: str | None = None
 
@@ -235,6 +270,8 @@ class _Search:
         if isinstance(value, str):
             if (named and not _URL.match(value)) or looks_like_path(value):
                 self.found.append((where, value))
+            elif _LOOSE_PATH.match(value) and not _URL.match(value):
+                self.loose.append((where, value))
         elif isinstance(value, Mapping):
             self._walk_object(value, where, named, depth)
         elif isinstance(value, list | tuple):
@@ -249,15 +286,64 @@ class _Search:
                 self.found.append((f"{inner} (a key)", name))
             if is_text_name(name) and not is_path_name(name):
                 continue
+            if is_command_name(name) and isinstance(item, str):
+                self._walk_command(item, inner)
             self.walk(item, inner, is_path_name(name), depth + 1)
+
+    def _walk_command(self, command: str, where: str, depth: int = 0) -> None:
+        """The arguments of a command line that name paths: any with a slash, but a program's
+        own name (the first word of each command); an argument that is itself a command line
+        (`sh -c "cat /x"`) is searched too, and code (`-c "open('/x')"`) for absolute paths."""
+        for word in _arguments(command):
+            if any(char.isspace() for char in word) and depth < MAX_DEPTH:
+                self._walk_command(word, where, depth + 1)
+                continue
+            value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+            value = _HOME_VARIABLE.sub("~", value)
+            candidates = _EMBEDDED_PATH.findall(value) if _CODE.search(value) else [value]
+            for candidate in candidates:
+                self._command_path(candidate, where)
+
+    def _command_path(self, value: str, where: str) -> None:
+        if ("/" not in value and "\\" not in value) or _URL.match(value):
+            return
+        if _SHELL_EXPANSION.search(value):
+            self.problem = f"{where} names a path through a shell variable: {value!r}"
+        else:
+            self.found.append((f"{where} (a command's argument)", value))
+
+
+def _arguments(command: str) -> list[str]:
+    """The words of a command line after each command's first (its program), as a shell
+    splits them; on text a shell would not split (an open quote), at whitespace."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        words = command.split()
+    arguments, first = [], True
+    for word in words:
+        if word in _COMMAND_SEPARATORS or set(word) <= set("<>&|;()"):
+            first = word not in ("<", ">", ">>", "<<", "&>", "2>")
+            continue
+        if not first:
+            arguments.append(word)
+        first = False
+    return arguments
 
 
 def find_paths(params: Mapping[str, Any]) -> tuple[list[tuple[str, str]], str | None]:
     """(where, path as written) for every path in the parameters, and a problem when the search
     had to stop (too many values or too deep)."""
+    search = _searched(params)
+    return search.found, search.problem
+
+
+def _searched(params: Mapping[str, Any]) -> _Search:
     search = _Search()
     search.walk(params, "", named=False, depth=0)
-    return search.found, search.problem
+    return search
 
 
 # --- a call's paths, where its server runs ------------------------------------------------------
@@ -328,16 +414,39 @@ class ServerFolders:
     ) -> CallPaths:
         """Every path of the call resolved where the tool's server runs; `named` adds values a
         rule names as paths whatever they look like."""
-        found, problem = self._remembered(("find", id(params)), lambda: find_paths(params))
+        search = self._remembered(("find", id(params)), lambda: _searched(params))
         folder = self.folder_of(tool)
+        linked = [(w, raw) for w, raw in search.loose if _leads_elsewhere(raw, folder)]
         seen: dict[tuple[str, str], FoundPath] = {}
-        for where, raw in [*named, *found]:
+        for where, raw in readings([*named, *search.found, *linked]):
             if (where, raw) not in seen:
                 seen[where, raw] = self._resolved(where, raw, folder)
-        return CallPaths(paths=tuple(seen.values()), problem=problem)
+        return CallPaths(paths=tuple(seen.values()), problem=search.problem)
 
     def _resolved(self, where: str, raw: str, folder: Path | None) -> FoundPath:
         return self._remembered(("path", where, raw, folder), lambda: _found(where, raw, folder))
+
+
+def _leads_elsewhere(raw: str, folder: Path | None) -> bool:
+    """Whether text that only may be a path (`escape/key`), taken as one, passes through a
+    symlink where the server runs: then it is judged as a path; else it reads as it is."""
+    if folder is None:
+        return False
+    try:
+        joined = os.path.join(os.path.realpath(folder), raw)
+        return os.path.realpath(joined) != os.path.normpath(joined)
+    except (OSError, ValueError):  # a NUL: no server opens it
+        return False
+
+
+def readings(paths: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Each (where, path), followed by its percent-decoded reading when it has escapes."""
+    read: list[tuple[str, str]] = []
+    for where, raw in paths:
+        read.append((where, raw))
+        if _PERCENT_ESCAPE.search(raw) and raw[:5].lower() != "file:":
+            read.append((where + DECODED, unquote(raw, errors="surrogateescape")))
+    return read
 
 
 def _found(where: str, raw: str, folder: Path | None) -> FoundPath:
