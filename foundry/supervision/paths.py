@@ -20,6 +20,7 @@ An unresolvable path never lies within anything.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shlex
@@ -158,15 +159,13 @@ def resolve_path(raw: str, folder: Path | str | None) -> str:
 
 
 def _in_a_loop(real: str) -> bool:
-    """Whether a path `realpath` gave back still holds a symlink: one it could not follow,
-    which is a loop (realpath leaves a loop as it is; everything else it resolves)."""
-    path = real
-    while not os.path.lexists(path):
-        parent = os.path.dirname(path)
-        if parent == path:
-            return False
-        path = parent
-    return os.path.islink(path)
+    """Whether a path `realpath` gave back runs into a symlink loop (realpath leaves a loop as
+    it is; the kernel refuses to open it, and it cannot be judged)."""
+    try:
+        os.stat(real)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
 
 
 def resolve_folder(container: str, project_root: Path | str) -> str | None:
@@ -236,13 +235,21 @@ def is_text_name(key: str) -> bool:
 
 
 def looks_like_path(value: str) -> bool:
-    """Whether a string looks like a file path, whatever its parameter is called."""
+    """Whether a string looks like a file path, whatever its parameter is called; as written,
+    or once percent-decoded (`..%2fetc%2fpasswd`)."""
     if not value or len(value) > MAX_PATH_CHARS or "\n" in value or "\r" in value:
         return False
     if value[:5].lower() == "file:":
         return True
     if _URL.match(value):
         return False
+    if _looks_like_path_as_written(value):
+        return True
+    decoded = unquote(value) if _PERCENT_ESCAPE.search(value) else value
+    return decoded != value and _looks_like_path_as_written(decoded)
+
+
+def _looks_like_path_as_written(value: str) -> bool:
     if _PATH_START.match(value):
         return True
     if "/" not in value and "\\" not in value:
@@ -416,7 +423,10 @@ class ServerFolders:
         rule names as paths whatever they look like."""
         search = self._remembered(("find", id(params)), lambda: _searched(params))
         folder = self.folder_of(tool)
-        linked = [(w, raw) for w, raw in search.loose if _leads_elsewhere(raw, folder)]
+        linked = self._remembered(
+            ("linked", id(params), folder),
+            lambda: [(w, raw) for w, raw in search.loose if _leads_elsewhere(raw, folder)],
+        )
         seen: dict[tuple[str, str], FoundPath] = {}
         for where, raw in readings([*named, *search.found, *linked]):
             if (where, raw) not in seen:

@@ -39,10 +39,12 @@ XML_START = re.compile(r"<(?:\?xml|!doctype|!--|[A-Za-z_][\w.:-]*[\s/>])", re.IG
 def redact_params(params: dict[str, Any], expose_content: bool = False) -> dict[str, Any]:
     """A copy of `params` with secrets masked and content replaced by its metadata, unless
     content is exposed."""
-    masked: dict[str, Any] = mask_secrets(params)
     if expose_content:
-        return masked
-    return {key: _redact(key, value) for key, value in masked.items()}
+        shown = dict(params)
+    else:  # content's metadata is that of the content itself: its true size, its own hash
+        shown = {key: _redact(key, value) for key, value in params.items()}
+    masked: dict[str, Any] = mask_secrets(shown)
+    return masked
 
 
 def _redact(key: str | None, value: Any) -> Any:

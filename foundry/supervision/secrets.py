@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
+import itertools
 import re
 from typing import Any
 
@@ -52,17 +54,39 @@ _BASE64 = re.compile(
 )
 
 
+# what one of the patterns above needs in the (lowercased) text, or a base64 text: most texts
+# have neither, and these two searches are all they cost
+_HINT = re.compile(
+    r"://|bearer|basic|token|-u|passw|passphrase|secret|api.?key|access.?key|private|sk-"
+    r"|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
+)
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")
+
+
+def _may_hold_a_secret(text: str) -> bool:
+    return _HINT.search(text.lower()) is not None or _LONG_RUN.search(text) is not None
+
+
+@functools.lru_cache(maxsize=4096)  # a few names come again and again: path, content, ...
 def is_secret_name(key: str) -> bool:
     """Whether a parameter's name says its value is a secret: `password`, `api_key`, ..."""
     words = [word.lower() for word in _WORDS.findall(key)]
-    return any(word in SECRET_WORDS for word in words) or "".join(words) in SECRET_WORDS
+    pairs = [first + second for first, second in itertools.pairwise(words)]
+    return any(word in SECRET_WORDS for word in [*words, *pairs])
 
 
 def mask_text(text: str) -> str:
     """The text with every secret it shows replaced by [secret]."""
+    if not _may_hold_a_secret(text):
+        return text
     for pattern in _TEXT_SECRETS:
         text = pattern.sub(_keep_before_secret, text)
     return _BASE64.sub(_masked_if_secret, text) if len(text) >= 16 else text
+
+
+@functools.lru_cache(maxsize=4096)
+def _masked_key(key: str) -> str:
+    return mask_text(key)
 
 
 def _keep_before_secret(match: re.Match[str]) -> str:
@@ -100,7 +124,7 @@ def _masked(value: Any, secret: bool) -> Any:
         return SECRET if secret else mask_text(value)
     if isinstance(value, dict):
         return {
-            (mask_text(key) if isinstance(key, str) else key): _masked(
+            (_masked_key(key) if isinstance(key, str) else key): _masked(
                 item, secret or (isinstance(key, str) and is_secret_name(key))
             )
             for key, item in value.items()
@@ -124,6 +148,8 @@ def _mask_split_secrets(original: Any, masked: Any) -> Any:
     for _, boundary in leaves[:-1]:  # only a secret across a boundary is left to find
         start = max(0, boundary - SPLIT_REACH)
         window = joined[start : boundary + SPLIT_REACH]
+        if not _may_hold_a_secret(window):
+            continue
         for pattern in _TEXT_SECRETS:
             for match in pattern.finditer(window):
                 first, last = start + match.start(), start + match.end()
