@@ -7,8 +7,8 @@ wherever it sits: in lists, in nested objects, as the keys of an object under a 
 Values under text keys (`content`, `newText`, `query`, ...) are content, not paths, and are
 skipped. A command (`command`, `cmd`, `script`) is split into words as a shell would, and each
 argument with a slash in it is a path; one spelt with a shell variable (`$DIR/x`) or a command
-substitution cannot be judged. A path with percent-escapes (`..%2f`) is judged twice: as written
-and decoded, since a server may decode it after it was judged.
+substitution cannot be judged. A path with percent-escapes (`..%2f`) or spaces around it is judged
+twice: as written, and decoded and trimmed, as a server may read it after it was judged.
 
 Resolving: `~` is expanded, a relative path is joined to the folder the tool's server really runs
 in, and symlinks are followed through the deepest part that exists. A path is *unresolvable* when
@@ -20,7 +20,10 @@ An unresolvable path never lies within anything.
 
 from __future__ import annotations
 
+import binascii
+import contextlib
 import errno
+import json
 import os
 import re
 import shlex
@@ -77,11 +80,13 @@ _LOOSE_PATH = re.compile(r"^[^\s/\\]{1,255}[/\\]\S{0,4000}$")
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _HOME_VARIABLE = re.compile(r"^\$(?:HOME\b|\{HOME\})")
 _SHELL_EXPANSION = re.compile(r"[$`]")
+_HEX_ESCAPES = re.compile(r"\\x([0-9A-Fa-f]{2})")
+_ENCODED_RUN = re.compile(r"[A-Za-z0-9+/]{8,}={0,2}")
 _CODE = re.compile(r"['\"()]")
 _EMBEDDED_PATH = re.compile(r"(?:(?<=^)|(?<=[\s'\"(=,:]))(?:~|\.\.?)?/[^\s'\"`;|&()<>,]*")
 COMMAND_NAMES = frozenset({"command", "cmd", "commandline", "script", "shellcommand"})
 _COMMAND_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")"})
-DECODED = " (percent-decoded)"  # after `where`: the decoded reading of a percent-escaped path
+OTHER_READING = " (as a server may read it)"  # after `where`: decoded, or trimmed
 
 
 class FoundPath(BaseModel, frozen=True):
@@ -279,6 +284,8 @@ class _Search:
                 self.found.append((where, value))
             elif _LOOSE_PATH.match(value) and not _URL.match(value):
                 self.loose.append((where, value))
+            if value[:1] in ("{", "[") and (parsed := _json_in(value)) is not None:
+                self.walk(parsed, f"{where} (JSON)", named, depth + 1)
         elif isinstance(value, Mapping):
             self._walk_object(value, where, named, depth)
         elif isinstance(value, list | tuple):
@@ -308,7 +315,7 @@ class _Search:
             value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
             value = _HOME_VARIABLE.sub("~", value)
             candidates = _EMBEDDED_PATH.findall(value) if _CODE.search(value) else [value]
-            for candidate in candidates:
+            for candidate in [*candidates, *_decoded_argument(value)]:
                 self._command_path(candidate, where)
 
     def _command_path(self, value: str, where: str) -> None:
@@ -318,6 +325,31 @@ class _Search:
             self.problem = f"{where} names a path through a shell variable: {value!r}"
         else:
             self.found.append((f"{where} (a command's argument)", value))
+
+
+def _decoded_argument(word: str) -> list[str]:
+    """What a command may decode and use (`echo L2V0Yy9wYXNzd2Q= | base64 -d`, `printf
+    '\\x2fetc'`, a hex dump): the text, when it decodes to text with a slash."""
+    texts = []
+    escaped = _HEX_ESCAPES.findall(word)
+    if escaped:
+        texts.append(bytes(int(code, 16) for code in escaped))
+    for blob in _ENCODED_RUN.findall(word):
+        with contextlib.suppress(binascii.Error, ValueError):
+            texts.append(binascii.a2b_base64(blob + "=" * (-len(blob) % 4), strict_mode=True))
+        with contextlib.suppress(binascii.Error, ValueError):
+            texts.append(bytes.fromhex(blob))
+    decoded = (text.decode("utf-8", "replace") for text in texts)
+    return [text for text in decoded if "/" in text and text.isprintable()]
+
+
+def _json_in(text: str) -> Any:
+    """The object or list a text holds as JSON (a server may parse it), or None."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict | list) else None
 
 
 def _arguments(command: str) -> list[str]:
@@ -450,13 +482,25 @@ def _leads_elsewhere(raw: str, folder: Path | None) -> bool:
 
 
 def readings(paths: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Each (where, path), followed by its percent-decoded reading when it has escapes."""
+    """Each (where, path), followed by the other ways a server may read it: percent-decoded
+    (up to three times, `%252e`), and without the spaces around it (` /etc/passwd`)."""
     read: list[tuple[str, str]] = []
     for where, raw in paths:
         read.append((where, raw))
-        if _PERCENT_ESCAPE.search(raw) and raw[:5].lower() != "file:":
-            read.append((where + DECODED, unquote(raw, errors="surrogateescape")))
+        other = _decoded(raw).strip()
+        if other != raw:
+            read.append((where + OTHER_READING, other))
     return read
+
+
+def _decoded(raw: str) -> str:
+    if raw[:5].lower() == "file:":  # a file URL is decoded when it is resolved
+        return raw
+    for _ in range(3):
+        if not _PERCENT_ESCAPE.search(raw):
+            break
+        raw = unquote(raw, errors="surrogateescape")
+    return raw
 
 
 def _found(where: str, raw: str, folder: Path | None) -> FoundPath:

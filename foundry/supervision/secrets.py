@@ -31,22 +31,29 @@ SECRET_WORDS = frozenset(
 )  # fmt: skip
 # a name that says secret, from its telling word on (`DB_PASSWORD=` is matched from PASSWORD)
 _NAME = r"(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)"
-# (pattern, the groups kept before the secret): each match's secret part becomes [secret]
+_URL_PASSWORD = re.compile(r"(?P<keep>://[^/\s:@]{0,200}:)[^/\s@]{1,500}(?=@)")
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,20000}?"
+    r"(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"
+)
+_TOKEN = re.compile(
+    r"\b(?:sk-(?:proj-|live-|test-|ant-)?[\w-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}"
+    r"|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}"
+    r"|glpat-[\w-]{20,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})"
+)
+# the secrets themselves, which can be told when split across values (`"sk-pr"` + `"oj-..."`)
+_SPLIT_SECRETS = (_URL_PASSWORD, _PRIVATE_KEY, _TOKEN)
+# each match's part after the group `keep` becomes [secret]
 _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"(?P<keep>://[^/\s:@]{0,200}:)[^/\s@]{1,500}(?=@)"),  # a URL's password
+    *_SPLIT_SECRETS,
     re.compile(r"(?i)(?P<keep>\b(?:bearer|basic|token)\s+)[\w.~+/=-]{8,}"),
     re.compile(r"(?P<keep>(?<!\S)(?:-u|--user)[\s=]{1,4}[^\s:]{1,100}:)[^\s\"']{1,200}"),
     re.compile(
         rf"(?i)(?P<keep>{_NAME}[\w.-]{{0,40}}[\"']?\s{{0,4}}[=:]\s{{0,4}}[\"']?)[^\s\"'&;,]{{1,500}}"
     ),
+    # an option and its value: `--password hunter2`, `--api-key=...` (above)
     re.compile(
-        r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,20000}?"
-        r"(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"
-    ),
-    re.compile(
-        r"\b(?:sk-(?:proj-|live-|test-|ant-)?[\w-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}"
-        r"|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}"
-        r"|glpat-[\w-]{20,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})"
+        rf"(?i)(?P<keep>(?<!\S)--?[\w-]{{0,20}}{_NAME}[\w-]{{0,20}}\s{{1,4}}[\"']?)[^\s\"'-][^\s\"']{{0,500}}"
     ),
 )
 _BASE64 = re.compile(
@@ -130,8 +137,17 @@ def _masked(value: Any, secret: bool) -> Any:
             for key, item in value.items()
         }
     if isinstance(value, list | tuple):
-        return [_masked(item, secret) for item in value]
+        after = [None, *value[:-1]]
+        return [
+            _masked(item, secret or _secret_option(before))
+            for before, item in zip(after, value, strict=True)
+        ]
     return value
+
+
+def _secret_option(item: Any) -> bool:
+    """An argument like `--password` or `--api-key`: the next one is its value."""
+    return isinstance(item, str) and item.startswith("-") and is_secret_name(item.lstrip("-"))
 
 
 def _mask_split_secrets(original: Any, masked: Any) -> Any:
@@ -150,7 +166,7 @@ def _mask_split_secrets(original: Any, masked: Any) -> Any:
         window = joined[start : boundary + SPLIT_REACH]
         if not _may_hold_a_secret(window):
             continue
-        for pattern in _TEXT_SECRETS:
+        for pattern in _SPLIT_SECRETS:
             for match in pattern.finditer(window):
                 first, last = start + match.start(), start + match.end()
                 touched = [i for i, (a, b) in enumerate(leaves) if a < last and b > first]

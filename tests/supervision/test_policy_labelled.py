@@ -282,6 +282,19 @@ OUTSIDE = [
         "deny",
     ),
     case("walk the parent", "fs.directory_tree", {"path": ".."}, "deny"),
+    case("a space before /", "fs.read_file", {"path": " /etc/passwd"}, "deny"),
+    case(
+        "percent-encoded twice",
+        "fs.read_file",
+        {"path": "src/a.py", "file_path": "..%252f..%252f..%252fetc%252fpasswd"},
+        "deny",
+    ),
+    case(
+        "a path in JSON in a string",
+        "fs.read_file",
+        {"path": "src/a.py", "options": '{"path": "/etc/passwd"}'},
+        "deny",
+    ),
 ]
 
 DESTRUCTIVE = [
@@ -450,6 +463,13 @@ GRANTED = [
     ),
     case("a grant never reaches ~", "fs.read_file", {"path": "~/x"}, "human", Grant("fs.*")),
     case(
+        "a scope that is a link out",
+        "fs.read_file",
+        {"path": "escape/secret.txt"},
+        "human",
+        Grant("fs.*", path_scope="escape"),
+    ),
+    case(
         "a grant and a percent-encoded second path",
         "fs.read_file",
         {"path": "src/a.py", "c": "..%2f..%2fetc%2fpasswd"},
@@ -527,6 +547,20 @@ GRANTED = [
         "a shell grant, code",
         "shell.exec",
         {"command": "python3 -c \"print(open('/etc/shadow').read())\""},
+        "human",
+        SHELL,
+    ),
+    case(
+        "a shell grant, a base64 path",
+        "shell.exec",
+        {"command": "echo L2V0Yy9wYXNzd2Q= | base64 -d | xargs cat"},
+        "human",
+        SHELL,
+    ),
+    case(
+        "a shell grant, a hex-escaped path",
+        "shell.exec",
+        {"command": "printf '\\x2fetc\\x2fpasswd' | xargs cat"},
         "human",
         SHELL,
     ),
@@ -659,6 +693,12 @@ SECRETS = [
         {"dsn": f"postgresql://foundry:{SECRET}@127.0.0.1:5432/db"}, SECRET, "5432", id="a DSN"
     ),
     pytest.param({"k": "AKIAABCDEFGHIJKLMNOP"}, "AKIAABCDEFGHIJKLMNOP", "k", id="an AWS key id"),
+    pytest.param(
+        {"args": ["login", "--password", SECRET]}, SECRET, "login", id="an option's value"
+    ),
+    pytest.param(
+        {"command": f"mysql --password {SECRET} -u root"}, SECRET, "root", id="--password x"
+    ),
 ]
 
 
