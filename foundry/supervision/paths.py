@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shlex
+import stat
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -456,8 +457,7 @@ class ServerFolders:
         search = self._remembered(("find", id(params)), lambda: _searched(params))
         folder = self.folder_of(tool)
         linked = self._remembered(
-            ("linked", id(params), folder),
-            lambda: [(w, raw) for w, raw in search.loose if _leads_elsewhere(raw, folder)],
+            ("linked", id(params), folder), lambda: self._linked(search, folder)
         )
         seen: dict[tuple[str, str], FoundPath] = {}
         for where, raw in readings([*named, *search.found, *linked]):
@@ -465,20 +465,39 @@ class ServerFolders:
                 seen[where, raw] = self._resolved(where, raw, folder)
         return CallPaths(paths=tuple(seen.values()), problem=search.problem)
 
+    def _linked(self, search: _Search, folder: Path | None) -> list[tuple[str, str]]:
+        """The text of the call that only may be a path and leads through a symlink."""
+        if not search.loose or folder is None:
+            return []
+        with contextlib.suppress(UnresolvablePath):
+            real = _real_path(os.fspath(folder))
+            return [(where, raw) for where, raw in search.loose if _leads_elsewhere(raw, real)]
+        return []
+
     def _resolved(self, where: str, raw: str, folder: Path | None) -> FoundPath:
         return self._remembered(("path", where, raw, folder), lambda: _found(where, raw, folder))
 
 
-def _leads_elsewhere(raw: str, folder: Path | None) -> bool:
-    """Whether text that only may be a path (`escape/key`), taken as one, passes through a
-    symlink where the server runs: then it is judged as a path; else it reads as it is."""
+def _leads_elsewhere(raw: str, folder: str | None) -> bool:
+    """Whether text that only may be a path (`escape/key`), taken as one in the (real) folder
+    `folder`, passes through a symlink there: then it is judged as a path; else it reads as it
+    is. Only the names of `raw` that exist are looked at, one by one."""
     if folder is None:
         return False
-    try:
-        joined = os.path.join(os.path.realpath(folder), raw)
-        return os.path.realpath(joined) != os.path.normpath(joined)
-    except (OSError, ValueError):  # a NUL: no server opens it
-        return False
+    path = folder
+    for name in re.split(r"[\\/]", raw):
+        if name in ("", "."):
+            continue
+        path = os.path.join(path, name)
+        try:
+            mode = os.lstat(path).st_mode
+        except (OSError, ValueError):  # it does not exist (or holds a NUL): a plain name
+            return False
+        if stat.S_ISLNK(mode) or name == "..":
+            return True
+        if not stat.S_ISDIR(mode):
+            return False
+    return False
 
 
 def readings(paths: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -137,11 +137,11 @@ def _masked(value: Any, secret: bool) -> Any:
             for key, item in value.items()
         }
     if isinstance(value, list | tuple):
-        after = [None, *value[:-1]]
-        return [
-            _masked(item, secret or _secret_option(before))
-            for before, item in zip(after, value, strict=True)
-        ]
+        masked, before = [], None
+        for item in value:
+            masked.append(_masked(item, secret or _secret_option(before)))
+            before = item
+        return masked
     return value
 
 

@@ -93,3 +93,36 @@ def test_masking_leaves_the_parameters_as_they_were() -> None:
     params = {"password": "hunter2", "url": "https://a:b@c"}
     mask_secrets(params)
     assert params == {"password": "hunter2", "url": "https://a:b@c"}
+
+
+@pytest.mark.parametrize("params", [{"a": []}, {"a": ()}, {"a": [[]]}, {}, {"a": None}])
+def test_empty_values_are_shown_as_they_are(params: dict[str, Any]) -> None:
+    assert mask_secrets(params) == {
+        key: list(v) if isinstance(v, tuple) else v for key, v in params.items()
+    }
+
+
+ODD_VALUES: list[Any] = [
+    None,
+    True,
+    1.5,
+    b"\x00\xff",
+    "",
+    "-",
+    "--password",
+    ["--password"],
+    ("--token", ("x",)),
+    {1: "a", None: ["b"], "c": {"d": []}},
+    [[[["deep"]]]],
+    "\ud800",
+    "=" * 40,
+    "A" * 5000,
+]
+
+
+@pytest.mark.parametrize("value", ODD_VALUES)
+def test_odd_values_are_masked_without_an_error(value: Any) -> None:
+    shown = mask_secrets({"value": value, "password": value})
+    assert "hunter" not in str(shown)
+    if isinstance(value, str):
+        assert shown["password"] == SECRET
