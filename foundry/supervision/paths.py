@@ -12,10 +12,10 @@ twice: as written, and decoded and trimmed, as a server may read it after it was
 
 Resolving: `~` is expanded, a relative path is joined to the folder the tool's server really runs
 in, and symlinks are followed through the deepest part that exists. A path is *unresolvable* when
-it cannot be judged: a NUL or control character, text that is not valid Unicode, more than
-4096 characters or a name over 255 bytes, a `..` that would land elsewhere once symlinks are
-followed than it does on paper, a symlink loop, or a server whose working folder is unknown.
-An unresolvable path never lies within anything.
+it cannot be judged: a NUL or control character, a `file:` URL with a `?` or `#`, text that is
+not valid Unicode, more than 4096 characters or a name over 255 bytes, a `..` that would land
+elsewhere once symlinks are followed than it does on paper, a symlink loop, or a server whose
+working folder is unknown. An unresolvable path never lies within anything.
 """
 
 from __future__ import annotations
@@ -188,6 +188,8 @@ def _from_file_url(raw: str) -> str:
     parts = urlsplit(raw)
     if parts.netloc not in ("", "localhost"):  # the host only: a netloc may hold a password
         raise UnresolvablePath(f"a file URL on another host ({parts.hostname})")
+    if parts.query or parts.fragment:  # `a.py#/../../etc`: a server may take it all as a path
+        raise UnresolvablePath("a file URL with a query or a fragment")
     return unquote(parts.path)
 
 

@@ -229,6 +229,14 @@ OUTSIDE = [
         "a file URL on localhost", "fs.read_file", {"path": "file://localhost/etc/passwd"}, "deny"
     ),
     case(
+        "a file URL with a fragment",
+        "fs.read_file",
+        {"path": "src/a.py", "x": "file://$WS/src/a.py#/../../../../etc/passwd"},
+        "deny",
+    ),
+    case("~user", "fs.read_file", {"path": "~root/.ssh/id_rsa"}, "deny"),
+    case("/proc/self/root", "fs.list_directory", {"path": "/proc/self/root/etc"}, "deny"),
+    case(
         "a file URL, escaped",
         "fs.read_file",
         {"path": "src/a.py", "u": "FILE:%2Fetc%2Fpasswd"},
