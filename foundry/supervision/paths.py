@@ -480,12 +480,10 @@ class ServerFolders:
         return self._remembered(("path", where, raw, folder), lambda: _found(where, raw, folder))
 
 
-def _leads_elsewhere(raw: str, folder: str | None) -> bool:
+def _leads_elsewhere(raw: str, folder: str) -> bool:
     """Whether text that only may be a path (`escape/key`), taken as one in the (real) folder
     `folder`, passes through a symlink there: then it is judged as a path; else it reads as it
     is. Only the names of `raw` that exist are looked at, one by one."""
-    if folder is None:
-        return False
     path = folder
     for name in re.split(r"[\\/]", raw):
         if name in ("", "."):
