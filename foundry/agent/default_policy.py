@@ -49,11 +49,13 @@ GIT_ARGUMENT_PARAMS = (
 )
 
 ENCODED_PATH = r"(?i)%(?:2e|2f|5c)"
-RM_TARGETS = ("/", "/*", "~", "~/", "~/*", "$HOME")
+# `/`, `//`, `/.`, a system folder, `~` or `$HOME`, quoted or not, with or without `/*`
 _ROOT_OR_HOME = (
-    r"(?:/\*?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var)/?\*?"
-    r"|~/?\*?|\$\{?HOME\}?/?\*?)"
+    r"[\"']?(?:/[/.]{0,8}\*?|/{1,8}(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var)"
+    r"/?\*?|~/?\*?|\$\{?HOME\}?/?\*?)[\"']?"
 )
+# between the words of a statement: spaces, or comments (`drop/**/table`)
+_SQL_GAP = r"(?:\s|/\*[^*]{0,200}\*/|--[^\n]{0,200}\n){1,20}"
 _SHELL = r"(?:sudo\s+(?:-\S+\s+){0,8})?(?:env\s+)?(?:\S*/)?(?:ba|da|k|z|fi|tc|c)?sh\b(?![.\w-])"
 # Every repetition is bounded, so that no pattern takes more than linear time on a long text.
 DESTRUCTIVE_COMMANDS: dict[str, str] = {
@@ -79,16 +81,19 @@ DESTRUCTIVE_COMMANDS: dict[str, str] = {
 }
 DESTRUCTIVE_STATEMENTS: dict[str, str] = {
     "deny-dropping-databases-or-tables": (
-        r"(?i)\b(?:drop\s+(?:database|schema|table)|truncate\s+(?:table\s+)?[\w\"`\[])"
+        rf"(?i)\b(?:drop{_SQL_GAP}(?:database|schema|table)"
+        rf"|truncate(?:{_SQL_GAP}table)?{_SQL_GAP}[\w\"`\[])"
     ),
 }
 
 
 def _names(files: str = "", folders: str = "", after: str = r"[\\/]") -> str:
     """A pattern for a path whose last name is one of `files`, or that is or passes through one
-    of `folders`; any case, either slash. A name starts the text or follows `after`."""
-    choices = [f"(?:{files})$"] if files else []
-    choices += [rf"(?:{folders})(?:[\\/]|$)"] if folders else []
+    of `folders`; any case, either slash. A name starts the text or follows `after`; it may
+    end in dots, spaces or a `:stream`, which Windows drops (`.git./hooks` is `.git/hooks`)."""
+    windows_tail = r"[. ]*(?::[^\\/]*)?"
+    choices = [f"(?:{files}){windows_tail}$"] if files else []
+    choices += [rf"(?:{folders}){windows_tail}(?:[\\/]|$)"] if folders else []
     return rf"(?i)(?:^|{after})(?:" + "|".join(choices) + ")"
 
 
@@ -208,9 +213,11 @@ def destructive_rules() -> list[PolicyRule]:
 
 
 def _split_rm_rule() -> PolicyRule:
-    """`rm` as the command and `/` or `~` among separate arguments."""
+    """`rm` as the command (or the first word of a command given as a list) and `/` or `~`
+    among separate arguments."""
     is_rm = PolicyCondition(param="command", op="matches", value=r"^\s*(?:sudo\s+)?(?:\S*/)?rm\s*$")
-    targets = [PolicyCondition(param="args", op="contains", value=t) for t in RM_TARGETS]
+    target = rf"^\s*{_ROOT_OR_HOME}\s*$"
+    targets = _matching(("args", "command"), target)
     return _rule("deny-deleting-root-or-home-in-arguments", "*", "deny", [is_rm], targets)
 
 

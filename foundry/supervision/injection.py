@@ -42,6 +42,8 @@ from urllib.parse import unquote_plus
 
 from pydantic import BaseModel
 
+from foundry.supervision.secrets import mask_text
+
 MAX_STRING_HEAD = 8 * 1024
 MAX_STRING_TAIL = 4 * 1024
 MAX_CALL_CHARS = 32 * 1024
@@ -61,8 +63,10 @@ class InjectionSignal(BaseModel, frozen=True):
     encodings: tuple[str, ...] = ()
 
     def describe(self) -> str:
+        """In words for a reason a person reads and a trace keeps: secrets in it masked."""
         hidden = f" (read after undoing {', then '.join(self.encodings)})" if self.encodings else ""
-        return f"{self.signal} in {self.where or 'the parameters'}{hidden}: {self.excerpt!r}"
+        where = mask_text(self.where or "the parameters")
+        return f"{self.signal} in {where}{hidden}: {mask_text(self.excerpt)!r}"
 
 
 # --- the phrases ---------------------------------------------------------------------------

@@ -5,20 +5,29 @@ Finding: a string is a path when its parameter's name says so (`path`, `paths`, 
 looks like one (`/x`, `~/x`, `./x`, `../x`, `C:\\x`, `file:///x`, or `a/b.ext` and `a/../b`),
 wherever it sits: in lists, in nested objects, as the keys of an object under a path name.
 Values under text keys (`content`, `newText`, `query`, ...) are content, not paths, and are
-skipped.
+skipped. A command (`command`, `cmd`, `script`) is split into words as a shell would, and each
+argument with a slash in it is a path; one spelt with a shell variable (`$DIR/x`) or a command
+substitution cannot be judged. A path with percent-escapes (`..%2f`) or spaces around it is judged
+twice: as written, and decoded and trimmed, as a server may read it after it was judged.
 
 Resolving: `~` is expanded, a relative path is joined to the folder the tool's server really runs
 in, and symlinks are followed through the deepest part that exists. A path is *unresolvable* when
-it cannot be judged: a NUL or control character, text that is not valid Unicode, more than
-4096 characters or a name over 255 bytes, a `..` that would land elsewhere once symlinks are
-followed than it does on paper, or a server whose working folder is unknown. An unresolvable
-path never lies within anything.
+it cannot be judged: a NUL or control character, a `file:` URL with a `?` or `#`, text that is
+not valid Unicode, more than 4096 characters or a name over 255 bytes, a `..` that would land
+elsewhere once symlinks are followed than it does on paper, a symlink loop, or a server whose
+working folder is unknown. An unresolvable path never lies within anything.
 """
 
 from __future__ import annotations
 
+import binascii
+import contextlib
+import errno
+import json
 import os
 import re
+import shlex
+import stat
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +38,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import BaseModel
 
 from foundry.agent.models import McpServerConfig, StdioServer
+from foundry.supervision.secrets import mask_text
 
 MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255
@@ -67,6 +77,17 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _JUNK = re.compile("[\u202a-\u202e\u2066-\u2069\ufffd]")
 _PARENT = re.compile(r"(?:^|[\\/])\.\.(?:[\\/]|$)")
+_LOOSE_PATH = re.compile(r"^[^\s/\\]{1,255}[/\\]\S{0,4000}$")
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_HOME_VARIABLE = re.compile(r"^\$(?:HOME\b|\{HOME\})")
+_SHELL_EXPANSION = re.compile(r"[$`]")
+_HEX_ESCAPES = re.compile(r"\\x([0-9A-Fa-f]{2})")
+_ENCODED_RUN = re.compile(r"[A-Za-z0-9+/]{8,}={0,2}")
+_CODE = re.compile(r"['\"()]")
+_EMBEDDED_PATH = re.compile(r"(?:(?<=^)|(?<=[\s'\"(=,:]))(?:~|\.\.?)?/[^\s'\"`;|&()<>,]*")
+COMMAND_NAMES = frozenset({"command", "cmd", "commandline", "script", "shellcommand"})
+_COMMAND_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")"})
+OTHER_READING = " (as a server may read it)"  # after `where`: decoded, or trimmed
 
 
 class FoundPath(BaseModel, frozen=True):
@@ -102,10 +123,11 @@ class CallPaths(BaseModel, frozen=True):
         if found is None:
             return None
         if found.problem is not None and not found.where:
-            return found.problem
+            return mask_text(found.problem)
+        shown = mask_text(found.raw)  # this reason is shown and traced: a path may hold a password
         if found.problem is not None:
-            return f"{found.where} {found.raw!r} cannot be judged: {found.problem}"
-        return f"{found.where} {found.raw!r} resolves to {found.resolved}"
+            return f"{found.where} {shown!r} cannot be judged: {found.problem}"
+        return f"{found.where} {shown!r} resolves to {found.resolved}"
 
 
 def _inside(resolved: str | None, container: str) -> bool:
@@ -137,7 +159,19 @@ def resolve_path(raw: str, folder: Path | str | None) -> str:
     real = _real_path(joined)
     if _PARENT.search(text) and _real_path(os.path.normpath(joined)) != real:
         raise UnresolvablePath("a `..` after a symbolic link points somewhere else than it reads")
+    if _in_a_loop(real):
+        raise UnresolvablePath("it runs into a symbolic link loop")
     return os.path.normcase(real)
+
+
+def _in_a_loop(real: str) -> bool:
+    """Whether a path `realpath` gave back runs into a symlink loop (realpath leaves a loop as
+    it is; the kernel refuses to open it, and it cannot be judged)."""
+    try:
+        os.stat(real)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
 
 
 def resolve_folder(container: str, project_root: Path | str) -> str | None:
@@ -152,8 +186,10 @@ def _from_file_url(raw: str) -> str:
     if raw[:5].lower() != "file:":
         return raw
     parts = urlsplit(raw)
-    if parts.netloc not in ("", "localhost"):
-        raise UnresolvablePath(f"a file URL on another host ({parts.netloc})")
+    if parts.netloc not in ("", "localhost"):  # the host only: a netloc may hold a password
+        raise UnresolvablePath(f"a file URL on another host ({parts.hostname})")
+    if parts.query or parts.fragment:  # `a.py#/../../etc`: a server may take it all as a path
+        raise UnresolvablePath("a file URL with a query or a fragment")
     return unquote(parts.path)
 
 
@@ -196,19 +232,32 @@ def is_path_name(key: str) -> bool:
     return bool(words) and ("".join(words) in PATH_NAMES or words[-1] in PATH_LAST_WORDS)
 
 
+def is_command_name(key: str) -> bool:
+    """Whether a parameter's name says it holds a shell command line."""
+    return "".join(_words(key)) in COMMAND_NAMES
+
+
 def is_text_name(key: str) -> bool:
     """Whether a parameter's name says it holds content or prose, never a path."""
     return "".join(_words(key)) in TEXT_NAMES
 
 
 def looks_like_path(value: str) -> bool:
-    """Whether a string looks like a file path, whatever its parameter is called."""
+    """Whether a string looks like a file path, whatever its parameter is called; as written,
+    or once percent-decoded (`..%2fetc%2fpasswd`)."""
     if not value or len(value) > MAX_PATH_CHARS or "\n" in value or "\r" in value:
         return False
     if value[:5].lower() == "file:":
         return True
     if _URL.match(value):
         return False
+    if _looks_like_path_as_written(value):
+        return True
+    decoded = unquote(value) if _PERCENT_ESCAPE.search(value) else value
+    return decoded != value and _looks_like_path_as_written(decoded)
+
+
+def _looks_like_path_as_written(value: str) -> bool:
     if _PATH_START.match(value):
         return True
     if "/" not in value and "\\" not in value:
@@ -224,6 +273,7 @@ class _Search:
     """A walk over one call's parameters, counting what it visits."""
 
     found: list[tuple[str, str]] = field(default_factory=list)
+    loose: list[tuple[str, str]] = field(default_factory=list)  # `a/b`: a path if `a` is a link
     visited: int = 0
     problem: str | None = None
 
@@ -235,6 +285,10 @@ class _Search:
         if isinstance(value, str):
             if (named and not _URL.match(value)) or looks_like_path(value):
                 self.found.append((where, value))
+            elif _LOOSE_PATH.match(value) and not _URL.match(value):
+                self.loose.append((where, value))
+            if value[:1] in ("{", "[") and (parsed := _json_in(value)) is not None:
+                self.walk(parsed, f"{where} (JSON)", named, depth + 1)
         elif isinstance(value, Mapping):
             self._walk_object(value, where, named, depth)
         elif isinstance(value, list | tuple):
@@ -249,15 +303,89 @@ class _Search:
                 self.found.append((f"{inner} (a key)", name))
             if is_text_name(name) and not is_path_name(name):
                 continue
+            if is_command_name(name) and isinstance(item, str):
+                self._walk_command(item, inner)
             self.walk(item, inner, is_path_name(name), depth + 1)
+
+    def _walk_command(self, command: str, where: str, depth: int = 0) -> None:
+        """The arguments of a command line that name paths: any with a slash, but a program's
+        own name (the first word of each command); an argument that is itself a command line
+        (`sh -c "cat /x"`) is searched too, and code (`-c "open('/x')"`) for absolute paths."""
+        for word in _arguments(command):
+            if any(char.isspace() for char in word) and depth < MAX_DEPTH:
+                self._walk_command(word, where, depth + 1)
+                continue
+            value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+            value = _HOME_VARIABLE.sub("~", value)
+            candidates = _EMBEDDED_PATH.findall(value) if _CODE.search(value) else [value]
+            for candidate in [*candidates, *_decoded_argument(value)]:
+                self._command_path(candidate, where)
+
+    def _command_path(self, value: str, where: str) -> None:
+        if ("/" not in value and "\\" not in value) or _URL.match(value):
+            return
+        if _SHELL_EXPANSION.search(value):
+            self.problem = f"{where} names a path through a shell variable: {value!r}"
+        else:
+            self.found.append((f"{where} (a command's argument)", value))
+
+
+def _decoded_argument(word: str) -> list[str]:
+    """What a command may decode and use (`echo L2V0Yy9wYXNzd2Q= | base64 -d`, `printf
+    '\\x2fetc'`, a hex dump): the text, when it decodes to text with a slash."""
+    texts = []
+    escaped = _HEX_ESCAPES.findall(word)
+    if escaped:
+        texts.append(bytes(int(code, 16) for code in escaped))
+    for blob in _ENCODED_RUN.findall(word):
+        with contextlib.suppress(binascii.Error, ValueError):
+            texts.append(binascii.a2b_base64(blob + "=" * (-len(blob) % 4), strict_mode=True))
+        with contextlib.suppress(binascii.Error, ValueError):
+            texts.append(bytes.fromhex(blob))
+    decoded = (text.decode("utf-8", "replace") for text in texts)
+    return [text for text in decoded if "/" in text and text.isprintable()]
+
+
+def _json_in(text: str) -> Any:
+    """The object or list a text holds as JSON (a server may parse it), or None."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict | list) else None
+
+
+def _arguments(command: str) -> list[str]:
+    """The words of a command line after each command's first (its program), as a shell
+    splits them; on text a shell would not split (an open quote), at whitespace."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        words = command.split()
+    arguments, first = [], True
+    for word in words:
+        if word in _COMMAND_SEPARATORS or set(word) <= set("<>&|;()"):
+            first = word not in ("<", ">", ">>", "<<", "&>", "2>")
+            continue
+        if not first:
+            arguments.append(word)
+        first = False
+    return arguments
 
 
 def find_paths(params: Mapping[str, Any]) -> tuple[list[tuple[str, str]], str | None]:
     """(where, path as written) for every path in the parameters, and a problem when the search
     had to stop (too many values or too deep)."""
+    search = _searched(params)
+    return search.found, search.problem
+
+
+def _searched(params: Mapping[str, Any]) -> _Search:
     search = _Search()
     search.walk(params, "", named=False, depth=0)
-    return search.found, search.problem
+    return search
 
 
 # --- a call's paths, where its server runs ------------------------------------------------------
@@ -328,16 +456,70 @@ class ServerFolders:
     ) -> CallPaths:
         """Every path of the call resolved where the tool's server runs; `named` adds values a
         rule names as paths whatever they look like."""
-        found, problem = self._remembered(("find", id(params)), lambda: find_paths(params))
+        search = self._remembered(("find", id(params)), lambda: _searched(params))
         folder = self.folder_of(tool)
+        linked = self._remembered(
+            ("linked", id(params), folder), lambda: self._linked(search, folder)
+        )
         seen: dict[tuple[str, str], FoundPath] = {}
-        for where, raw in [*named, *found]:
+        for where, raw in readings([*named, *search.found, *linked]):
             if (where, raw) not in seen:
                 seen[where, raw] = self._resolved(where, raw, folder)
-        return CallPaths(paths=tuple(seen.values()), problem=problem)
+        return CallPaths(paths=tuple(seen.values()), problem=search.problem)
+
+    def _linked(self, search: _Search, folder: Path | None) -> list[tuple[str, str]]:
+        """The text of the call that only may be a path and leads through a symlink."""
+        if not search.loose or folder is None:
+            return []
+        with contextlib.suppress(UnresolvablePath):
+            real = _real_path(os.fspath(folder))
+            return [(where, raw) for where, raw in search.loose if _leads_elsewhere(raw, real)]
+        return []
 
     def _resolved(self, where: str, raw: str, folder: Path | None) -> FoundPath:
         return self._remembered(("path", where, raw, folder), lambda: _found(where, raw, folder))
+
+
+def _leads_elsewhere(raw: str, folder: str) -> bool:
+    """Whether text that only may be a path (`escape/key`), taken as one in the (real) folder
+    `folder`, passes through a symlink there: then it is judged as a path; else it reads as it
+    is. Only the names of `raw` that exist are looked at, one by one."""
+    path = folder
+    for name in re.split(r"[\\/]", raw):
+        if name in ("", "."):
+            continue
+        path = os.path.join(path, name)
+        try:
+            mode = os.lstat(path).st_mode
+        except (OSError, ValueError):  # it does not exist (or holds a NUL): a plain name
+            return False
+        if stat.S_ISLNK(mode) or name == "..":
+            return True
+        if not stat.S_ISDIR(mode):
+            return False
+    return False
+
+
+def readings(paths: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Each (where, path), followed by the other ways a server may read it: percent-decoded
+    (up to three times, `%252e`), and without the spaces around it (` /etc/passwd`)."""
+    read: list[tuple[str, str]] = []
+    for where, raw in paths:
+        read.append((where, raw))
+        other = _decoded(raw).strip()
+        if other != raw:
+            read.append((where + OTHER_READING, other))
+    return read
+
+
+def _decoded(raw: str) -> str:
+    if raw[:5].lower() == "file:":  # a file URL is decoded when it is resolved
+        return raw
+    for _ in range(3):
+        if not _PERCENT_ESCAPE.search(raw):
+            break
+        raw = unquote(raw, errors="surrogateescape")
+    return raw
 
 
 def _found(where: str, raw: str, folder: Path | None) -> FoundPath:

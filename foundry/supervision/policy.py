@@ -34,6 +34,7 @@ from foundry.supervision.paths import (
     ServerFolders,
     UnresolvablePath,
     is_path_name,
+    readings,
     resolve_folder,
     resolve_path,
 )
@@ -44,6 +45,7 @@ PolicyAction = Literal["allow", "deny", "supervisor", "human"]
 LOOP_REPEATS = 3
 LOOP_WINDOW_SECONDS = 10.0
 SHOWN_VALUE_CHARS = 60  # a longer value in a reason is cut
+PATH_TEXT_OPERATORS = ("matches", "starts_with")  # judged on where a path leads (path params)
 COVERING_CACHE_SIZE = 4096  # (agent, tool) pairs whose covering rules are remembered
 
 
@@ -193,28 +195,43 @@ class _Condition:
 
 @dataclass(frozen=True, slots=True)
 class _PathPatternCondition:
-    """`matches` on a path parameter: the pattern is tried on the path as written and on where
-    it really leads (relative to the workspace), so a link into `.git/hooks` is seen as such."""
+    """`matches` or `starts_with` on a path parameter, tried on where each path really leads
+    (relative to the workspace when inside it; decoded too when percent-escaped). In a rule that
+    stops a call (deny, ask) the path as written or any place it leads will do, so a link into
+    `.git/hooks` is seen as such; in one that lets a call through (allow, a grant's scope) every
+    path must lead where the condition says, so `src/../.git/hooks` is not `src/...`."""
 
     source: PolicyCondition
     keys: tuple[str, ...]
     test: Test
     folders: ServerFolders
+    lets_through: bool
 
     def holds(self, tool: str, params: dict[str, Any]) -> bool:
         actual = _lookup(params, self.keys)
         if actual is _MISSING:
             return False
-        if self.test(actual, self.source.value):
+        if not self.lets_through and self.test(actual, self.source.value):
             return True
-        named = set(_named_paths(actual, self.source.param))
-        found = self.folders.paths_of(tool, params, sorted(named)).paths
-        leads_to = [
-            self.folders.within_project(p.resolved)
+        named = _named_paths(actual, self.source.param)
+        leads_to = self._leads_to(tool, params, named)
+        if self.lets_through:
+            return bool(named) and all(
+                path is not None and self.test(path, self.source.value) for path in leads_to
+            )
+        return any(path is not None and self.test(path, self.source.value) for path in leads_to)
+
+    def _leads_to(
+        self, tool: str, params: dict[str, Any], named: list[tuple[str, str]]
+    ) -> list[str | None]:
+        """Where each named path (and its decoded reading) leads; None: it cannot be judged."""
+        wanted = set(readings(named))
+        found = self.folders.paths_of(tool, params, named).paths
+        return [
+            None if p.resolved is None else self.folders.within_project(p.resolved)
             for p in found
-            if p.resolved is not None and (p.where, p.raw) in named
+            if (p.where, p.raw) in wanted
         ]
-        return any(self.test(path, self.source.value) for path in leads_to)
 
     def describe(self) -> str:
         return describe_condition(self.source)
@@ -358,17 +375,18 @@ class PolicyEngine:
             source=rule,
             agent=_compile_glob(rule.agent),
             tool=_compile_glob(rule.tool),
-            every=tuple(self._compile_condition(condition) for condition in when.all),
-            some=tuple(self._compile_condition(condition) for condition in when.any),
+            every=tuple(self._compile_condition(c, rule.action) for c in when.all),
+            some=tuple(self._compile_condition(c, rule.action) for c in when.any),
         )
 
-    def _compile_condition(self, condition: PolicyCondition) -> _AnyCondition:
+    def _compile_condition(self, condition: PolicyCondition, action: str) -> _AnyCondition:
         keys = tuple(condition.param.split("."))
         if condition.op == "within":
             return _PathCondition(condition, keys, self._folders)
-        if condition.op == "matches" and is_path_name(keys[-1]):
-            test = self._operators["matches"]
-            return _PathPatternCondition(condition, keys, test, self._folders)
+        if condition.op in PATH_TEXT_OPERATORS and is_path_name(keys[-1]):
+            test = self._operators[condition.op]
+            lets_through = action == "allow"
+            return _PathPatternCondition(condition, keys, test, self._folders, lets_through)
         return _Condition(condition, keys, self._operators[condition.op])
 
     def _first_matching_rule(

@@ -1,4 +1,8 @@
-"""What a supervisor may see of a tool call's parameters: content redaction, and the injection flag.
+"""What a supervisor may see of a tool call's parameters: secrets masked, content redacted, and
+the injection flag.
+
+Secrets (see `secrets.py`) are masked always, content shown or not: nobody who reviews a call
+needs a password to judge it, and traces keep what reviewers see.
 
 Content isolation: unless content is exposed, the values under content-like keys and every long
 string become their length, SHA-256 and detected type, so a supervisor judges the structure of a
@@ -16,6 +20,7 @@ import re
 from typing import Any
 
 from foundry.supervision.injection import injection_risk
+from foundry.supervision.secrets import mask_secrets
 
 __all__ = ["content_metadata", "detect_content_type", "injection_risk", "redact_params"]
 
@@ -32,10 +37,14 @@ XML_START = re.compile(r"<(?:\?xml|!doctype|!--|[A-Za-z_][\w.:-]*[\s/>])", re.IG
 
 
 def redact_params(params: dict[str, Any], expose_content: bool = False) -> dict[str, Any]:
-    """A copy of `params` with content replaced by its metadata, unless content is exposed."""
+    """A copy of `params` with secrets masked and content replaced by its metadata, unless
+    content is exposed."""
     if expose_content:
-        return dict(params)
-    return {key: _redact(key, value) for key, value in params.items()}
+        shown = dict(params)
+    else:  # content's metadata is that of the content itself: its true size, its own hash
+        shown = {key: _redact(key, value) for key, value in params.items()}
+    masked: dict[str, Any] = mask_secrets(shown)
+    return masked
 
 
 def _redact(key: str | None, value: Any) -> Any:

@@ -116,7 +116,7 @@ async def test_traces_hold_no_content_even_when_supervisors_see_it(
         shown = (await client.get(f"/approvals/{approval.id}")).json()
         await client.post(f"/approvals/{approval.id}/deny", json={"reasoning": "a private key"})
 
-    assert shown["params"]["content"] == SECRET
+    assert shown["params"]["content"] == "[secret]"  # content is shown, a private key never
     [trace] = store.traces.list("claude")
     assert trace.params["path"] == "/p/id_ed25519"
     assert trace.params["content"]["content_length"] == len(SECRET)

@@ -266,3 +266,42 @@ def test_the_default_policy_denies_a_read_that_names_a_second_path_outside(proje
     attack = {"path": "src/a.py", "file_path": "/etc/hostname"}
     assert engine.decide("agent", "filesystem.read_file", attack).action == "deny"
     assert engine.decide("agent", "filesystem.read_file", {"path": "src/a.py"}).action == "allow"
+
+
+@pytest.mark.parametrize(
+    ("command", "paths"),
+    [
+        ("cat /etc/passwd", ["/etc/passwd"]),
+        ("ls -la src", []),
+        ("grep -rn TODO src > docs/todo.txt", ["docs/todo.txt"]),
+        ("tar -cf x.tar --directory=/etc .", ["/etc"]),
+        ('bash -c "cat ../../etc/x"', ["../../etc/x"]),
+        ("python3 -c \"print(open('/etc/shadow').read())\"", ["/etc/shadow"]),
+        ("cat $HOME/.ssh/id_rsa", ["~/.ssh/id_rsa"]),
+        ("echo hi && cat ~/.bashrc", ["~/.bashrc"]),
+        ("curl https://example.com/x", []),
+    ],
+)
+def test_the_arguments_of_a_command_line_are_paths(command: str, paths: list[str]) -> None:
+    found, problem = find_paths({"command": command})
+    assert problem is None
+    assert [raw for where, raw in found if "a command's argument" in where] == paths
+
+
+def test_a_path_spelt_with_a_shell_variable_cannot_be_judged() -> None:
+    _, problem = find_paths({"cmd": "cat $DIR/x"})
+    assert problem is not None and "$DIR/x" in problem
+
+
+@pytest.mark.parametrize(
+    ("value", "is_path"),
+    [("..%2f..%2fetc%2fpasswd", True), ("%2Fetc%2Fpasswd", True), ("100%25", False)],
+)
+def test_a_percent_encoded_path_looks_like_one(value: str, is_path: bool) -> None:
+    assert looks_like_path(value) is is_path
+
+
+def test_a_symlink_loop_cannot_be_judged(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    with pytest.raises(UnresolvablePath, match="loop"):
+        resolve_path("loop/x", tmp_path)

@@ -1,0 +1,199 @@
+"""Secrets in a tool call's parameters, masked before anyone but the tool sees them.
+
+Traces, the L1 supervisor, the inbox, the API and the CLI are shown parameters with every secret
+replaced by `[secret]`, whether or not content is shown: the value of a parameter whose name says
+it holds one (`password`, `apiKey`, `Authorization`, `client_secret`, ...), and in any text or
+key: a URL's password (`https://ana:[secret]@host`), `Bearer`/`Basic` credentials, `name=value`
+pairs whose name says secret, private keys, and tokens of well-known shapes (`sk-...`, `ghp_...`,
+`AKIA...`, JWTs). A base64 text that decodes to one of these is masked whole, and so is every
+value a secret spans when it is split across values (`"sk-pr"` + `"oj-..."`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import itertools
+import re
+from typing import Any
+
+SECRET = "[secret]"
+SPLIT_REACH = 600  # characters either side of where one value meets the next
+
+_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+SECRET_WORDS = frozenset(
+    {
+        "password", "passwd", "passphrase", "pwd", "secret", "secrets", "token", "auth",
+        "authorization", "cookie", "credential", "credentials", "apikey", "privatekey",
+        "accesskey", "secretkey", "clientsecret", "sessionid", "sessiontoken",
+    }
+)  # fmt: skip
+# a name that says secret, from its telling word on (`DB_PASSWORD=` is matched from PASSWORD)
+_NAME = r"(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)"
+_URL_PASSWORD = re.compile(r"(?P<keep>://[^/\s:@]{0,200}:)[^/\s@]{1,500}(?=@)")
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,20000}?"
+    r"(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"
+)
+_TOKEN = re.compile(
+    r"\b(?:sk-(?:proj-|live-|test-|ant-)?[\w-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}"
+    r"|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}"
+    r"|glpat-[\w-]{20,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})"
+)
+# the secrets themselves, which can be told when split across values (`"sk-pr"` + `"oj-..."`)
+_SPLIT_SECRETS = (_URL_PASSWORD, _PRIVATE_KEY, _TOKEN)
+# each match's part after the group `keep` becomes [secret]
+_TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
+    *_SPLIT_SECRETS,
+    re.compile(r"(?i)(?P<keep>\b(?:bearer|basic|token)\s+)[\w.~+/=-]{8,}"),
+    re.compile(r"(?P<keep>(?<!\S)(?:-u|--user)[\s=]{1,4}[^\s:]{1,100}:)[^\s\"']{1,200}"),
+    re.compile(
+        rf"(?i)(?P<keep>{_NAME}[\w.-]{{0,40}}[\"']?\s{{0,4}}[=:]\s{{0,4}}[\"']?)[^\s\"'&;,]{{1,500}}"
+    ),
+    # an option and its value: `--password hunter2`, `--api-key=...` (above)
+    re.compile(
+        rf"(?i)(?P<keep>(?<!\S)--?[\w-]{{0,20}}{_NAME}[\w-]{{0,20}}\s{{1,4}}[\"']?)[^\s\"'-][^\s\"']{{0,500}}"
+    ),
+)
+_BASE64 = re.compile(
+    r"(?<![\w+/=])[A-Za-z0-9+/]{16,}={0,2}(?![\w+/=])|(?<![\w=-])[\w-]{16,}={0,2}(?![\w=-])"
+)
+
+
+# what one of the patterns above needs in the (lowercased) text, or a base64 text: most texts
+# have neither, and these two searches are all they cost
+_HINT = re.compile(
+    r"://|bearer|basic|token|-u|passw|passphrase|secret|api.?key|access.?key|private|sk-"
+    r"|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
+)
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")
+
+
+def _may_hold_a_secret(text: str) -> bool:
+    return _HINT.search(text.lower()) is not None or _LONG_RUN.search(text) is not None
+
+
+@functools.lru_cache(maxsize=4096)  # a few names come again and again: path, content, ...
+def is_secret_name(key: str) -> bool:
+    """Whether a parameter's name says its value is a secret: `password`, `api_key`, ..."""
+    words = [word.lower() for word in _WORDS.findall(key)]
+    pairs = [first + second for first, second in itertools.pairwise(words)]
+    return any(word in SECRET_WORDS for word in [*words, *pairs])
+
+
+def mask_text(text: str) -> str:
+    """The text with every secret it shows replaced by [secret]."""
+    if not _may_hold_a_secret(text):
+        return text
+    for pattern in _TEXT_SECRETS:
+        text = pattern.sub(_keep_before_secret, text)
+    return _BASE64.sub(_masked_if_secret, text) if len(text) >= 16 else text
+
+
+@functools.lru_cache(maxsize=4096)
+def _masked_key(key: str) -> str:
+    return mask_text(key)
+
+
+def _keep_before_secret(match: re.Match[str]) -> str:
+    keep = match.groupdict().get("keep")
+    return (keep or "") + SECRET
+
+
+def _masked_if_secret(match: re.Match[str]) -> str:
+    blob = match.group()
+    try:
+        decoded = base64.b64decode(
+            blob + "=" * (-len(blob) % 4),
+            altchars=b"-_" if "-" in blob or "_" in blob else None,
+            validate=True,
+        )
+        text = decoded.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return blob
+    return SECRET if mask_text(text) != text or _is_basic_pair(text) else blob
+
+
+def _is_basic_pair(text: str) -> bool:
+    """`user:password`, what HTTP Basic credentials encode."""
+    return re.fullmatch(r"[^\s:]{1,100}:[^\s]{4,200}", text) is not None
+
+
+def mask_secrets(value: Any) -> Any:
+    """A copy of parameters with every secret masked (see the module's description)."""
+    masked = _masked(value, secret=False)
+    return _mask_split_secrets(value, masked)
+
+
+def _masked(value: Any, secret: bool) -> Any:
+    if isinstance(value, str):
+        return SECRET if secret else mask_text(value)
+    if isinstance(value, dict):
+        return {
+            (_masked_key(key) if isinstance(key, str) else key): _masked(
+                item, secret or (isinstance(key, str) and is_secret_name(key))
+            )
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        masked, before = [], None
+        for item in value:
+            masked.append(_masked(item, secret or _secret_option(before)))
+            before = item
+        return masked
+    return value
+
+
+def _secret_option(item: Any) -> bool:
+    """An argument like `--password` or `--api-key`: the next one is its value."""
+    return isinstance(item, str) and item.startswith("-") and is_secret_name(item.lstrip("-"))
+
+
+def _mask_split_secrets(original: Any, masked: Any) -> Any:
+    """Mask every text value a secret spans when the values are read one after the other."""
+    leaves: list[tuple[int, int]] = []  # (start, end) of each text value in the joined text
+    texts: list[str] = []
+    _collect(original, texts)
+    position = 0
+    for text in texts:
+        leaves.append((position, position + len(text)))
+        position += len(text)
+    joined = "".join(texts)
+    spanned: set[int] = set()
+    for _, boundary in leaves[:-1]:  # only a secret across a boundary is left to find
+        start = max(0, boundary - SPLIT_REACH)
+        window = joined[start : boundary + SPLIT_REACH]
+        if not _may_hold_a_secret(window):
+            continue
+        for pattern in _SPLIT_SECRETS:
+            for match in pattern.finditer(window):
+                first, last = start + match.start(), start + match.end()
+                touched = [i for i, (a, b) in enumerate(leaves) if a < last and b > first]
+                if len(touched) > 1:
+                    spanned.update(touched)
+    if not spanned:
+        return masked
+    counter = iter(range(len(texts)))
+    return _replace_leaves(masked, spanned, counter)
+
+
+def _collect(value: Any, texts: list[str]) -> None:
+    if isinstance(value, str):
+        texts.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _collect(item, texts)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect(item, texts)
+
+
+def _replace_leaves(value: Any, spanned: set[int], counter: Any) -> Any:
+    if isinstance(value, str):
+        return SECRET if next(counter) in spanned else value
+    if isinstance(value, dict):
+        return {key: _replace_leaves(item, spanned, counter) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replace_leaves(item, spanned, counter) for item in value]
+    return value

@@ -1,0 +1,128 @@
+"""Secrets masked in what is shown of a call; ordinary values left as they are."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from foundry.supervision.secrets import SECRET, is_secret_name, mask_secrets, mask_text
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("https://ana:pw@example.com/x", f"https://ana:{SECRET}@example.com/x"),
+        ("Authorization: Bearer abcdefgh12345678", f"Authorization: Bearer {SECRET}"),
+        (f"push with {TOKEN} now", f"push with {SECRET} now"),
+        ("export DB_PASSWORD='hunter2' && make", f"export DB_PASSWORD='{SECRET}' && make"),
+        ("curl --user ana:hunter2 https://x", f"curl --user ana:{SECRET} https://x"),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", SECRET),
+        (base64.b64encode(f"token={TOKEN}".encode()).decode(), SECRET),
+        (base64.urlsafe_b64encode(b"ana:correct-horse").decode(), SECRET),
+    ],
+)
+def test_secrets_in_text_are_masked(text: str, shown: str) -> None:
+    assert mask_text(text) == shown
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "src/a.py",
+        "e7dddf66c0b78d6ff153c4412c1441ec6f5e1520",  # a commit
+        "3f2c1a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b",
+        "text/plain",
+        "https://example.com/a/b?page=2",
+        "grep -rn TODO src > docs/todo.txt",
+        "node_modules/some-package/dist/index.min.js",
+        base64.b64encode(bytes(range(48))).decode(),  # binary, not text
+        "Europe/Paris",
+    ],
+)
+def test_ordinary_values_are_left_alone(value: str) -> None:
+    assert mask_text(value) == value
+
+
+@pytest.mark.parametrize(
+    ("key", "secret"),
+    [
+        ("password", True),
+        ("clientSecret", True),
+        ("X-Api-Key", True),
+        ("OPENAI_API_KEY", True),
+        ("Authorization", True),
+        ("session_token", True),
+        ("path", False),
+        ("max_tokens", False),
+        ("author", False),
+        ("keyboard_layout", False),
+    ],
+)
+def test_a_name_says_secret(key: str, secret: bool) -> None:
+    assert is_secret_name(key) is secret
+
+
+def test_everything_under_a_secret_name_is_masked_and_the_rest_kept() -> None:
+    params: dict[str, Any] = {
+        "credentials": {"user": "ana", "keys": ["k1", "k2"]},
+        "user": "ana",
+        "count": 3,
+    }
+    assert mask_secrets(params) == {
+        "credentials": {"user": SECRET, "keys": [SECRET, SECRET]},
+        "user": "ana",
+        "count": 3,
+    }
+
+
+def test_a_secret_split_across_values_masks_each_part() -> None:
+    params = {"head": TOKEN[:10], "middle": {"x": TOKEN[10:20]}, "tail": [TOKEN[20:]], "n": " 7"}
+    assert mask_secrets(params) == {
+        "head": SECRET,
+        "middle": {"x": SECRET},
+        "tail": [SECRET],
+        "n": " 7",
+    }
+
+
+def test_masking_leaves_the_parameters_as_they_were() -> None:
+    params = {"password": "hunter2", "url": "https://a:b@c"}
+    mask_secrets(params)
+    assert params == {"password": "hunter2", "url": "https://a:b@c"}
+
+
+@pytest.mark.parametrize("params", [{"a": []}, {"a": ()}, {"a": [[]]}, {}, {"a": None}])
+def test_empty_values_are_shown_as_they_are(params: dict[str, Any]) -> None:
+    assert mask_secrets(params) == {
+        key: list(v) if isinstance(v, tuple) else v for key, v in params.items()
+    }
+
+
+ODD_VALUES: list[Any] = [
+    None,
+    True,
+    1.5,
+    b"\x00\xff",
+    "",
+    "-",
+    "--password",
+    ["--password"],
+    ("--token", ("x",)),
+    {1: "a", None: ["b"], "c": {"d": []}},
+    [[[["deep"]]]],
+    "\ud800",
+    "=" * 40,
+    "A" * 5000,
+]
+
+
+@pytest.mark.parametrize("value", ODD_VALUES)
+def test_odd_values_are_masked_without_an_error(value: Any) -> None:
+    shown = mask_secrets({"value": value, "password": value})
+    assert "hunter" not in str(shown)
+    if isinstance(value, str):
+        assert shown["password"] == SECRET
