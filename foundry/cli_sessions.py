@@ -31,8 +31,10 @@ async def ask_in_terminal(call: ToolCall) -> GateDecision:
     import asyncio
 
     from foundry.session.gate import GateDecision
+    from foundry.supervision.secrets import mask_secrets
 
-    question = f"\nAllow {call.name}({json.dumps(call.arguments)})? [y/N] "
+    shown = json.dumps(mask_secrets(call.arguments))  # a terminal's scrollback is kept
+    question = f"\nAllow {call.name}({shown})? [y/N] "
     answer = await asyncio.get_running_loop().run_in_executor(None, input, question)
     allowed = answer.strip().lower() in ("y", "yes")
     return GateDecision(allowed=allowed, by="human:terminal", reason="" if allowed else "refused")

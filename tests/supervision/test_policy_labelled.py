@@ -23,6 +23,7 @@ import pytest
 
 from foundry.agent.models import PolicyConfig
 from foundry.agent.templates import new_agent
+from foundry.cli_sessions import ask_in_terminal
 from foundry.llm.base import ToolCall
 from foundry.store import Store
 from foundry.store.tables import utc_now
@@ -712,7 +713,12 @@ SECRETS = [
 
 @pytest.mark.parametrize(("params", "secret", "kept"), SECRETS)
 async def test_secrets_are_masked_wherever_a_call_is_shown(
-    store: Store, workspace: Path, params: dict[str, Any], secret: str, kept: str
+    store: Store,
+    workspace: Path,
+    params: dict[str, Any],
+    secret: str,
+    kept: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     call = ToolCall(id="c1", name="web.fetch", arguments=params)
     gate = SupervisedGate(store, EVERYTHING_TO_A_PERSON, "worker", "s1", workspace, notify)
@@ -729,12 +735,24 @@ async def test_secrets_are_masked_wherever_a_call_is_shown(
         "supervisor": gate._view_of(call).params,
         "inbox": redact_params(params),
         "inbox tree": [node.__dict__ for node in param_tree(params, show_content=False)],
+        "inbox tree, content shown": [
+            node.__dict__ for node in param_tree(params, show_content=True)
+        ],
+        "terminal prompt": await asked_in_terminal(call, monkeypatch),
         "content shown": redact_params(params, expose_content=True),
     }
     for where, view in shown.items():
         text = json.dumps(view, default=str)
         assert secret not in text, where
         assert kept in text, where
+
+
+async def asked_in_terminal(call: ToolCall, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The question `foundry chat` prints at the terminal for a call a person decides."""
+    asked: list[str] = []
+    monkeypatch.setattr("builtins.input", lambda question: asked.append(question) or "n")
+    await ask_in_terminal(call)
+    return asked[0]
 
 
 def test_a_file_url_password_stays_out_of_the_reason_a_person_reads() -> None:

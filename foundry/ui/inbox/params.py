@@ -27,9 +27,9 @@ class ParamNode:
 
 
 def param_tree(params: dict[str, Any], show_content: bool) -> list[ParamNode]:
-    """The parameters as tree rows; without `show_content`, content reads as the supervisor
-    sees it: its type, size and hash, never its text."""
-    shown = params if show_content else redact_params(params)
+    """The parameters as tree rows, secrets masked; without `show_content`, content reads as
+    the supervisor sees it: its type, size and hash, never its text."""
+    shown = redact_params(params, expose_content=show_content)
     return [_node(str(key), value) for key, value in shown.items()]
 
 
