@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from foundry.agent.models import PolicyConfig
     from foundry.store import Store
     from foundry.supervision.l1 import L1Supervisor
+    from foundry.supervision.paths import ServerPlace
     from foundry.supervision.policy_check import CallToCheck, CheckedCall, PolicyChecker
 
 
@@ -67,7 +68,7 @@ def _policy_of(document: AgentDocument | None) -> PolicyConfig:
     return config
 
 
-def _server_folders(document: AgentDocument | None) -> dict[str, Path | None] | None:
+def _server_folders(document: AgentDocument | None) -> dict[str, ServerPlace] | None:
     """Where the agent's servers run; without an agent, every tool runs in the workspace."""
     from foundry.supervision.paths import server_folders
 

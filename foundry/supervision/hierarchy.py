@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -25,7 +24,7 @@ from foundry.store import GrantRecord, Store
 from foundry.supervision.inbox import POLL_S, HumanInbox, Notify
 from foundry.supervision.injection import InjectionSignal, find_injection
 from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
-from foundry.supervision.paths import CallPaths, ServerFolders
+from foundry.supervision.paths import CallPaths, ServerFolders, ServerPlaces
 from foundry.supervision.policy import PolicyDecision, PolicyEngine, conditions_hold
 from foundry.supervision.redaction import redact_params
 from foundry.supervision.tracing import KeepTrace, ResolvedLevel, later_trace, store_trace
@@ -95,7 +94,7 @@ class SupervisedGate:
         ask: AskUser | None = None,
         expose_content: bool = False,
         poll_s: float = POLL_S,
-        server_folders: Mapping[str, Path | None] | None = None,
+        server_folders: ServerPlaces | None = None,
         policy_engine: PolicyEngine | None = None,
         keep_trace: KeepTrace | None = None,
     ) -> None:

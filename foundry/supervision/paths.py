@@ -11,11 +11,13 @@ substitution cannot be judged. A path with percent-escapes (`..%2f`) or spaces a
 twice: as written, and decoded and trimmed, as a server may read it after it was judged.
 
 Resolving: `~` is expanded, a relative path is joined to the folder the tool's server really runs
-in, and symlinks are followed through the deepest part that exists. A path is *unresolvable* when
-it cannot be judged: a NUL or control character, a `file:` URL with a `?` or `#`, text that is
-not valid Unicode, more than 4096 characters or a name over 255 bytes, a `..` that would land
-elsewhere once symlinks are followed than it does on paper, a symlink loop, or a server whose
-working folder is unknown. An unresolvable path never lies within anything.
+in, and to each folder its command line names (where a filesystem server takes it from), each
+reading judged, and symlinks are followed through the deepest part that exists. A path is
+*unresolvable* when it cannot be judged: a NUL or control character, a `file:` URL with a `?` or
+`#`, text that is not valid Unicode, more than 4096 characters or a name over 255 bytes, a `..`
+that would land elsewhere once symlinks are followed than it does on paper, a symlink loop, a
+name that does not exist but has a twin in another Unicode form, or a server whose working
+folder is unknown. An unresolvable path never lies within anything.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import re
 import shlex
 import stat
 import threading
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +49,11 @@ MAX_DEPTH = 12
 MAX_VALUES = 10_000  # strings and containers visited in one call's parameters
 
 T = TypeVar("T")
+# Where a server takes relative paths from: the folder it runs in, then the folders its command
+# line names (the reference filesystem server joins a relative path to the first of those);
+# None when unknown (a remote server).
+ServerPlace = Path | tuple[Path, ...] | None
+ServerPlaces = Mapping[str, ServerPlace]
 
 PATH_NAMES = frozenset(
     {
@@ -161,7 +169,27 @@ def resolve_path(raw: str, folder: Path | str | None) -> str:
         raise UnresolvablePath("a `..` after a symbolic link points somewhere else than it reads")
     if _in_a_loop(real):
         raise UnresolvablePath("it runs into a symbolic link loop")
+    if not text.isascii():
+        _refuse_unicode_twins(real)
     return os.path.normcase(real)
+
+
+def _refuse_unicode_twins(real: str) -> None:
+    """A name that does not exist but has a twin in another Unicode form (`cafe\u0301` beside
+    `caf\u00e9`) cannot be judged: a server may take the twin, and a link there leads anywhere."""
+    parent = os.path.dirname(real)
+    while parent != real and not os.path.lexists(real):
+        name = os.path.basename(real)
+        if not name.isascii():
+            with contextlib.suppress(OSError):
+                twins = [n for n in os.listdir(parent) if n != name and _same_text(n, name)]
+                if twins:
+                    raise UnresolvablePath(f"it names {twins[0]!r} in another Unicode form")
+        real, parent = parent, os.path.dirname(parent)
+
+
+def _same_text(one: str, other: str) -> bool:
+    return unicodedata.normalize("NFC", one) == unicodedata.normalize("NFC", other)
 
 
 def _in_a_loop(real: str) -> bool:
@@ -414,9 +442,13 @@ class ServerFolders:
     map does not list, or lists as None (a remote server), has an unknown working folder.
     """
 
-    def __init__(self, project_root: Path, folders: Mapping[str, Path | None] | None = None):
+    def __init__(self, project_root: Path, folders: ServerPlaces | None = None):
         self._root = Path(os.path.abspath(project_root))
-        self._folders = dict(folders) if folders is not None else None
+        self._folders = (
+            {name: _as_bases(place) for name, place in folders.items()}
+            if folders is not None
+            else None
+        )
         self._decision = threading.local()
 
     def one_decision(self) -> _OneDecision:
@@ -445,8 +477,13 @@ class ServerFolders:
         return resolved if relative.startswith("..") else relative
 
     def folder_of(self, tool: str) -> Path | None:
+        """The folder the tool's server runs in (None: unknown)."""
+        bases = self._bases_of(tool)
+        return None if bases is None else bases[0]
+
+    def _bases_of(self, tool: str) -> tuple[Path, ...] | None:
         if self._folders is None:
-            return self._root
+            return (self._root,)
         servers = (name for name in self._folders if tool.startswith(name + "."))
         server = max(servers, key=len, default=None)
         return None if server is None else self._folders[server]
@@ -461,10 +498,16 @@ class ServerFolders:
         linked = self._remembered(
             ("linked", id(params), folder), lambda: self._linked(search, folder)
         )
+        others = (self._bases_of(tool) or ())[1:]
         seen: dict[tuple[str, str], FoundPath] = {}
         for where, raw in readings([*named, *search.found, *linked]):
             if (where, raw) not in seen:
                 seen[where, raw] = self._resolved(where, raw, folder)
+            if others and _is_relative(raw):
+                for base in others:  # judged wherever the server may take it from
+                    from_base = self._resolved(f"{where} (from {base})", raw, base)
+                    if from_base.resolved != seen[where, raw].resolved:
+                        seen[from_base.where, raw] = from_base
         return CallPaths(paths=tuple(seen.values()), problem=search.problem)
 
     def _linked(self, search: _Search, folder: Path | None) -> list[tuple[str, str]]:
@@ -531,13 +574,41 @@ def _found(where: str, raw: str, folder: Path | None) -> FoundPath:
 
 def server_folders(
     servers: Mapping[str, McpServerConfig], base_dir: Path
-) -> dict[str, Path | None]:
-    """Where each of an agent's MCP servers runs: a stdio server in its `cwd` (relative to the
-    agent's folder) or the agent's folder, as the tool host starts it; a remote or internal one
-    in a folder nobody here knows (None)."""
-    return {
-        name: (base_dir / config.cwd if config.cwd else base_dir)
-        if isinstance(config, StdioServer)
-        else None
-        for name, config in servers.items()
-    }
+) -> dict[str, ServerPlace]:
+    """Where each of an agent's MCP servers takes relative paths from: a stdio server from its
+    `cwd` (relative to the agent's folder) or the agent's folder, as the tool host starts it,
+    and from the folders its arguments name; a remote or internal one from a folder nobody here
+    knows (None)."""
+    places: dict[str, ServerPlace] = {}
+    for name, config in servers.items():
+        if isinstance(config, StdioServer):
+            folder = base_dir / config.cwd if config.cwd else base_dir
+            places[name] = (folder, *_folders_named(config.args, folder))
+        else:
+            places[name] = None
+    return places
+
+
+def _folders_named(args: Sequence[str], folder: Path) -> list[Path]:
+    """The existing folders a command line names (`/data`, `--root=/data`), as its program
+    would read them from `folder`."""
+    named = []
+    for arg in args:
+        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        if not value or value.startswith("-") or "\0" in value:
+            continue
+        path = folder / os.path.expanduser(value)
+        with contextlib.suppress(OSError, ValueError):
+            if path.is_dir() and path not in named:
+                named.append(path)
+    return named
+
+
+def _as_bases(place: ServerPlace) -> tuple[Path, ...] | None:
+    return place if place is None or isinstance(place, tuple) else (place,)
+
+
+def _is_relative(raw: str) -> bool:
+    """Whether a path is taken from a folder (not absolute, not a file URL, not from home)."""
+    text = raw.strip()
+    return text[:5].lower() != "file:" and not os.path.isabs(os.path.expanduser(text))

@@ -17,7 +17,7 @@ import re
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -32,6 +32,7 @@ from foundry.agent.models import (
 )
 from foundry.supervision.paths import (
     ServerFolders,
+    ServerPlaces,
     UnresolvablePath,
     is_path_name,
     readings,
@@ -334,7 +335,7 @@ class PolicyEngine:
         config: PolicyConfig,
         project_root: Path,
         clock: Callable[[], float] = time.monotonic,
-        server_folders: Mapping[str, Path | None] | None = None,
+        server_folders: ServerPlaces | None = None,
     ) -> None:
         self._clock = clock
         self._root = os.path.abspath(project_root)
@@ -460,7 +461,7 @@ def conditions_hold(
     params: dict[str, Any],
     project_root: Path,
     tool: str = "*",
-    server_folders: Mapping[str, Path | None] | None = None,
+    server_folders: ServerPlaces | None = None,
 ) -> bool:
     """Whether every condition holds for a call of `tool` with these parameters (the `all` of a
     rule, on its own)."""

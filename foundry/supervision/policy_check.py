@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from foundry.session.events import EventBody, ToolCallDecided, event_body
 from foundry.store import Store
 from foundry.supervision.hierarchy import RouteLevel, RouteOutcome, SupervisedGate
 from foundry.supervision.l1 import L1Supervisor
+from foundry.supervision.paths import ServerPlaces
 from foundry.supervision.policy import PolicyEngine
 
 HUMAN_PREFIXES = ("human:", "api:", "timeout")
@@ -67,7 +68,7 @@ class PolicyChecker:
         store: Store,
         config: PolicyConfig,
         workspace: Path,
-        server_folders: Mapping[str, Path | None] | None = None,
+        server_folders: ServerPlaces | None = None,
         supervisor: L1Supervisor | None = None,
         compiled: PolicyEngine | None = None,
     ) -> None:
@@ -249,7 +250,7 @@ def what_if(
     config: PolicyConfig,
     workspace: Path,
     calls: list[CallToCheck],
-    server_folders: Mapping[str, Path | None] | None = None,
+    server_folders: ServerPlaces | None = None,
 ) -> list[CheckedCall]:
     """Decide `calls` under `config` (compiled once into `compiled`, nothing counted from one
     what-if to the next) on this thread, in an event loop of its own, without the L1

@@ -344,12 +344,11 @@ def test_arguments(shared: SharedGateway, store: Store, case: Case) -> None:
     assert not (shared.place.outside / "written.txt").exists()
 
 
-# Paths the policy judges otherwise than the reference server resolves them. A relative path: the
-# server joins it to its first allowed folder (here the workspace's parent), the policy to the
-# folder the server runs in (the workspace). A name in another Unicode form (NFD `cafe\u0301`):
+# Paths a server may read otherwise than they are written. A relative path: the reference server
+# joins it to its first allowed folder (here the workspace's parent), not to the folder it runs
+# in (the workspace); the policy judges both. A name in another Unicode form (NFD `cafe\u0301`):
 # the server, finding no such name, takes the NFC one (`caf\u00e9`, a symlink out of the
-# workspace), the policy a new path inside. Holes in the policy (foundry/supervision/paths.py),
-# not the gateway's to fix: these cases pass once the policy no longer allows them.
+# workspace); the policy cannot judge such a name.
 POLICY_ESCAPES = [
     Case("denied", "fs__read_text_file", read(_path("cafe\u0301", "secret.md"))),  # NFD
     Case("denied", "fs__read_text_file", read(lambda p: "notes.md")),
@@ -358,7 +357,6 @@ POLICY_ESCAPES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="the policy resolves these paths unlike the server")
 @pytest.mark.parametrize("case", POLICY_ESCAPES, ids=lambda c: f"{c.label}:{c.name}")
 def test_paths_are_judged_where_the_server_resolves_them(
     shared: SharedGateway, store: Store, case: Case

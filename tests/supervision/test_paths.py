@@ -186,11 +186,43 @@ def test_server_folders_follow_the_agents_mcp_servers(project: Path) -> None:
         "remote": adapter.validate_python({"type": "sse", "url": "http://127.0.0.1:9/sse"}),
     }
     assert server_folders(servers, project) == {
-        "root": Path("/"),
-        "data": project / "data",
-        "plain": project,
+        "root": (Path("/"),),
+        "data": (project / "data",),
+        "plain": (project,),
         "remote": None,
     }
+
+
+def test_a_relative_path_is_judged_from_every_folder_its_server_may_take_it_from(
+    project: Path,
+) -> None:
+    """The reference filesystem server joins a relative path to the first folder its command
+    line names, not to the folder it runs in: both readings are judged."""
+    (project / "data").mkdir(exist_ok=True)
+    adapter: TypeAdapter[McpServerConfig] = TypeAdapter(McpServerConfig)
+    server = adapter.validate_python({"command": "x", "args": ["--root=..", "-y", "notes.md"]})
+    places = server_folders({"fs": server}, project / "data")
+    assert places == {"fs": (project / "data", project / "data" / "..")}
+    folders = ServerFolders(project, places)
+    found = folders.paths_of("fs.read", {"path": "a.txt"})
+    assert [p.resolved for p in found.paths] == [
+        str((project / "data" / "a.txt").resolve()),
+        str((project / "a.txt").resolve()),
+    ]
+    assert not found.all_within(str((project / "data").resolve()))
+    absolute = folders.paths_of("fs.read", {"path": str(project / "data" / "a.txt")})
+    assert len(absolute.paths) == 1  # an absolute path reads the same from anywhere
+
+
+def test_a_name_with_a_twin_in_another_unicode_form_cannot_be_judged(project: Path) -> None:
+    outside = project.parent / "elsewhere"
+    outside.mkdir(exist_ok=True)
+    (project / "caf\u00e9").symlink_to(outside, target_is_directory=True)  # NFC
+    with pytest.raises(UnresolvablePath, match="another Unicode form"):
+        resolve_path("cafe\u0301/secret.md", project)  # NFD: a server may take the link
+    assert resolve_path("caf\u00e9-new/a.md", project) == str(
+        project.resolve() / "caf\u00e9-new/a.md"
+    )
 
 
 # --- the policy judges every path (finding 1) ----------------------------------------------------
