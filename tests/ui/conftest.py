@@ -13,10 +13,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import qasync
 from PySide6.QtWidgets import QApplication, QWidget
+from pytestqt.qtbot import QtBot
 
 from foundry.runtime.engine import Engine
 from foundry.store import Store
 from foundry.ui.bridge import EngineBridge
+from foundry.ui.main_window import MainWindow
 
 DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
@@ -30,6 +32,16 @@ def save_screenshot(widget: QWidget, tmp_path: Path, name: str) -> Path:
         DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         assert widget.grab().save(str(DOCS_SCREENSHOTS / name))
     return target
+
+
+def shown_main_window(qtbot: QtBot, bridge: EngineBridge, size: tuple[int, int]) -> MainWindow:
+    """The app's main window, shown at `size` (width, height) on the offscreen screen."""
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor
 
-from .conftest import save_screenshot
+from .conftest import save_screenshot, shown_main_window
 from .test_editor import make_agent, open_editor, save
 
 pytestmark = pytest.mark.usefixtures("gui_loop")
@@ -170,13 +170,8 @@ def test_the_providers_list_shows_whole_names_in_the_main_window(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
     from foundry.agent.document import read_agent
-    from foundry.ui.main_window import MainWindow
 
-    window = MainWindow(bridge)
-    qtbot.addWidget(window)
-    window.resize(1280, 800)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_main_window(qtbot, bridge, (1280, 800))
     editor = window.agent_created(read_agent(make_agent(tmp_path / "listed")))
     editor.show_section("Providers")
     listing = editor.providers.providers

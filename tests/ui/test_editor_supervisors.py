@@ -16,7 +16,7 @@ from foundry.agent.models import Agent
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor
 
-from .conftest import save_screenshot
+from .conftest import save_screenshot, shown_main_window
 from .test_editor import make_agent, open_editor, problem_lines, save
 
 pytestmark = pytest.mark.usefixtures("gui_loop")
@@ -237,13 +237,8 @@ def test_each_supervisor_form_fits_its_pane_in_the_main_window(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path, size: tuple[int, int]
 ) -> None:
     from foundry.agent.templates import create_agent, new_agent
-    from foundry.ui.main_window import MainWindow
 
-    window = MainWindow(bridge)
-    qtbot.addWidget(window)
-    window.resize(*size)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_main_window(qtbot, bridge, size)
     editor = window.agent_created(create_agent(tmp_path / "fits", new_agent("Fits")))
     editor.show_section("Supervisors")
     for kind in ("guardian", "agent", "collection", "architect"):

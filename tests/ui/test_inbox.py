@@ -36,7 +36,7 @@ from foundry.ui.inbox.feed import ApprovalFeed
 from foundry.ui.inbox.model import Column
 
 from ..runtime.conftest import write_agent
-from .conftest import save_screenshot
+from .conftest import save_screenshot, shown_main_window
 
 pytestmark = pytest.mark.usefixtures("gui_loop")
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -715,13 +715,7 @@ def every_column_in_view(table: QTableView) -> bool:
 def test_the_inbox_list_shows_every_column_in_the_main_window(
     qtbot: QtBot, bridge: EngineBridge, size: tuple[int, int]
 ) -> None:
-    from foundry.ui.main_window import MainWindow
-
-    window = MainWindow(bridge)
-    qtbot.addWidget(window)
-    window.resize(*size)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_main_window(qtbot, bridge, size)
     window.show_inbox()
     qtbot.waitUntil(window.inbox.isVisible)
     inbox = window.inbox
@@ -737,13 +731,7 @@ def test_the_inbox_list_shows_every_column_in_the_main_window(
 def test_the_inbox_list_keeps_every_column_when_the_window_narrows(
     qtbot: QtBot, bridge: EngineBridge
 ) -> None:
-    from foundry.ui.main_window import MainWindow
-
-    window = MainWindow(bridge)
-    qtbot.addWidget(window)
-    window.resize(1440, 900)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_main_window(qtbot, bridge, (1440, 900))
     window.show_inbox()
     qtbot.waitUntil(window.inbox.isVisible)
     assert every_column_in_view(window.inbox.pending_table)
@@ -758,13 +746,7 @@ def test_the_inbox_list_keeps_every_column_when_the_window_narrows(
 def test_the_parameters_of_an_approval_are_shown_whole_in_the_main_window(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
-    from foundry.ui.main_window import MainWindow
-
-    window = MainWindow(bridge)
-    qtbot.addWidget(window)
-    window.resize(1280, 800)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_main_window(qtbot, bridge, (1280, 800))
     window.show_inbox()
     params = {"path": "notes/today.md", "content": "hello", "mode": "append"}
     approval = remote_approval(bridge.engine.store, params=params)
@@ -784,14 +766,9 @@ def test_the_parameters_of_an_approval_are_shown_whole_in_the_main_window(
 def test_the_window_shows_the_pending_count_and_links_to_the_session(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
-    from foundry.ui.main_window import MainWindow
     from foundry.ui.session_view import SessionView
 
-    window = MainWindow(bridge)
-    qtbot.addWidget(window)
-    window.resize(1360, 800)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_main_window(qtbot, bridge, (1360, 800))
     opening = asyncio.ensure_future(window.open_agent(asking_agent(tmp_path / "windowed")))
     qtbot.waitUntil(opening.done, timeout=20000)
     session = window.tabs.currentWidget()

@@ -11,10 +11,9 @@ from pytestqt.qtbot import QtBot
 
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor
-from foundry.ui.main_window import MainWindow
 from foundry.ui.session_view import SessionView
 
-from .conftest import save_screenshot
+from .conftest import save_screenshot, shown_main_window
 from .test_inbox import CTRL_SHIFT, asking_agent, key
 
 pytestmark = pytest.mark.usefixtures("gui_loop")
@@ -23,11 +22,7 @@ pytestmark = pytest.mark.usefixtures("gui_loop")
 def test_make_a_rule_from_an_approval_opens_the_policy_with_the_rule_above_the_one_that_asked(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
-    window = MainWindow(bridge)
-    qtbot.addWidget(window)
-    window.resize(1360, 860)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_main_window(qtbot, bridge, (1360, 860))
     agent = asking_agent(tmp_path / "asker")
     before = (agent / "tsagent.json").read_text()
     opening = asyncio.ensure_future(window.open_agent(agent))
