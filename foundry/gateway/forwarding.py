@@ -14,6 +14,7 @@ from foundry.llm.base import ToolCall
 from foundry.session.events import EventBody, ToolCallDecided, ToolCallFinished
 from foundry.session.gate import ApprovalGate, GateDecision
 from foundry.supervision.guardian import GuardianSupervisor
+from foundry.supervision.tracing import KeepTrace, later_trace
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.host import ServerStatus, ToolHost, ToolResult
 
@@ -33,6 +34,10 @@ class ToolSession:
     record: Record
     owns_host: bool = True
     guardian: GuardianSupervisor | None = None
+    agent_id: str = ""
+    keep_trace: KeepTrace | None = (
+        None  # traces the refusals made before the gate (it traces its own)
+    )
     _calls: int = 0
     _arguments: ArgumentCheck = field(default_factory=ArgumentCheck)
     _restarting: dict[str, asyncio.Task[None]] = field(default_factory=dict)
@@ -51,12 +56,13 @@ class ToolSession:
         self._calls += 1
         call = ToolCall(id=f"gateway-{self._calls}", name=name, arguments=arguments)
         tool = next((t for t in self.tools() if t.name == name), None)
-        if tool is None:  # nothing to decide: only offered tools run, and no one is asked
-            decision = _refused(self._not_offered(name))
-        elif (problem := self._arguments.problem(tool, arguments)) is not None:
-            decision = _refused(problem)
+        refusal = self._refusal(tool, call)
+        if refusal is not None:
+            self._trace_refusal(call, refusal)
+            decision = refusal
         else:
-            decision = self._guarded(call) or await self.gate.review(call, tool.permission_required)
+            assert tool is not None  # a call of no offered tool is refused
+            decision = await self.gate.review(call, tool.permission_required)
         if decision.arguments is not None:  # a person edited them before approving
             call = call.model_copy(update={"arguments": decision.arguments})
         self._record(
@@ -97,6 +103,32 @@ class ToolSession:
         self._recording.discard(recording)
         if not recording.cancelled():
             recording.exception()  # retrieved: the journal has logged it
+
+    def _refusal(self, tool: ToolInfo | None, call: ToolCall) -> GateDecision | None:
+        """A call refused before the gate: a tool not on offer (nothing to decide, no one is
+        asked), arguments its schema refuses, or parameters the guardian blocks."""
+        if tool is None:
+            return _refused(self._not_offered(call.name))
+        problem = self._arguments.problem(tool, call.arguments)
+        return _refused(problem) if problem is not None else self._guarded(call)
+
+    def _trace_refusal(self, call: ToolCall, refusal: GateDecision) -> None:
+        """In the decision trail, as the gate's decisions are: the audit export covers it."""
+        if self.keep_trace is None:
+            return
+        by_policy = refusal.by.startswith("policy:")
+        self.keep_trace(
+            later_trace(
+                session_id=self.session_id,
+                agent_id=self.agent_id,
+                tool=call.name,
+                params=call.arguments,
+                decision="deny",
+                level="policy" if by_policy else "supervisor",
+                resolved_by=refusal.by,
+                reasoning=refusal.reason,
+            )
+        )
 
     def _guarded(self, call: ToolCall) -> GateDecision | None:
         """The guardian's refusal of parameters holding blocked text, before anyone is asked.

@@ -252,7 +252,16 @@ class Engine:
              if isinstance(entry, GuardianSupervisorEntry) and entry.enabled),
             None,
         )  # fmt: skip
-        return ToolSession(record.id, host, gate, emit, owns_host=owns_host, guardian=guardian)
+        return ToolSession(
+            record.id,
+            host,
+            gate,
+            emit,
+            owns_host=owns_host,
+            guardian=guardian,
+            agent_id=name,
+            keep_trace=self._journal.keep,
+        )
 
     async def reopen_session(
         self,

@@ -117,6 +117,33 @@ async def test_a_refused_call_never_reaches_the_server_while_recording_is_held_u
     assert [event.payload["is_error"] for event in finished] == [True, False, False, True, True]
 
 
+async def test_calls_refused_before_the_gate_are_in_the_decision_trail(
+    tmp_path: Path, engine: Engine
+) -> None:
+    """No tool of that name, arguments its schema refuses, blocked text: each is traced as the
+    gate's decisions are, so the audit export holds it (parameters redacted)."""
+    guardian = {"type": "guardian", "id": "guardian", "config": {"blockKeywords": ["DROP TABLE"]}}
+    agent = upstream_agent(tmp_path / "agent", guardian)
+    async with tool_session(engine, agent) as session:
+        calls = [
+            ("up.nothing", {}),
+            ("up.say", {"text": 42}),
+            ("up.say", {"text": "drop table users; password=hunter2"}),
+        ]
+        results = [await on_engine(engine, session.call(name, args)) for name, args in calls]
+        await on_engine(engine, session.settle())
+    assert all(result.is_error for result in results)
+    traces = list(reversed(engine.store.traces.list()))
+    assert [(t.tool, t.decision, t.resolved_level, t.resolved_by) for t in traces] == [
+        ("up.nothing", "deny", "policy", "policy:gateway"),
+        ("up.say", "deny", "policy", "policy:gateway"),
+        ("up.say", "deny", "supervisor", "supervisor:guardian"),
+    ]
+    assert {t.session_id for t in traces} == {session.session_id}
+    assert "hunter2" not in json.dumps([t.params for t in traces])
+    assert "no tool named 'up.nothing'" in (traces[0].reasoning or "")
+
+
 class RawClient:
     """An MCP client speaking JSON-RPC lines to a `foundry gateway` process it started."""
 
