@@ -225,13 +225,14 @@ class _PathPatternCondition:
     def _leads_to(
         self, tool: str, params: dict[str, Any], named: list[tuple[str, str]]
     ) -> list[str | None]:
-        """Where each named path (and its decoded reading) leads; None: it cannot be judged."""
-        wanted = set(readings(named))
+        """Where each named path (its decoded reading, and from each folder its server may take
+        it from) leads; None: it cannot be judged."""
+        wanted = {raw for _, raw in readings(named)}
         found = self.folders.paths_of(tool, params, named).paths
         return [
             None if p.resolved is None else self.folders.within_project(p.resolved)
             for p in found
-            if (p.where, p.raw) in wanted
+            if p.raw in wanted
         ]
 
     def describe(self) -> str:

@@ -214,6 +214,26 @@ def test_a_relative_path_is_judged_from_every_folder_its_server_may_take_it_from
     assert len(absolute.paths) == 1  # an absolute path reads the same from anywhere
 
 
+def test_an_allow_rule_on_path_text_holds_for_every_folder_a_relative_path_is_taken_from(
+    project: Path,
+) -> None:
+    starts_in_src = rules(
+        {
+            "name": "src-reads",
+            "tool": "fs.read",
+            "when": {"all": [{"param": "path", "op": "starts_with", "value": "src/"}]},
+            "action": "allow",
+        },
+        {"name": "the-rest", "tool": "*", "action": "deny"},
+    )
+    one_place = PolicyEngine(starts_in_src, project, server_folders={"fs": project})
+    assert one_place.decide("a", "fs.read", {"path": "src/a.py"}).action == "allow"
+    two_places = {"fs": (project, project / "escape")}  # a server given a folder outside
+    engine = PolicyEngine(starts_in_src, project, server_folders=two_places)
+    assert engine.decide("a", "fs.read", {"path": "src/a.py"}).action == "deny"
+    assert engine.decide("a", "fs.read", {"path": str(project / "src/a.py")}).action == "allow"
+
+
 def test_a_name_with_a_twin_in_another_unicode_form_cannot_be_judged(project: Path) -> None:
     outside = project.parent / "elsewhere"
     outside.mkdir(exist_ok=True)
