@@ -62,6 +62,23 @@ class _Client:
         self.known.update(names)
 
 
+class _ToolsChangeServer(Server[Any]):
+    """The SDK's server, saying on every transport that it tells clients when its tools change
+    (the SDK's HTTP sessions are initialized with its defaults, which say it does not)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> Any:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
 class Gateway:
     """The MCP handlers, served on the engine's loop; the first client uses `first`, later ones
     (over HTTP) sessions of their own on the same running servers."""
@@ -72,7 +89,7 @@ class Gateway:
         self._agent = agent
         self._clients: dict[str, _Client] = {}
         self._told: set[asyncio.Future[None]] = set()
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = _ToolsChangeServer(
             "foundry-gateway",
             version=__version__,
             instructions=f"Tools of the agent {agent_name!r}, each call supervised by Foundry.",
@@ -99,7 +116,7 @@ class Gateway:
                 self._told = {task for task in self._told if not task.done()}
 
     def options(self) -> Any:
-        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+        return self.server.create_initialization_options()
 
     async def aclose(self) -> None:
         for client in self._clients.values():

@@ -78,6 +78,13 @@ async def test_two_clients_over_http_are_two_recorded_sessions(http_gateway: str
         store.close()
 
 
+async def test_http_clients_are_told_that_tool_list_changes_are_sent(http_gateway: str) -> None:
+    async with http_client(http_gateway) as client:
+        capabilities = client.server_capabilities
+    assert capabilities is not None and capabilities.tools is not None
+    assert capabilities.tools.list_changed
+
+
 async def recorded_decisions(store: Store, expected: list[int]) -> list[int]:
     """The gateway sessions' numbers of decided calls, once they are `expected` (or after 10 s)."""
     deadline = time.monotonic() + 10
