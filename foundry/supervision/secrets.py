@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import functools
 import itertools
 import re
 from typing import Any
 
 SECRET = "[secret]"
-SPLIT_REACH = 600  # characters either side of where one value meets the next
 
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 SECRET_WORDS = frozenset(
@@ -71,7 +71,8 @@ _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")
 
 
 def _may_hold_a_secret(text: str) -> bool:
-    return _HINT.search(text.lower()) is not None or _LONG_RUN.search(text) is not None
+    """Whether any pattern but the base64 one may match."""
+    return _HINT.search(text.lower()) is not None
 
 
 @functools.lru_cache(maxsize=4096)  # a few names come again and again: path, content, ...
@@ -84,11 +85,10 @@ def is_secret_name(key: str) -> bool:
 
 def mask_text(text: str) -> str:
     """The text with every secret it shows replaced by [secret]."""
-    if not _may_hold_a_secret(text):
-        return text
-    for pattern in _TEXT_SECRETS:
-        text = pattern.sub(_keep_before_secret, text)
-    return _BASE64.sub(_masked_if_secret, text) if len(text) >= 16 else text
+    if _may_hold_a_secret(text):
+        for pattern in _TEXT_SECRETS:
+            text = pattern.sub(_keep_before_secret, text)
+    return _BASE64.sub(_masked_if_secret, text) if _LONG_RUN.search(text) else text
 
 
 @functools.lru_cache(maxsize=4096)
@@ -152,26 +152,19 @@ def _secret_option(item: Any) -> bool:
 
 def _mask_split_secrets(original: Any, masked: Any) -> Any:
     """Mask every text value a secret spans when the values are read one after the other."""
-    leaves: list[tuple[int, int]] = []  # (start, end) of each text value in the joined text
     texts: list[str] = []
     _collect(original, texts)
-    position = 0
-    for text in texts:
-        leaves.append((position, position + len(text)))
-        position += len(text)
+    starts = list(itertools.accumulate((len(text) for text in texts), initial=0))
     joined = "".join(texts)
+    if len(texts) < 2 or not _may_hold_a_secret(joined):
+        return masked
     spanned: set[int] = set()
-    for _, boundary in leaves[:-1]:  # only a secret across a boundary is left to find
-        start = max(0, boundary - SPLIT_REACH)
-        window = joined[start : boundary + SPLIT_REACH]
-        if not _may_hold_a_secret(window):
-            continue
-        for pattern in _SPLIT_SECRETS:
-            for match in pattern.finditer(window):
-                first, last = start + match.start(), start + match.end()
-                touched = [i for i, (a, b) in enumerate(leaves) if a < last and b > first]
-                if len(touched) > 1:
-                    spanned.update(touched)
+    for pattern in _SPLIT_SECRETS:  # one pass over all the text: linear in its length
+        for match in pattern.finditer(joined):
+            first = bisect.bisect_right(starts, match.start()) - 1
+            last = bisect.bisect_left(starts, match.end()) - 1
+            if last > first:  # across the end of a value
+                spanned.update(i for i in range(first, last + 1) if starts[i] < starts[i + 1])
     if not spanned:
         return masked
     counter = iter(range(len(texts)))
