@@ -6,8 +6,8 @@ commits). The first subscriber starts one watcher thread per store:
 
 - PostgreSQL: `LISTEN foundry_approvals` on a connection of its own; a lost connection is opened
   again (every subscriber is told once then, since a change may have been missed meanwhile).
-- SQLite: the database file and its write-ahead log are looked at (`os.stat`, a few microseconds)
-  every 10 ms; the counter is read when either changed, and every 250 ms whatever they say.
+- SQLite: the counter is read when the database file or its write-ahead log is written (the
+  kernel tells, file_watch.py), and every 250 ms whatever the watch says.
 
 A change committed through this store's own repositories tells the subscribers straight after the
 commit, without waiting for the watcher. Subscribers are called on whichever thread saw the change
@@ -19,23 +19,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import sqlite3
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 import sqlalchemy as sa
 
+from foundry.store.file_watch import FileWatch, Seen, watching
 from foundry.store.tables import StoreChangeRecord
 
 log = logging.getLogger(__name__)
 
 APPROVALS = "approvals"
 CHANNEL = "foundry_approvals"
-FILE_LOOK_S = 0.01  # how often SQLite's files are looked at
 COUNTER_LOOK_S = 0.25  # how often SQLite's counter is read when the files seem unchanged
+RECHECK_S = 0.01  # when the files were written but the counter had not moved
 RECONNECT_S = 1.0
 MINE_KEPT = 1000  # at most: a watcher reads the counter every 250 ms at the latest
 LISTEN_WAIT_S = 5.0  # how long a first subscriber waits for PostgreSQL to listen
@@ -61,6 +60,7 @@ class ApprovalChanges:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._mine: set[int] = set()  # versions this store made that the watcher has not seen
+        self._file_watch: FileWatch | None = None
 
     def commit(self, session: Any, committed: Callable[[], None] | None = None) -> None:
         """Commit `session`'s transaction, which changes approvals, with the counter bumped in
@@ -139,6 +139,8 @@ class ApprovalChanges:
     def close(self) -> None:
         """Stop watching (the store is closing)."""
         self._stop.set()
+        if self._file_watch is not None:
+            self._file_watch.stop()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=2 * RECONNECT_S)
@@ -200,45 +202,34 @@ class ApprovalChanges:
 
     def _watch_sqlite(self, seen_version: int) -> None:
         path = str(self._engine.url.database)
-        files = (path, f"{path}-wal")
-        seen_files = _signature(files)
-        read_at = time.monotonic()
         connection: sqlite3.Connection | None = None
-        try:
-            while not self._stop.wait(FILE_LOOK_S):
-                now_files = _signature(files)
-                if now_files == seen_files and time.monotonic() - read_at < COUNTER_LOOK_S:
-                    continue
-                seen_files, read_at = now_files, time.monotonic()
-                try:
-                    connection = connection or sqlite3.connect(path, timeout=1)
-                    version = _read_version(connection)
-                except sqlite3.Error as error:
-                    log.debug("cannot read the store's change counter: %s", error)
-                    _close(connection)
-                    connection = None
-                    continue
-                if version != seen_version and (
-                    version - seen_version > MINE_KEPT
-                    or self._theirs(range(seen_version + 1, version + 1))
-                ):
-                    self._tell()
-                seen_version = version
-        finally:
-            _close(connection)
-
-
-def _signature(files: tuple[str, ...]) -> tuple[tuple[int, int, int], ...]:
-    """What changes in a file when SQLite commits to it: its inode, size and modification time."""
-    marks = []
-    for name in files:
-        try:
-            status = os.stat(name)
-        except OSError:
-            marks.append((0, 0, 0))
-            continue
-        marks.append((status.st_ino, status.st_size, status.st_mtime_ns))
-    return tuple(marks)
+        with watching(path) as watch:
+            self._file_watch = watch
+            look_in = COUNTER_LOOK_S
+            try:
+                while not self._stop.is_set():
+                    seen = watch.wait(look_in)
+                    if seen is Seen.STOPPED:
+                        break
+                    try:
+                        connection = connection or sqlite3.connect(path, timeout=1)
+                        version = _read_version(connection)
+                    except sqlite3.Error as error:
+                        log.debug("cannot read the store's change counter: %s", error)
+                        _close(connection)
+                        connection = None
+                        continue
+                    if version != seen_version and (
+                        version - seen_version > MINE_KEPT
+                        or self._theirs(range(seen_version + 1, version + 1))
+                    ):
+                        self._tell()
+                    # a write that changed nothing yet may be a commit not yet marked: look again
+                    unchanged = seen is Seen.WRITTEN and version == seen_version
+                    look_in = RECHECK_S if unchanged else COUNTER_LOOK_S
+                    seen_version = version
+            finally:
+                _close(connection)
 
 
 def _read_version(connection: sqlite3.Connection) -> int:
