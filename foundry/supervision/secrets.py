@@ -29,8 +29,12 @@ SECRET_WORDS = frozenset(
         "accesskey", "secretkey", "clientsecret", "sessionid", "sessiontoken",
     }
 )  # fmt: skip
-# a name that says secret, from its telling word on (`DB_PASSWORD=` is matched from PASSWORD)
-_NAME = r"(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)"
+# a name that says secret, from its telling word on (`DB_PASSWORD=` is matched from PASSWORD);
+# `tokens` and `tokenizer` name a model's counts and its tokenizer
+_NAME = (
+    r"(?:passw(?:or)?d|passphrase|secret|token(?!s|iz)|api[_-]?key|access[_-]?key"
+    r"|private[_-]?key)"
+)
 _URL_PASSWORD = re.compile(r"(?P<keep>://[^/\s:@]{0,200}:)[^/\s@]{1,500}(?=@)")
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,20000}?"

@@ -23,6 +23,12 @@ TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
         ("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", SECRET),
         (base64.b64encode(f"token={TOKEN}".encode()).decode(), SECRET),
         (base64.urlsafe_b64encode(b"ana:correct-horse").decode(), SECRET),
+        ("token=123456", f"token={SECRET}"),  # a one-time code is a secret however short
+        ("--token 123456", f"--token {SECRET}"),
+        ("GITHUB_TOKEN=abc123def456", f"GITHUB_TOKEN={SECRET}"),
+        ("api_token: xyz789", f"api_token: {SECRET}"),
+        ("access_token=qwerty&x=1", f"access_token={SECRET}&x=1"),
+        ("tokenValue=qwerty1", f"tokenValue={SECRET}"),
     ],
 )
 def test_secrets_in_text_are_masked(text: str, shown: str) -> None:
@@ -41,6 +47,14 @@ def test_secrets_in_text_are_masked(text: str, shown: str) -> None:
         "node_modules/some-package/dist/index.min.js",
         base64.b64encode(bytes(range(48))).decode(),  # binary, not text
         "Europe/Paris",
+        # counts of a model's tokens, and its tokenizer, are no secret (the person deciding
+        # needs them)
+        "max_tokens=100",
+        '{"max_tokens": 100, "temperature": 0.2}',
+        "llm --max-tokens 512 --model small",
+        "num_tokens: 5",
+        "TOKENS=4096",
+        "tokenizer=gpt2 tokenize=true",
     ],
 )
 def test_ordinary_values_are_left_alone(value: str) -> None:
