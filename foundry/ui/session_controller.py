@@ -25,7 +25,7 @@ from foundry.ui.at_work import SupervisorsAtWork
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.inbox.actions import decide
-from foundry.ui.session_view import SessionView
+from foundry.ui.session_view import NO_CONTEXT, SessionView
 from foundry.ui.timeline import MESSAGE_ROLE
 
 log = logging.getLogger(__name__)
@@ -265,6 +265,7 @@ class SessionController(QObject):
 
     def _show_context(self, body: ContextSelected) -> None:
         self.view.context.clear()
+        self.view.context.show_hint(NO_CONTEXT)  # (shown only while the list is empty)
         short = {"rule": "rule", "reference": "ref", "tool": "tool"}
         for entry in body.entries:
             score = f", score {entry.score:.2f}" if entry.score is not None else ""

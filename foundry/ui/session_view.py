@@ -29,6 +29,25 @@ EMPTY_CHAT = (
     "Ask the agent something below and press Ctrl+Enter. Its replies and tool calls appear here."
 )
 EMPTY_TIMELINE = "What the supervisors decide about each message and tool call appears here."
+EMPTY_CONTEXT = (
+    "The agent's rules, references and tools chosen for each request appear here, with why, "
+    "once you send a message. Double-click one to leave it out; name one below to bring it in."
+)
+NO_CONTEXT = (
+    "The last request used none of the agent's rules, references or tools. Name one below to "
+    "bring it in."
+)
+
+
+def paint_hint(view: QListView, hint: str) -> None:
+    """Write `hint` over the empty viewport of `view` (in its paint event)."""
+    model = view.model()
+    if model is None or model.rowCount() == 0:
+        painter = QPainter(view.viewport())
+        painter.setPen(view.palette().placeholderText().color())
+        area = view.viewport().rect().adjusted(24, 24, -24, -24)
+        flags = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
+        painter.drawText(area, flags | Qt.TextFlag.TextWordWrap, hint)
 
 
 class HintedListView(QListView):
@@ -40,13 +59,23 @@ class HintedListView(QListView):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
-        model = self.model()
-        if model is None or model.rowCount() == 0:
-            painter = QPainter(self.viewport())
-            painter.setPen(self.palette().placeholderText().color())
-            area = self.viewport().rect().adjusted(24, 24, -24, -24)
-            flags = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
-            painter.drawText(area, flags | Qt.TextFlag.TextWordWrap, self.hint)
+        paint_hint(self, self.hint)
+
+
+class HintedListWidget(QListWidget):
+    """A list of items that says, while it is empty, what will appear in it."""
+
+    def __init__(self, hint: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.hint = hint
+
+    def show_hint(self, hint: str) -> None:
+        self.hint = hint
+        self.viewport().update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        paint_hint(self, self.hint)
 
 
 class MessageInput(QPlainTextEdit):
@@ -104,7 +133,7 @@ class SessionView(QWidget):
         self.decisions.setAlternatingRowColors(True)
         self.decisions.setSpacing(3)
         self.decisions.setToolTip("Click a decision to find the message it acted on")
-        self.context = QListWidget()
+        self.context = HintedListWidget(EMPTY_CONTEXT)
         self.context.setToolTip("Double-click an item to take it out of the context")
         self.include = QLineEdit()
         self.include.setPlaceholderText("Include… rule:NAME, ref:NAME or tool:SERVER.TOOL")
@@ -158,7 +187,8 @@ class SessionView(QWidget):
     def _lay_out(self) -> None:
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.messages)
-        splitter.addWidget(self._side_panel())
+        self.panels = self._side_panel()
+        splitter.addWidget(self.panels)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
         buttons = QVBoxLayout()

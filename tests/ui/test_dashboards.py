@@ -26,12 +26,14 @@ from foundry.ui.bridge import EngineBridge
 from foundry.ui.dashboards import DashboardController, DashboardView
 from foundry.ui.dashboards import chart as chart_module
 from foundry.ui.dashboards import controller as controller_module
+from foundry.ui.dashboards.chart import Chart
 from foundry.ui.main_window import MainWindow
 
 from ..metrics.fixture_log import DOCS_TASK, at, full_log
 from ..metrics.synthetic_log import shifted, synthetic_log
 from ..metrics.test_loader import write
 from .conftest import save_screenshot
+from .test_dashboards_layout import drawn_tick_labels
 
 Dashboards = tuple[DashboardView, DashboardController]
 T = TypeVar("T")
@@ -84,7 +86,7 @@ def test_the_charts_plot_the_figures_of_the_event_log(dashboards: Dashboards) ->
     assert list(scores) == [82.0, 90.0, 88.0]
     assert list(view.confidence_time.level_data("fail")[1]) == [40.0, 45.0]
     assert list(view.confidence_time.level_data("uncertain")[1]) == [55.0]
-    assert view.confidence_time.summary.text() == "6 scores · mean 67 · 50 % at or above 70"
+    assert view.confidence_time.summary.text() == "6 scores · mean 67 % · 50 % at or above 70 %"
     # histogram, bins of 10: 40 and 45 -> 40-50, 55 -> 50-60, 82 and 88 -> 80-90, 90 -> 90-100
     assert heights(bars(view.confidence_histogram)[0]) == [0, 0, 0, 0, 2, 1, 0, 0, 2, 1]
     assert heights(bars(view.iterations)[0]) == [2, 1]  # a task started in each bin
@@ -400,3 +402,50 @@ def test_dashboards_opened_again_are_read_again_only_when_something_changed(
     assert view.confidence_time.summary.text().startswith("7 scores")
     assert window.tabs.currentWidget() is view
     window.close()
+
+
+def percent_ticks(chart: Chart, side: str) -> list[float]:
+    """The numbers an axis of the chart labels its ticks with, as drawn."""
+    return [float(text) for _, text in drawn_tick_labels(chart.plot.getAxis(side))]
+
+
+def percent_axes(view: DashboardView) -> list[tuple[Chart, str]]:
+    return [
+        (view.confidence_time, "left"),
+        (view.confidence_histogram, "bottom"),
+        (view.phase_shares, "left"),
+    ]
+
+
+def test_an_axis_that_says_percent_runs_to_100_with_or_without_data(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    view = DashboardView()
+    qtbot.addWidget(view)
+    controller = DashboardController(view, bridge, poll_ms=100)
+    view.resize(1280, 800)
+    view.show()
+    qtbot.waitUntil(lambda: controller.shown_for is not None, timeout=20000)
+    for chart, side in percent_axes(view):
+        assert "(%)" in chart.plot.getAxis(side).labelText
+        assert max(percent_ticks(chart, side)) == 100, chart.title  # not 0 to 1.0
+    save_screenshot(view, tmp_path, "dashboards-empty.png")
+    controller.close()
+
+
+def test_the_confidence_charts_say_percent_in_their_ticks_legends_tips_and_summary(
+    dashboards: Dashboards, tmp_path: Path
+) -> None:
+    view, _ = dashboards
+    for chart, side in percent_axes(view):
+        assert max(percent_ticks(chart, side)) == 100, chart.title
+    for chart in (view.confidence_time, view.confidence_histogram):
+        names = [label.text for _, label in chart.legend.items]
+        assert "pass ≥ 70 %" in names and "uncertain ≥ 50 %" in names
+    assert view.confidence_time.summary.text() == "6 scores · mean 67 % · 50 % at or above 70 %"
+    point = view.confidence_time.plot.vb.mapViewToScene(QPointF(minute(2), 55.0))
+    text = view.confidence_time.hover_text(point)
+    assert text is not None and text.startswith("1 uncertain score · mean 55.0 %\nfrom 55 to 55 %")
+    bar = view.confidence_histogram.plot.vb.mapViewToScene(QPointF(85.0, 1.0))
+    assert view.confidence_histogram.hover_text(bar) == "80 to 90 %: 2 scores"
+    save_screenshot(view.confidence_time, tmp_path, "confidence-over-time.png")

@@ -213,6 +213,59 @@ def test_a_change_on_disk_with_unsaved_edits_asks_first(qtbot: QtBot, tmp_path: 
     assert editor.settings.max_chat_turns.value() == 20 and not editor.modified
 
 
+@pytest.mark.parametrize(
+    ("broken", "said"),
+    [
+        ('{"metadata": {"name": "Demo"', "tsagent.json:1:29: invalid JSON"),
+        ('{"metadata": {"name": "Demo"}, "settings": "fast"}', "tsagent.json: settings: must be"),
+    ],
+    ids=["not-json", "a-field"],
+)
+def test_a_broken_file_on_disk_keeps_the_agent_shown_and_says_what_is_wrong(
+    qtbot: QtBot, tmp_path: Path, broken: str, said: str
+) -> None:
+    path = make_agent(tmp_path / "fragile")
+    editor = open_editor(qtbot, path)
+    prompt = editor.prompt.editor.source.toPlainText()
+    good = (path / "tsagent.json").read_text()
+    (path / "tsagent.json").write_text(broken)  # no unsaved edits in the editor
+
+    qtbot.waitUntil(editor.disk_bar.isVisible, timeout=10000)
+    assert said in editor.disk_bar.text.text() and not editor.disk_bar.reload.isVisible()
+    assert (
+        editor.status.text().startswith("Not reloaded") and "Reloaded" not in editor.status.text()
+    )
+    qtbot.waitUntil(lambda: any(line.startswith(said) for line in problem_lines(editor)))
+    assert editor.pages.isEnabled() and editor.prompt.editor.source.toPlainText() == prompt
+    assert editor.metadata.name.text() == "Demo" and not editor.modified
+    editor.resize(1280, 800)
+    assert editor.grab().save(str(tmp_path / "broken-1280.png"))
+    editor.resize(1440, 900)
+    assert editor.grab().save(str(tmp_path / "broken-1440.png"))
+    editor.save_action.trigger()  # nothing edited: writing would replace the broken file
+    qtbot.waitUntil(lambda: editor.status.text().startswith("Not saved"))
+    qtbot.wait(300)
+    assert (path / "tsagent.json").read_text() == broken
+
+    (path / "tsagent.json").write_text(good)  # mended: the bar and the problem go
+    qtbot.waitUntil(lambda: not editor.disk_bar.isVisible(), timeout=10000)
+    qtbot.waitUntil(lambda: not any(line.startswith(said) for line in problem_lines(editor)))
+    assert editor.pages.isEnabled() and not editor.modified
+
+
+def test_reload_over_a_broken_file_keeps_the_edits_shown(qtbot: QtBot, tmp_path: Path) -> None:
+    path = make_agent(tmp_path / "fragile")
+    editor = open_editor(qtbot, path)
+    editor.settings.max_chat_turns.setValue(7)  # an unsaved edit
+    (path / "tsagent.json").write_text("{")
+    qtbot.waitUntil(editor.disk_bar.isVisible, timeout=10000)
+    editor.disk_bar.reload.click()  # drop my edits for what is on disk: it cannot be read
+    qtbot.waitUntil(lambda: editor.status.text().startswith("Not reloaded"))
+    assert "invalid JSON" in editor.disk_bar.text.text()
+    assert editor.pages.isEnabled() and editor.settings.max_chat_turns.value() == 7
+    assert (path / "tsagent.json").read_text() == "{"
+
+
 def test_an_agent_deleted_on_disk_stays_shown_and_is_said_to_be_gone(
     qtbot: QtBot, tmp_path: Path
 ) -> None:

@@ -245,15 +245,18 @@ def test_each_supervisor_form_fits_its_pane_in_the_main_window(
         add_supervisor(editor, kind)
     pane = editor.supervisors.findChild(QScrollArea)
     assert pane is not None
-    for row in range(editor.supervisors.entries.count()):  # each form fits, or scrolls to
-        editor.supervisors.entries.setCurrentRow(row)  # what it cannot show: never cut off
-        qtbot.waitUntil(
-            lambda: (
-                pane.widget().width() <= pane.viewport().width()
-                or pane.horizontalScrollBar().isVisible()
-            )
-        )
-    editor.supervisors.entries.setCurrentRow(0)  # the policy's form (the default) just fits
-    qtbot.waitUntil(lambda: pane.widget().width() <= pane.viewport().width())
+    assert window.agent_panel.isVisible()  # the agent panel open beside the editor
+    forms = editor.supervisors.forms
+    for row, supervisor in enumerate(working(editor).supervisors):
+        editor.supervisors.entries.setCurrentRow(row)
+        form = forms.by_type[supervisor.type]
+        qtbot.waitUntil(lambda form=form: forms.stack.currentWidget() is form)
+        qtbot.wait(50)  # the layouts settle (they update in posted events)
+        # each form fits its pane: no sideways scrolling, nothing cut off
+        assert forms.minimumSizeHint().width() <= pane.viewport().width(), supervisor.type
+        assert not pane.horizontalScrollBar().isVisible(), supervisor.type
+        if supervisor.type == "agent":
+            save_screenshot(window, tmp_path, "agent-supervisor-in-window.png")
+    editor.supervisors.entries.setCurrentRow(0)
     save_screenshot(window, tmp_path, "supervisors-in-window.png")
     editor.controller.undo_stack.setClean()  # closing asks nothing

@@ -8,6 +8,7 @@ import concurrent.futures
 import contextlib
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QMessageBox, QTableView, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -32,8 +33,9 @@ from foundry.supervision.redaction import injection_risk
 from foundry.supervision.resolution import resolve_approval
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.inbox import InboxController, InboxView
+from foundry.ui.inbox.detail import ApprovalDetailView
 from foundry.ui.inbox.feed import ApprovalFeed
-from foundry.ui.inbox.model import Column
+from foundry.ui.inbox.model import RECORD_ROLE, Column
 
 from ..runtime.conftest import write_agent
 from .conftest import save_screenshot, shown_main_window
@@ -103,6 +105,11 @@ def other_foundry(tmp_path: Path, bridge: EngineBridge) -> Iterator[Store]:
     store.close()
 
 
+def pending_ids(view: InboxView) -> list[str]:
+    model = view.pending_table.model()
+    return [model.index(row, 0).data(RECORD_ROLE).id for row in range(model.rowCount())]
+
+
 def pending_tools(view: InboxView) -> list[str]:
     return [view.pending.index(row, Column.TOOL).data() for row in range(view.pending.rowCount())]
 
@@ -159,8 +166,7 @@ def test_a_running_sessions_approval_appears_within_a_second_with_its_detail(
     assert "clock" in detail.facts.text() and "open the session" in detail.facts.text()
     qtbot.waitUntil(lambda: "matches 'time.*'" in detail.why.text(), timeout=5000)
     assert detail.why.text().startswith("The policy sends this call to a person: rule ask-for")
-    rows = {detail.params.topLevelItem(0).text(0): detail.params.topLevelItem(0).text(1)}
-    assert rows == {"timezone": "Asia/Tokyo"}
+    assert params_shown(qtbot, detail) == ["timezone: Asia/Tokyo"]
     assert "Times out in" in detail.countdown.text()
     assert detail.action_panel.isVisible() and not detail.injection.isVisible()
     shot(view, tmp_path, "inbox-session.png")
@@ -318,6 +324,22 @@ def test_a_grant_lets_the_next_call_through_without_asking(
 
 def shown(qtbot: QtBot, view: InboxView, approval: ApprovalRecord) -> None:
     qtbot.waitUntil(lambda: view.detail.record is not None and view.detail.record.id == approval.id)
+
+
+def tree_rows(detail: ApprovalDetailView) -> list[str]:
+    """The parameters' tree as "name: value" rows, children after their parent."""
+    rows: list[str] = []
+    item = detail.params.topLevelItem(0)
+    while item is not None:
+        rows.append(f"{item.text(0)}: {item.text(1)}")
+        item = detail.params.itemBelow(item)
+    return rows
+
+
+def params_shown(qtbot: QtBot, detail: ApprovalDetailView, timeout: int = 5000) -> list[str]:
+    """The parameters' rows, once built (they say "Loading…" until then)."""
+    qtbot.waitUntil(lambda: tree_rows(detail) not in ([], [": Loading…"]), timeout=timeout)
+    return tree_rows(detail)
 
 
 def scope_labels(view: InboxView) -> list[str]:
@@ -546,11 +568,109 @@ def test_the_structure_is_shown_and_content_only_on_demand(
     wait_pending(qtbot, controller, 1)
     detail = view.detail
     assert detail.injection.isVisible()
+    params_shown(qtbot, detail)
     content = detail.params.topLevelItem(1)
     assert content.text(0) == "content" and "Ignore" not in content.text(1)
     assert f"{len(text)} bytes" in content.text(2)
     detail.show_content.click()
-    assert detail.params.topLevelItem(1).text(1).startswith("Ignore previous instructions")
+    assert params_shown(qtbot, detail)[1].startswith("content: Ignore previous instructions")
+
+
+SECRET_TOKEN = "ghp_" + "Q7x" * 12  # a GitHub token's shape
+LONG_TEXT = ("Quarterly notes, nothing to hide here. " * 27000)[: 1 << 20]  # 1 MiB
+
+
+def secret_content(lead: str) -> dict[str, str]:
+    """A megabyte of text to write, a token at its start and a password beside it."""
+    return {"path": "a.md", "content": f"{lead} {SECRET_TOKEN} {LONG_TEXT}", "password": "hunter2x"}
+
+
+class TreeWatch:
+    """Everything the parameters' tree ever shows (each row as it is added, tips too), and
+    how often a timer ticked on the GUI thread meanwhile."""
+
+    def __init__(self, detail: ApprovalDetailView) -> None:
+        self.tree = detail.params
+        self.shown: list[str] = []
+        self.ticks = 0
+        self.tree.model().rowsInserted.connect(self._added)
+        self.timer = QTimer(self.tree)
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def _tick(self) -> None:
+        self.ticks += 1
+
+    def _added(self, parent: QModelIndex, first: int, last: int) -> None:
+        for row in range(first, last + 1):
+            item = self.tree.itemFromIndex(self.tree.model().index(row, 0, parent))
+            self.shown += [item.text(1), item.toolTip(1), item.text(2)]
+            for child in range(item.childCount()):
+                self.shown += [item.child(child).text(1), item.child(child).toolTip(1)]
+
+    def any_shown(self, text: str) -> bool:
+        return any(text in shown for shown in self.shown)
+
+
+@contextlib.contextmanager
+def worker_held(controller: InboxController) -> Iterator[None]:
+    """The inbox's worker thread busy until the block ends: what it is asked meanwhile waits."""
+    release = threading.Event()
+    controller._worker.submit(release.wait, 20)
+    try:
+        yield
+    finally:
+        release.set()
+
+
+def test_shown_content_is_masked_off_the_gui_thread_and_never_shown_unmasked(
+    qtbot: QtBot, inbox: tuple[InboxView, InboxController], other_foundry: Store, tmp_path: Path
+) -> None:
+    view, controller = inbox
+    view.resize(1280, 800)
+    remote_approval(other_foundry, params=secret_content("Minutes"))
+    wait_pending(qtbot, controller, 1)
+    detail = view.detail
+    assert params_shown(qtbot, detail)[1].startswith("content: ⟨text/plain content⟩")
+    watch = TreeWatch(detail)
+    with worker_held(controller):
+        detail.show_content.click()
+        assert tree_rows(detail) == [": Loading…"]  # at once, not the text as it was asked
+        qtbot.waitUntil(lambda: watch.ticks >= 3)  # the GUI thread goes on while it is masked
+        assert tree_rows(detail) == [": Loading…"]
+        shot(view, tmp_path, "inbox-content-loading.png")
+    rows = params_shown(qtbot, detail, timeout=20000)
+    view.resize(1440, 900)
+    shot(view, tmp_path, "inbox-content-masked.png")
+    assert rows[1].startswith("content: Minutes [secret] Quarterly notes")
+    assert rows[2] == "password: [secret]"
+    for secret in (SECRET_TOKEN, "hunter2x"):
+        assert not watch.any_shown(secret)
+
+
+def test_a_masked_tree_that_arrives_after_the_selection_moved_on_is_dropped(
+    qtbot: QtBot, inbox: tuple[InboxView, InboxController], other_foundry: Store
+) -> None:
+    view, controller = inbox
+    first = remote_approval(other_foundry, params=secret_content("First"))
+    second = remote_approval(other_foundry, params={"path": "b.md", "content": "Second"})
+    wait_pending(qtbot, controller, 2)
+    detail = view.detail
+    view.pending_table.selectRow(pending_ids(view).index(first.id))
+    shown(qtbot, view, first)
+    params_shown(qtbot, detail)
+    watch = TreeWatch(detail)
+    with worker_held(controller):
+        detail.show_content.click()  # the first's content, masked, is on its way
+        view.pending_table.selectRow(pending_ids(view).index(second.id))
+        shown(qtbot, view, second)
+        assert tree_rows(detail) == [": Loading…"]
+    qtbot.waitUntil(lambda: tree_rows(detail)[:1] == ["path: b.md"])
+    qtbot.wait(100)  # anything still queued for the GUI thread arrives
+    assert tree_rows(detail)[:1] == ["path: b.md"]
+    assert not watch.any_shown("First Quarterly notes")  # the first's tree never showed
+    assert not watch.any_shown(SECRET_TOKEN)
 
 
 def busy_store(store: Store) -> ApprovalRecord:
@@ -754,6 +874,7 @@ def test_the_parameters_of_an_approval_are_shown_whole_in_the_main_window(
     shown(qtbot, window.inbox, approval)
     tree = window.inbox.detail.params
     qtbot.waitUntil(lambda: tree.viewport().height() > 0)
+    params_shown(qtbot, window.inbox.detail)
 
     last = tree.topLevelItem(tree.topLevelItemCount() - 1)
     assert tree.topLevelItemCount() == 3

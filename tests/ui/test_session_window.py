@@ -15,7 +15,14 @@ from foundry.runtime.engine import Engine
 from foundry.store import Store
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.main_window import MainWindow
-from foundry.ui.session_view import EMPTY_CHAT, EMPTY_TIMELINE, HintedListView, SessionView
+from foundry.ui.session_view import (
+    EMPTY_CHAT,
+    EMPTY_CONTEXT,
+    EMPTY_TIMELINE,
+    NO_CONTEXT,
+    HintedListView,
+    SessionView,
+)
 
 from ..runtime.conftest import write_agent
 from ..supervision.test_agent_supervisor import write_supervisor
@@ -105,6 +112,28 @@ def test_a_new_chat_says_what_to_do_and_what_will_appear(
     assert ink(view.messages) > 0 and ink(view.decisions) > 0
     assert "Ctrl+Enter" in EMPTY_CHAT and "supervisors" in EMPTY_TIMELINE
     save_screenshot(window, tmp_path, "empty-chat.png")
+
+
+def test_the_context_tab_says_what_will_appear_and_when(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "helper", {"turns": [{"text": "Hello."}]}, servers={})
+    window, view = open_window(qtbot, bridge, agent)
+    window.resize(1280, 800)
+    view.panels.setCurrentIndex(view.panels.indexOf(view.context.parentWidget()))
+    qtbot.waitUntil(lambda: view.context.viewport().width() > 200)
+
+    assert view.context.count() == 0 and ink(view.context) > 0
+    assert view.context.hint == EMPTY_CONTEXT
+    assert "rules, references and tools" in EMPTY_CONTEXT and "send" in EMPTY_CONTEXT
+    save_screenshot(window, tmp_path, "empty-context.png")
+    send(qtbot, view, "Hi")  # an agent without rules, references or tools: none are chosen
+    qtbot.waitUntil(lambda: ("assistant", "Hello.") in rows(view), timeout=10000)
+    qtbot.waitUntil(lambda: view.context.hint == NO_CONTEXT, timeout=5000)
+    window.resize(1440, 900)
+    qtbot.waitUntil(lambda: view.context.viewport().width() > 250)
+    assert view.context.count() == 0 and ink(view.context) > 0
+    save_screenshot(window, tmp_path, "no-context.png")
 
 
 def test_the_hint_goes_once_the_list_has_rows(qtbot: QtBot) -> None:

@@ -151,6 +151,9 @@ class Chart(QFrame):
     y_label: ClassVar[str] = ""
     time_axis: ClassVar[bool] = False
     category_axis: ClassVar[bool] = False  # bars named along the x axis
+    # the axes' spans without data: an axis of percentages still runs from 0 to 100
+    empty_x: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    empty_y: ClassVar[tuple[float, float]] = (0.0, 1.0)
 
     save_requested = Signal(str)  # "png" or "csv": the view asks where
 
@@ -291,8 +294,8 @@ class Chart(QFrame):
             "empty",
             lambda: pg.TextItem("No data for these filters", color=MUTED, anchor=(0.5, 0.5)),
         )
-        label.setPos(0.5, 0.5)
-        self.plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+        label.setPos(sum(self.empty_x) / 2, sum(self.empty_y) / 2)
+        self.plot.setRange(xRange=self.empty_x, yRange=self.empty_y, padding=0)
 
     def fit_times(self) -> None:
         """The x axis from the first bin to the end of the last (rows start with their bin's

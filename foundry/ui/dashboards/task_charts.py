@@ -25,6 +25,12 @@ BAR_SHARE = 0.8  # of a time bin a bar covers
 ITERATIONS = STATUS_COLORS["running"]
 PASS_LINE = Qt.PenStyle.DashLine
 UNCERTAIN_LINE = Qt.PenStyle.DotLine
+PERCENT = (0.0, 100.0)
+
+
+def at_least(level: str, threshold: float) -> str:
+    """A threshold's name in a legend: "pass ≥ 70 %"."""
+    return f"{level} ≥ {threshold:g} %"
 
 
 def clock(moment: datetime) -> str:
@@ -37,6 +43,7 @@ class ConfidenceTimeChart(Chart):
     x_label = "Time scored (mean per bin)"
     y_label = "Confidence (%)"
     time_axis = True
+    empty_y = PERCENT
 
     def __init__(
         self, pass_threshold: float = PASS_THRESHOLD, uncertain: float = UNCERTAIN_THRESHOLD
@@ -58,10 +65,10 @@ class ConfidenceTimeChart(Chart):
             if chosen:
                 times = [self.bin_center(row[0]) for row in chosen]
                 self.add_dots(times, [row[4] for row in chosen], color, level)
-        self.add_threshold(self.pass_threshold, f"pass {self.pass_threshold:g}", 0, PASS_LINE)
-        self.add_threshold(
-            self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 0, UNCERTAIN_LINE
-        )
+        pass_name = at_least("pass", self.pass_threshold)
+        self.add_threshold(self.pass_threshold, pass_name, 0, PASS_LINE)
+        uncertain_name = at_least("uncertain", self.uncertain_threshold)
+        self.add_threshold(self.uncertain_threshold, uncertain_name, 0, UNCERTAIN_LINE)
         self.plot.setYRange(0, 100, padding=0.04)
         self.fit_times()
 
@@ -80,8 +87,8 @@ class ConfidenceTimeChart(Chart):
         if not scores:
             return "no scores"
         return (
-            f"{scores:,} scores · mean {total / scores:.0f} · "
-            f"{passed * 100 / scores:.0f} % at or above {self.pass_threshold:g}"
+            f"{scores:,} scores · mean {total / scores:.0f} % · "
+            f"{passed * 100 / scores:.0f} % at or above {self.pass_threshold:g} %"
         )
 
     def describe(self, x: float, y: float) -> str | None:
@@ -102,6 +109,7 @@ class ConfidenceHistogramChart(Chart):
     columns = ("from_percent", "to_percent", "scores")
     x_label = "Confidence (%)"
     y_label = "Scores"
+    empty_x = PERCENT
 
     def __init__(
         self, pass_threshold: float = PASS_THRESHOLD, uncertain: float = UNCERTAIN_THRESHOLD
@@ -133,10 +141,10 @@ class ConfidenceHistogramChart(Chart):
         )
         for level in ("fail", "uncertain", "pass"):
             self.add_legend(self.kept(level, partial(_sample, LEVEL_COLORS[level]), False), level)
-        self.add_threshold(self.pass_threshold, f"pass {self.pass_threshold:g}", 90, PASS_LINE)
-        self.add_threshold(
-            self.uncertain_threshold, f"uncertain {self.uncertain_threshold:g}", 90, UNCERTAIN_LINE
-        )
+        pass_name = at_least("pass", self.pass_threshold)
+        self.add_threshold(self.pass_threshold, pass_name, 90, PASS_LINE)
+        uncertain_name = at_least("uncertain", self.uncertain_threshold)
+        self.add_threshold(self.uncertain_threshold, uncertain_name, 90, UNCERTAIN_LINE)
         self.plot.setXRange(0, 100, padding=0.02)
         self.plot.setYRange(0, max(int(self.counts.max()), 1) * 1.1, padding=0)
         self.count_axis(int(self.counts.max()))
@@ -226,6 +234,7 @@ class PhaseSharesChart(Chart):
     x_label = "Tasks by start time"
     y_label = "Active time (%)"
     time_axis = True
+    empty_y = PERCENT
 
     def __init__(self) -> None:
         self.shares: dict[str, np.ndarray] = {}

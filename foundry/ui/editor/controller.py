@@ -25,7 +25,7 @@ from foundry.agent.problems import (
     parse_field_path,
     problems_from_validation,
 )
-from foundry.agent.salvage import salvage
+from foundry.agent.salvage import Salvaged, salvage
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor.commands import SnapshotCommand
@@ -63,6 +63,7 @@ class EditorController(QObject):
         self.undo_stack = QUndoStack(self)
         self._field_problems: dict[str, list[AgentProblem]] = {}
         self._save_problems: list[AgentProblem] = []
+        self._broken_on_disk: list[AgentProblem] = []  # why the files on disk cannot be shown
         self._tasks = BackgroundTasks("editor task", view.status.setText)
         self._saving = False
         self._save_task: asyncio.Task[None] | None = None
@@ -152,11 +153,12 @@ class EditorController(QObject):
         """Show `document`; an agent that does not validate opens with the parts that fail set
         aside as input still to fix (see agent/salvage.py)."""
         self.document = document
-        salvaged = salvage(document.data) if document.agent is None and document.data else None
+        salvaged = _salvaged(document)
         agent = document.agent or (salvaged.agent if salvaged else None)
         self.working = agent.model_copy(deep=True) if agent else None
         self._field_problems.clear()
         self._save_problems = []
+        self._broken_on_disk = []
         self.supervisors.discard_pending()
         self.undo_stack.clear()
         self.view.disk_bar.hide()
@@ -342,7 +344,7 @@ class EditorController(QObject):
             return []
         pending_fields = set(self._field_problems)
         read = [p for p in self.document.problems if p.field not in pending_fields]
-        problems = [*read, *self._save_problems]
+        problems = [*self._broken_on_disk, *read, *self._save_problems]
         for field_problems in self._field_problems.values():
             problems.extend(field_problems)
         problems.extend(self.supervisors.problems)
@@ -357,6 +359,12 @@ class EditorController(QObject):
     def save(self) -> asyncio.Task[None] | None:
         """Start saving; the save under way (this one or one already started), None if none."""
         if self.document is None or self.working is None:
+            return None
+        if self._broken_on_disk and not self.modified:
+            self.view.status.setText(
+                "Not saved: nothing is edited, and saving would write over the broken file on "
+                "disk. Fix it there (the editor reloads it), or edit, then save."
+            )
             return None
         if self._save_task is None or self._save_task.done():
             self.supervisors.check()
@@ -428,8 +436,28 @@ class EditorController(QObject):
     async def _reload(self) -> None:
         assert self.document is not None
         document = await asyncio.to_thread(read_agent, self.document.path)
+        if self._cannot_show(document):
+            self._keep_shown(document)
+            return
         self.load(document)
         self.view.status.setText("Reloaded from disk.")
+
+    def _cannot_show(self, on_disk: AgentDocument) -> bool:
+        """Whether loading `on_disk` would grey out the agent the editor shows."""
+        if self.working is None or on_disk.agent is not None:
+            return False
+        salvaged = _salvaged(on_disk)
+        return salvaged is None or salvaged.agent is None
+
+    def _keep_shown(self, on_disk: AgentDocument) -> None:
+        """The agent's files on disk are broken: keep showing what was last read (edits too),
+        say what is wrong there, and leave the files as they are."""
+        self._broken_on_disk = on_disk.problems
+        first = self._shown(on_disk.problems[0]).text if on_disk.problems else str(on_disk.path)
+        more = len(on_disk.problems) - 1
+        self.view.disk_bar.show_broken(first + (f" (and {more} more)" if more > 0 else ""))
+        self.view.status.setText("Not reloaded: the agent's file on disk is broken (see above).")
+        self.show_problems()
 
     def _disk_changed(self) -> None:
         if self.document is not None and not self._saving:
@@ -447,10 +475,17 @@ class EditorController(QObject):
         if self.view.disk_bar.deleted:  # back on disk: compared as any change is
             self.view.disk_bar.deleted = False
             self.view.disk_bar.hide()
+        if self._broken_on_disk and not self._cannot_show(on_disk):  # mended
+            self._broken_on_disk = []
+            self.view.disk_bar.hide()
+            self.view.status.setText("The agent's file on disk is readable again.")
+            self.show_problems()
         if _same(on_disk, shown):
             return
         if self.modified:
             self.view.disk_bar.show_changed()
+        elif self._cannot_show(on_disk):
+            self._keep_shown(on_disk)
         else:
             self.load(on_disk)
             self.view.status.setText("Reloaded: the agent changed on disk.")
@@ -511,6 +546,12 @@ def _page_of_file(file: Path) -> str:
     if "refs" in parts:
         return "References"
     return ""
+
+
+def _salvaged(document: AgentDocument) -> Salvaged | None:
+    """What of an agent that does not validate can be shown (None: it validates, or nothing
+    was read)."""
+    return salvage(document.data) if document.agent is None and document.data else None
 
 
 def _same(first: AgentDocument, second: AgentDocument) -> bool:

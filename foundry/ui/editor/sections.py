@@ -343,7 +343,8 @@ class ProblemsPanel(QWidget):
 
 
 class DiskChangedBar(QWidget):
-    """Shown when the agent's files change on disk while there are unsaved edits."""
+    """Shown when the agent's files change on disk while there are unsaved edits, when they
+    are deleted, and when they cannot be read (the editor keeps what it shows)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -367,6 +368,17 @@ class DiskChangedBar(QWidget):
         self.text.setText("The agent changed on disk.")
         self.reload.show()
         self.keep.setText("Keep mine")
+        self.show()
+
+    def show_broken(self, problem: str) -> None:
+        """The agent's files on disk cannot be read: the editor keeps what it showed."""
+        self.deleted = False
+        self.text.setText(
+            f"The agent's file on disk is broken: {problem}. The editor keeps showing the "
+            "agent as last read, and reloads it once the file is fixed; it does not write to it."
+        )
+        self.reload.hide()
+        self.keep.setText("Hide")
         self.show()
 
     def show_deleted(self, path: Path) -> None:

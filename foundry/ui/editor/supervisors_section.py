@@ -60,6 +60,14 @@ def _checkbox(name: str, tip: str) -> QCheckBox:
     return box
 
 
+def column_of(boxes: dict[str, QCheckBox]) -> QVBoxLayout:
+    """The boxes one under the other (long names: two side by side widened the form)."""
+    layout = QVBoxLayout()
+    for box in boxes.values():
+        layout.addWidget(box)
+    return layout
+
+
 def row_of(boxes: dict[str, QCheckBox]) -> QGridLayout:
     """The boxes in rows of two, so that the form stays narrow."""
     grid = QGridLayout()
@@ -94,10 +102,13 @@ class AgentSupervisorForm(QWidget):
         self.browse.setToolTip("Pick the supervising agent's folder")
         self.open = QPushButton("Open")
         self.open.setToolTip("Open the supervising agent in an editor tab (Ctrl+Shift+O)")
-        path_row = QHBoxLayout()
-        path_row.addWidget(self.agent_path, 1)
-        path_row.addWidget(self.browse)
-        path_row.addWidget(self.open)
+        path_buttons = QHBoxLayout()  # under the path, so that the form stays narrow
+        path_buttons.addWidget(self.browse)
+        path_buttons.addWidget(self.open)
+        path_buttons.addStretch(1)
+        path_row = QVBoxLayout()
+        path_row.addWidget(self.agent_path)
+        path_row.addLayout(path_buttons)
         tips = {permission.value: tip for permission, tip in PERMISSION_TIPS.items()}
         self.allowed_actions = checkboxes(tuple(SupervisionPermission), tips)
         self.max_modifications = QSpinBox()
@@ -110,15 +121,16 @@ class AgentSupervisorForm(QWidget):
         self.timeout = QSpinBox()
         self.timeout.setRange(0, 3600)
         self.timeout.setSuffix(" s")
-        self.timeout.setSpecialValueText("default (by what it may do)")
+        self.timeout.setSpecialValueText("default")
         self.timeout.setToolTip(
             "How long a message may wait for this supervisor; then its fallback applies "
             "(0: the default, 30 s for one that can block or rewrite)"
         )
         self.apply_to = checkboxes(DIRECTIONS)
         form = QFormLayout(self)
-        form.addRow("Agent:", path_row)
-        form.addRow("Allowed actions:", row_of(self.allowed_actions))
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # a narrow pane: fields
+        form.addRow("Agent:", path_row)  # go under their labels rather than off its edge
+        form.addRow("Allowed actions:", column_of(self.allowed_actions))
         form.addRow("Max modifications:", self.max_modifications)
         form.addRow("When it fails:", self.fallback)
         form.addRow("Time budget:", self.timeout)

@@ -26,7 +26,13 @@ from foundry.ui.inbox.actions import (
 )
 from foundry.ui.inbox.feed import ApprovalFeed, load_context
 from foundry.ui.inbox.model import RECORD_ROLE, Column, local_time
-from foundry.ui.inbox.params import ParamsError, params_text, parse_edited_params
+from foundry.ui.inbox.params import (
+    ParamNode,
+    ParamsError,
+    param_tree,
+    params_text,
+    parse_edited_params,
+)
 from foundry.ui.inbox.view import InboxView
 
 log = logging.getLogger(__name__)
@@ -83,6 +89,7 @@ class InboxController(QObject):
         self._poll_again = False
         self._closed = False
         self._ticks = 0
+        self._params_asked = 0  # trees of parameters asked so far: only the newest is shown
         self._poll_timer = QTimer(self)
         self._poll_timer.setInterval(poll_ms)
         self._poll_timer.timeout.connect(self.poll)
@@ -127,7 +134,7 @@ class InboxController(QObject):
         detail.editor.textChanged.connect(self._check_edit)
         detail.reasoning.returnPressed.connect(self.deny)
         detail.reasoning.cancelled.connect(self._focus_list)
-        detail.show_content.toggled.connect(lambda _: detail.show_params())
+        detail.show_content.toggled.connect(lambda _: self._build_params())
         detail.open_session.connect(self.open_session_requested.emit)
         detail.make_rule.clicked.connect(self.make_rule)
         view.approve_selected.clicked.connect(lambda: self.confirm_bulk(True))
@@ -349,6 +356,30 @@ class InboxController(QObject):
         self.view.detail.show_approval(record)
         if shown is None or shown.id != record.id:
             self._off_gui(lambda: load_context(self.store, record), self.view.detail.show_context)
+        if shown is None or shown.id != record.id or shown.params != record.params:
+            self._build_params()
+
+    def _build_params(self) -> None:
+        """Build the parameters' tree of the approval in view on the worker thread (masking the
+        secrets in a megabyte of shown content takes about half a second); the tree says
+        "Loading…" meanwhile, and a tree that arrives after the approval in view or the choice
+        to show content changed is dropped."""
+        detail = self.view.detail
+        record = detail.record
+        if record is None:
+            return
+        self._params_asked += 1
+        asked, show_content = self._params_asked, detail.show_content.isChecked()
+        detail.show_params_loading()
+        self._off_gui(
+            lambda: param_tree(record.params, show_content),
+            lambda nodes: self._params_built(asked, record.id, nodes),
+        )
+
+    def _params_built(self, asked: int, approval_id: str, nodes: list[ParamNode]) -> None:
+        shown = self.view.detail.record
+        if asked == self._params_asked and shown is not None and shown.id == approval_id:
+            self.view.detail.show_params(nodes)
 
     def _nothing_to_show(self) -> str:
         if self.view.current_filter().rowCount():

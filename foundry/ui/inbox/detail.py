@@ -37,7 +37,7 @@ from foundry.ui.inbox.model import (
     remaining,
     waited,
 )
-from foundry.ui.inbox.params import ParamNode, param_tree
+from foundry.ui.inbox.params import ParamNode
 
 GRANT_DURATIONS = (
     ("15 minutes", timedelta(minutes=15)),
@@ -295,6 +295,7 @@ class ApprovalDetailView(QWidget):
             self.end_edit()
             self.reasoning.clear()
             self.show_content.setChecked(False)
+            self.show_params_loading()
             self.grant_glob.setText(record.tool)
             self.grant_glob.setCursorPosition(0)  # a long name shows its start, not its end
             self._propose_scopes(record)
@@ -310,7 +311,6 @@ class ApprovalDetailView(QWidget):
         self._show_facts(record)
         self.injection.setVisible(record.injection_risk)
         self._show_verdict(record)
-        self.show_params()
         self._show_outcome(record)
         self._show_countdown()
         if record.status == "pending":
@@ -318,12 +318,19 @@ class ApprovalDetailView(QWidget):
         else:
             self._tick.stop()
 
-    def show_params(self) -> None:
+    def show_params_loading(self) -> None:
+        """While the parameters' tree is built (masking secrets in long text takes a while)."""
+        loading = QTreeWidgetItem(["", "Loading…", ""])
+        loading.setDisabled(True)
+        self._show_param_items([loading])
+
+    def show_params(self, nodes: list[ParamNode]) -> None:
+        """The parameters' tree, built (secrets masked) off the GUI thread."""
+        self._show_param_items([_tree_item(node) for node in nodes])
+
+    def _show_param_items(self, items: list[QTreeWidgetItem]) -> None:
         self.params.clear()
-        if self.record is None:
-            return
-        nodes = param_tree(self.record.params, self.show_content.isChecked())
-        self.params.addTopLevelItems([_tree_item(node) for node in nodes])
+        self.params.addTopLevelItems(items)
         self.params.expandAll()
         self._tree_height = _fit_height(self.params, max_rows=10)
         if not self.editing:
