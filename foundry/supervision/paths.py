@@ -304,6 +304,7 @@ class _Search:
     loose: list[tuple[str, str]] = field(default_factory=list)  # `a/b`: a path if `a` is a link
     visited: int = 0
     problem: str | None = None
+    commands: bool = True  # the paths in command lines too
 
     def walk(self, value: Any, where: str, named: bool, depth: int) -> None:
         self.visited += 1
@@ -331,7 +332,7 @@ class _Search:
                 self.found.append((f"{inner} (a key)", name))
             if is_text_name(name) and not is_path_name(name):
                 continue
-            if is_command_name(name) and isinstance(item, str):
+            if self.commands and is_command_name(name) and isinstance(item, str):
                 self._walk_command(item, inner)
             self.walk(item, inner, is_path_name(name), depth + 1)
 
@@ -403,10 +404,13 @@ def _arguments(command: str) -> list[str]:
     return arguments
 
 
-def find_paths(params: Mapping[str, Any]) -> tuple[list[tuple[str, str]], str | None]:
-    """(where, path as written) for every path in the parameters, and a problem when the search
-    had to stop (too many values or too deep)."""
-    search = _searched(params)
+def find_paths(
+    params: Mapping[str, Any], commands: bool = True
+) -> tuple[list[tuple[str, str]], str | None]:
+    """(where, path as written) for every path in the parameters (`commands`: in command lines
+    too), and a problem when the search had to stop (too many values or too deep)."""
+    search = _Search(commands=commands)
+    search.walk(params, "", named=False, depth=0)
     return search.found, search.problem
 
 

@@ -500,7 +500,7 @@ def call_key(
     spelling of the same file (`./a`, `a`, a link, a percent-escape, another Unicode form) make
     no new call; two files are two calls."""
     declared = declared_params(params, schema)
-    found, _ = find_paths(declared)
+    found, _ = find_paths(declared, commands=False)  # a command line is text, as written
     places = {raw: folders.place_of(tool, raw) for _, raw in found}
     canonical = _with_places(declared, places)
     try:
