@@ -18,13 +18,17 @@ if TYPE_CHECKING:
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
+IDLE_TIMEOUT_S = 30 * 60.0  # a client silent this long has left: its session ends (SDK default)
 
 
-def http_app(gateway: Gateway, token: str) -> ASGIApp:
+def http_app(gateway: Gateway, token: str, idle_timeout_s: float = IDLE_TIMEOUT_S) -> ASGIApp:
     """The gateway's streamable HTTP app; every request needs `Authorization: Bearer <token>`
-    (never in the URL, where logs and histories keep it). Serve it inside
-    `gateway.server.session_manager.run()`."""
-    app = gateway.server.streamable_http_app(streamable_http_path=PATH, host=HOST)
+    (never in the URL, where logs and histories keep it). A client's session ends when it
+    ends its HTTP session (DELETE) or after `idle_timeout_s` with no request in flight and no
+    stream open. Serve it inside `gateway.server.session_manager.run()`."""
+    app = gateway.server.streamable_http_app(
+        streamable_http_path=PATH, host=HOST, session_idle_timeout=idle_timeout_s
+    )
     return TokenGuard(app, token, in_path=False)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp.types as mcp_types
+from mcp.server.connection import Connection
 from mcp.server.lowlevel import NotificationOptions, Server
 
 from foundry import __version__
@@ -88,6 +89,7 @@ class Gateway:
         self._first = first
         self._agent = agent
         self._clients: dict[str, _Client] = {}
+        self._first_taken = False
         self._told: set[asyncio.Future[None]] = set()
         self.server: Server[Any] = _ToolsChangeServer(
             "foundry-gateway",
@@ -119,16 +121,25 @@ class Gateway:
         return self.server.create_initialization_options()
 
     async def aclose(self) -> None:
-        for client in self._clients.values():
+        for client in list(self._clients.values()):
             if client.session is not self._first:
                 await client.session.aclose()
 
+    def clients(self) -> int:
+        """How many clients are connected (each with its session)."""
+        return len(self._clients)
+
     async def _client(self, ctx: Any) -> _Client:
-        """The connection's client, its session titled after it once it has said who it is."""
+        """The connection's client, its session titled after it once it has said who it is.
+        An HTTP client's session ends with its connection (the client's DELETE, the SDK's idle
+        timeout, the gateway's end)."""
         key = _connection_key(ctx)
         client = self._clients.get(key)
         if client is None:
             client = self._clients[key] = _Client(await self._new_session())
+            connection = _connection_of(ctx)
+            if key and connection is not None:
+                connection.exit_stack.push_async_callback(self._client_left, key)
         client.peer = ctx.session
         if not client.titled:
             client.titled = True
@@ -138,9 +149,24 @@ class Gateway:
         return client
 
     async def _new_session(self) -> ToolSession:
-        if not self._clients:
+        """The first client's is `first`; every later one (over HTTP) gets a session of its own
+        (the first's is never handed out again, even once its client has left)."""
+        if not self._first_taken:
+            self._first_taken = True
             return self._first
         return await self._engine.open_tool_session(self._agent, "", host=self._first.host)
+
+    async def _client_left(self, key: str) -> None:
+        """A client's connection ended: its session is ended, what it recorded stored (the
+        first session, which runs the servers, stays open for the others and is closed last)."""
+        client = self._clients.get(key)
+        if client is None:
+            return
+        if client.session is self._first:
+            await client.session.settle()
+        else:
+            await client.session.aclose()
+        del self._clients[key]  # once stored: `clients()` counts it until then
 
     async def _list_tools(
         self, ctx: Any, params: mcp_types.PaginatedRequestParams | None
@@ -191,6 +217,15 @@ def _connection_key(ctx: Any) -> str:
     request = getattr(ctx, "request", None)
     headers = getattr(request, "headers", None)
     return str(headers.get("mcp-session-id", "")) if headers is not None else ""
+
+
+def _connection_of(ctx: Any) -> Connection | None:
+    """The SDK's connection a request came on, whose `exit_stack` it unwinds when the connection
+    ends (over HTTP: the client's DELETE, the idle timeout, a crash, the server's end). The SDK
+    gives it to its high-level Context, not to a low-level handler's: it is read off the
+    request's session (mcp 2.3.0; None, and sessions last until the gateway ends, otherwise)."""
+    connection = getattr(ctx.session, "_connection", None)
+    return connection if isinstance(connection, Connection) else None
 
 
 def _client_name(ctx: Any) -> str:

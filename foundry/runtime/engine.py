@@ -47,6 +47,7 @@ from foundry.supervision.inbox import HumanInbox
 from foundry.supervision.l1 import open_l1_supervisor
 from foundry.supervision.paths import server_folders
 from foundry.supervision.tracing import KeepTrace, TracedGate
+from foundry.tools.catalog import input_schema
 
 if TYPE_CHECKING:
     from foundry.gateway.forwarding import ToolSession
@@ -244,7 +245,7 @@ class Engine:
         # decided before each call is forwarded; the call and its trace are recorded off its
         # path, gathered with the session's next events (the inbox's events are written at once)
         gate = await self._gate(
-            record.id, document, None, document.base_dir, keep_trace=self._journal.keep
+            record.id, document, None, document.base_dir, keep_trace=self._journal.keep, tools=host
         )
         emit = functools.partial(self._journal.record_later, record.id)
         guardian = next(
@@ -318,7 +319,12 @@ class Engine:
             choice,
             provider,
             await self._gate(
-                session_id, document, ask, project_root or document.base_dir, extra_tools
+                session_id,
+                document,
+                ask,
+                project_root or document.base_dir,
+                extra_tools,
+                tools=tools,
             ),
             lambda body: self._emit(session_id, body),
             tools=tools,
@@ -399,11 +405,13 @@ class Engine:
         project_root: Path,
         extra_tools: Any = None,
         keep_trace: KeepTrace | None = None,
+        tools: Any = None,
     ) -> ApprovalGate:
         """The approval hierarchy if the agent has a policy supervisor, else its toolPermission.
         It judges paths where each server runs: the agent's MCP servers in their working
-        folders, a task's in-process tools (`extra_tools`) in the workspace. Its traces are
-        stored before each decision returns, or handed to `keep_trace`."""
+        folders, a task's in-process tools (`extra_tools`) in the workspace, and knows the
+        schemas of the `tools` on offer. Its traces are stored before each decision returns,
+        or handed to `keep_trace`."""
         agent = document.agent
         assert agent is not None
         config = policy_entry_config(agent.supervisors)
@@ -426,6 +434,7 @@ class Engine:
             ask=ask,
             server_folders=folders,
             keep_trace=keep_trace,
+            tool_schemas=None if tools is None else lambda name: input_schema(tools.tools(), name),
         )
 
     def _own(self, task: asyncio.Task[Any]) -> None:

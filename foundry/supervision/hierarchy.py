@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +30,8 @@ from foundry.supervision.policy import PolicyDecision, PolicyEngine, conditions_
 from foundry.supervision.redaction import redact_params
 from foundry.supervision.tracing import KeepTrace, ResolvedLevel, later_trace, store_trace
 
+# the input schema a tool declares, by its name; None when the tool is not known
+ToolSchemas = Callable[[str], Mapping[str, Any] | None]
 RouteLevel = Literal["L0", "grant", "L1", "human"]
 RouteOutcome = Literal["allow", "deny", "human"]
 
@@ -79,7 +82,9 @@ class SupervisedGate:
     """An ApprovalGate that runs the hierarchy for one agent in one session.
 
     `project_root` is the workspace; `server_folders` maps each MCP server to the folder it runs
-    in (None: unknown), so that a relative path is judged where the server will open it.
+    in (None: unknown), so that a relative path is judged where the server will open it;
+    `tool_schemas` gives a tool's input schema, so that a call repeated with fields the tool
+    does not read is still seen as a loop.
     """
 
     def __init__(
@@ -97,8 +102,10 @@ class SupervisedGate:
         server_folders: ServerPlaces | None = None,
         policy_engine: PolicyEngine | None = None,
         keep_trace: KeepTrace | None = None,
+        tool_schemas: ToolSchemas | None = None,
     ) -> None:
         self._store = store
+        self._schemas = tool_schemas
         self._keep_trace = keep_trace  # None: each trace is stored before the decision returns
         self._config = config
         self._policy = policy_engine or PolicyEngine(
@@ -150,7 +157,8 @@ class SupervisedGate:
         the policy, a grant, the L1 supervisor, or on to a person (`foundry policy check`)."""
         # the rules resolve paths (the filesystem), the detector decodes, the grants are in
         # the store: off the loop, in one hop
-        judged = await asyncio.to_thread(self._judge, call)
+        schema = self._schemas(call.name) if self._schemas is not None else None
+        judged = await asyncio.to_thread(self._judge, call, schema)
         policy = judged.policy
         if policy.action == "deny":
             return Route(policy=policy)
@@ -187,10 +195,10 @@ class SupervisedGate:
         action = "supervisor" if to_supervisor else "human"
         return policy.model_copy(update={"action": action, "reason": reason})
 
-    def _judge(self, call: ToolCall) -> _Judgement:
+    def _judge(self, call: ToolCall, schema: Mapping[str, Any] | None) -> _Judgement:
         """The L0 decision, the injection signal and, for a call the rules do not settle, the
         grant that covers it (blocking: run it in a thread)."""
-        policy = self._policy.decide(self._agent, call.name, call.arguments)
+        policy = self._policy.decide(self._agent, call.name, call.arguments, schema)
         if policy.action == "deny":
             return _Judgement(policy)
         injection = find_injection(call.arguments)

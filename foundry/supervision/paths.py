@@ -304,6 +304,7 @@ class _Search:
     loose: list[tuple[str, str]] = field(default_factory=list)  # `a/b`: a path if `a` is a link
     visited: int = 0
     problem: str | None = None
+    commands: bool = True  # the paths in command lines too
 
     def walk(self, value: Any, where: str, named: bool, depth: int) -> None:
         self.visited += 1
@@ -331,7 +332,7 @@ class _Search:
                 self.found.append((f"{inner} (a key)", name))
             if is_text_name(name) and not is_path_name(name):
                 continue
-            if is_command_name(name) and isinstance(item, str):
+            if self.commands and is_command_name(name) and isinstance(item, str):
                 self._walk_command(item, inner)
             self.walk(item, inner, is_path_name(name), depth + 1)
 
@@ -403,10 +404,13 @@ def _arguments(command: str) -> list[str]:
     return arguments
 
 
-def find_paths(params: Mapping[str, Any]) -> tuple[list[tuple[str, str]], str | None]:
-    """(where, path as written) for every path in the parameters, and a problem when the search
-    had to stop (too many values or too deep)."""
-    search = _searched(params)
+def find_paths(
+    params: Mapping[str, Any], commands: bool = True
+) -> tuple[list[tuple[str, str]], str | None]:
+    """(where, path as written) for every path in the parameters (`commands`: in command lines
+    too), and a problem when the search had to stop (too many values or too deep)."""
+    search = _Search(commands=commands)
+    search.walk(params, "", named=False, depth=0)
     return search.found, search.problem
 
 
@@ -510,6 +514,35 @@ class ServerFolders:
                         seen[from_base.where, raw] = from_base
         return CallPaths(paths=tuple(seen.values()), problem=search.problem)
 
+    def place_of(self, tool: str, raw: str) -> str:
+        """Where a path a call of `tool` names leads, as one text that tells two calls apart:
+        read as a server may read it (decoded, trimmed), from each folder its server takes it
+        from, each reading the file itself when it exists (a link, a hard link, `./a` and `a`,
+        any spelling the filesystem takes for it), else the path it names in one Unicode form."""
+        text = _decoded(raw).strip()
+        bases = self._bases_of(tool) or (None,)
+        if not _is_relative(text):
+            bases = bases[:1]
+        places = (self._place(text, base) for base in bases)
+        return " | ".join(dict.fromkeys(places))
+
+    def _place(self, text: str, folder: Path | None) -> str:
+        """A path's place from one folder: the existing file its spelling or its other Unicode
+        form names, else where it would be; as written, normalised, when it cannot be judged."""
+        unicode_form = unicodedata.normalize("NFC", text)
+        named = None
+        for spelling in dict.fromkeys((text, unicode_form)):
+            resolved, _ = self._resolution(spelling, folder)
+            if resolved is None:
+                continue
+            named = named or resolved
+            with contextlib.suppress(OSError):
+                found = os.stat(resolved)
+                return f"file {found.st_dev}:{found.st_ino}"
+        if named is not None:
+            return "path " + unicodedata.normalize("NFC", named)
+        return "as written " + os.path.normpath(unicode_form)
+
     def _linked(self, search: _Search, folder: Path | None) -> list[tuple[str, str]]:
         """The text of the call that only may be a path and leads through a symlink."""
         if not search.loose or folder is None:
@@ -520,7 +553,12 @@ class ServerFolders:
         return []
 
     def _resolved(self, where: str, raw: str, folder: Path | None) -> FoundPath:
-        return self._remembered(("path", where, raw, folder), lambda: _found(where, raw, folder))
+        resolved, problem = self._resolution(raw, folder)
+        return FoundPath(where=where, raw=raw, resolved=resolved, problem=problem)
+
+    def _resolution(self, raw: str, folder: Path | None) -> tuple[str | None, str | None]:
+        """Where `raw` leads from `folder`, or why it cannot be judged."""
+        return self._remembered(("path", raw, folder), lambda: _resolution(raw, folder))
 
 
 def _leads_elsewhere(raw: str, folder: str) -> bool:
@@ -565,11 +603,11 @@ def _decoded(raw: str) -> str:
     return raw
 
 
-def _found(where: str, raw: str, folder: Path | None) -> FoundPath:
+def _resolution(raw: str, folder: Path | None) -> tuple[str | None, str | None]:
     try:
-        return FoundPath(where=where, raw=raw, resolved=resolve_path(raw, folder))
+        return resolve_path(raw, folder), None
     except UnresolvablePath as why:
-        return FoundPath(where=where, raw=raw, problem=str(why))
+        return None, str(why)
 
 
 def server_folders(

@@ -17,7 +17,7 @@ import re
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +34,7 @@ from foundry.supervision.paths import (
     ServerFolders,
     ServerPlaces,
     UnresolvablePath,
+    find_paths,
     is_path_name,
     readings,
     resolve_folder,
@@ -363,12 +364,21 @@ class PolicyEngine:
         engine._lock = threading.Lock()
         return engine
 
-    def decide(self, agent_id: str, tool: str, params: dict[str, Any]) -> PolicyDecision:
-        with self._lock:
-            now = self._clock()
-            limited = self._count_rate_limits(agent_id, tool, now)
-            looping = self._count_repeats(agent_id, tool, params, now)
+    def decide(
+        self,
+        agent_id: str,
+        tool: str,
+        params: dict[str, Any],
+        schema: Mapping[str, Any] | None = None,
+    ) -> PolicyDecision:
+        """The decision on one call; `schema`, the tool's input schema when it is known, says
+        which parameters make two calls the same one (see `call_key`)."""
         with self._folders.one_decision():
+            key = self._loop_key(agent_id, tool, params, schema)
+            with self._lock:
+                now = self._clock()
+                limited = self._count_rate_limits(agent_id, tool, now)
+                looping = self._count_repeats(key, now)
             return limited or looping or self._first_matching_rule(agent_id, tool, params)
 
     def _compile_rule(self, rule: PolicyRule) -> _Rule:
@@ -432,18 +442,23 @@ class PolicyEngine:
                 exceeded = PolicyDecision(action="deny", reason=reason)
         return exceeded
 
-    def _count_repeats(
-        self, agent_id: str, tool: str, params: dict[str, Any], now: float
-    ) -> PolicyDecision | None:
-        """Count the call among recent identical ones; a deny when it repeats too often."""
+    def _loop_key(
+        self, agent_id: str, tool: str, params: dict[str, Any], schema: Mapping[str, Any] | None
+    ) -> str | None:
         if not self._loop_detection:
+            return None
+        return call_key(agent_id, tool, params, schema, self._folders)
+
+    def _count_repeats(self, key: str | None, now: float) -> PolicyDecision | None:
+        """Count the call among recent identical ones (`key`: None when loops are not
+        detected); a deny when it repeats too often."""
+        if key is None:
             return None
         while self._recent_calls and self._recent_calls[0][0] <= now - LOOP_WINDOW_SECONDS:
             _, old = self._recent_calls.popleft()
             self._recent_counts[old] -= 1
             if not self._recent_counts[old]:
                 del self._recent_counts[old]
-        key = _call_key(agent_id, tool, params)
         self._recent_calls.append((now, key))
         self._recent_counts[key] += 1
         repeats = self._recent_counts[key]
@@ -472,10 +487,61 @@ def conditions_hold(
     return engine.decide("*", tool, params).action == "allow"
 
 
-def _call_key(agent_id: str, tool: str, params: dict[str, Any]) -> str:
-    """One text per distinct call: agent, tool and the params as canonical JSON."""
+def call_key(
+    agent_id: str,
+    tool: str,
+    params: Mapping[str, Any],
+    schema: Mapping[str, Any] | None,
+    folders: ServerFolders,
+) -> str:
+    """One text per distinct call, for the loop detection: agent, tool and the parameters the
+    tool's schema declares (all of them when it is not known), as canonical JSON with each path
+    replaced by where it leads. So a field the tool ignores, the order of the keys, and another
+    spelling of the same file (`./a`, `a`, a link, a percent-escape, another Unicode form) make
+    no new call; two files are two calls."""
+    declared = declared_params(params, schema)
+    found, _ = find_paths(declared, commands=False)  # a command line is text, as written
+    places = {raw: folders.place_of(tool, raw) for _, raw in found}
+    canonical = _with_places(declared, places)
     try:
-        text = json.dumps(params, sort_keys=True, separators=(",", ":"), default=repr)
+        text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=repr)
     except (TypeError, ValueError):  # keys of mixed types, circular data
-        text = repr(params)
+        text = repr(canonical)
     return json.dumps([agent_id, tool, text])
+
+
+def declared_params(value: Any, schema: Mapping[str, Any] | None) -> Any:
+    """The value without the object fields its JSON schema does not declare (at every level
+    the schema describes): what the tool reads of it. Fields a schema types as a whole
+    (`additionalProperties` or `patternProperties` with a schema) are kept."""
+    if not isinstance(schema, Mapping):
+        return value
+    properties = schema.get("properties")
+    if isinstance(value, Mapping) and isinstance(properties, Mapping):
+        typed_extras = isinstance(schema.get("additionalProperties"), Mapping) or bool(
+            schema.get("patternProperties")
+        )
+        return {
+            key: declared_params(item, properties.get(key))
+            for key, item in value.items()
+            if key in properties or typed_extras
+        }
+    items = schema.get("items")
+    if isinstance(value, list) and isinstance(items, Mapping):
+        return [declared_params(item, items) for item in value]
+    return value
+
+
+def _with_places(value: Any, places: Mapping[str, str]) -> Any:
+    """The value with every text that is one of the paths (a value or a key) replaced by its
+    place."""
+    if isinstance(value, str):
+        return {"place": places[value]} if value in places else value
+    if isinstance(value, Mapping):
+        return {
+            places.get(key, key) if isinstance(key, str) else key: _with_places(item, places)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_with_places(item, places) for item in value]
+    return value

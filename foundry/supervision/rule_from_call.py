@@ -1,8 +1,11 @@
 """A policy rule proposed from one tool call: "Make a rule from this" in the approval inbox.
 
 The rule allows the same tool for the same agent; when the call names a path, only inside the
-folder of that path (normalised, so `a/../../etc/x` proposes `/etc`, in plain sight). A person
-reviews it, sees what it would change among the recorded calls, and saves it, or not.
+folder that path really lies in, found as the policy finds it (where the tool's server runs,
+symlinks followed): `a/../../etc/x` proposes `/etc`, and `escape/key`, where `escape` is a link
+out of the workspace, proposes the folder it leads to (`/srv/keys`), in plain sight, never the
+link's name (which `within` would follow there unseen). A person reviews it, sees what it would
+change among the recorded calls, and saves it, or not.
 """
 
 from __future__ import annotations
@@ -10,38 +13,74 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from foundry.agent.models import PolicyCondition, PolicyMatch, PolicyRule
 from foundry.agent.names import free_name
+from foundry.supervision.paths import ServerFolders, ServerPlaces, UnresolvablePath, resolve_path
 
 PATH_KEYS = ("path", "file", "filename", "source", "destination", "repo_path", "directory")
 _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 NAME_CHARACTERS = 60
 
 
+class NoRuleProposed(ValueError):
+    """No rule can be proposed from the call: its path cannot be judged (the message says why)."""
+
+
 def rule_from_call(
-    agent: str, tool: str, params: Mapping[str, Any], taken: Iterable[str]
+    agent: str,
+    tool: str,
+    params: Mapping[str, Any],
+    taken: Iterable[str],
+    workspace: Path | None = None,
+    server_folders: ServerPlaces | None = None,
 ) -> PolicyRule:
-    """An `allow` rule for this agent's calls of `tool` within the folder of the call's path."""
-    path_key, folder = _folder_of(params)
+    """An `allow` rule for this agent's calls of `tool` within the real folder of the call's
+    path; `workspace` and `server_folders` as the agent's gate has them. Without the workspace
+    a relative path cannot be placed: the rule allows that path only (whatever it leads to).
+    Raises NoRuleProposed when the path cannot be judged."""
+    found = _path_of(params)
     when = None
     stem = f"allow-{tool}"
-    if path_key is not None:
-        when = PolicyMatch(all=[PolicyCondition(param=path_key, op="within", value=folder)])
-        stem += f"-in-{_folder_name(folder)}"
+    if found is not None:
+        key, path = found
+        folder, shown = _real_folder(tool, key, path, workspace, server_folders)
+        when = PolicyMatch(all=[PolicyCondition(param=key, op="within", value=folder)])
+        stem += f"-{shown}"
     return PolicyRule(
         name=free_name(_slug(stem), set(taken)), agent=agent, tool=tool, when=when, action="allow"
     )
 
 
-def _folder_of(params: Mapping[str, Any]) -> tuple[str | None, str]:
+def _path_of(params: Mapping[str, Any]) -> tuple[str, str] | None:
     for key in PATH_KEYS:
         value = params.get(key)
         if isinstance(value, str) and value.strip():
-            folder = os.path.dirname(os.path.normpath(value.strip()))
-            return key, folder or "."
-    return None, "."
+            return key, value.strip()
+    return None
+
+
+def _real_folder(
+    tool: str, key: str, path: str, workspace: Path | None, server_folders: ServerPlaces | None
+) -> tuple[str, str]:
+    """The folder the rule names (relative to the workspace when inside it), and its words for
+    the rule's name."""
+    if workspace is None and not os.path.isabs(os.path.expanduser(path)):
+        exact = os.path.normpath(path)
+        return exact, f"on-{os.path.basename(exact) or 'root'}"
+    folders = ServerFolders(workspace or Path(os.sep), server_folders)
+    try:
+        real = resolve_path(path, folders.folder_of(tool))
+    except UnresolvablePath as why:
+        raise NoRuleProposed(f"{key} {path!r} cannot be judged: {why}") from None
+    folder = os.path.dirname(real)
+    if workspace is not None:
+        relative = os.path.relpath(folder, resolve_path(".", workspace))
+        if relative != ".." and not relative.startswith(".." + os.sep):
+            folder = relative
+    return folder, f"in-{_folder_name(folder)}"
 
 
 def _folder_name(folder: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
@@ -35,6 +35,11 @@ class ToolInfo(BaseModel):
     parameters: dict[str, Any]
     include: IncludeMode
     permission_required: bool
+
+
+def input_schema(tools: Iterable[ToolInfo], name: str) -> dict[str, Any] | None:
+    """The input schema the tool called `name` declares; None when no such tool is on offer."""
+    return next((tool.parameters for tool in tools if tool.name == name), None)
 
 
 def qualified_name(server: str, tool: str) -> str:

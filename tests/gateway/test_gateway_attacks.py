@@ -275,17 +275,24 @@ ARGUMENT_CASES = [
     Case(*fields)
     for fields in [
         ("allowed", "fs__list_directory", read(_path("sub")), "deep.md"),
+        # the same outside file, reached many ways: each with a head of its own, or the third
+        # would be the same call repeated (a loop) and denied as one
         ("denied", "fs__read_text_file", read(lambda p: str(p.outside / "secret.md")), "outside"),
         ("denied", "fs__read_text_file", read(lambda p: "../outside/secret.md"), "outside"),
-        ("denied", "fs__read_text_file", read(_path("link", "secret.md")), "outside"),
-        ("denied", "fs__read_text_file", read(_path("notes-link.md")), "outside"),
+        ("denied", "fs__read_text_file", read(_path("link", "secret.md"), head=7), "outside"),
+        ("denied", "fs__read_text_file", read(_path("notes-link.md"), head=8), "outside"),
         (
             "denied",
             "fs__read_text_file",
-            read(_path("sub", "..", "..", "outside", "secret.md")),
+            read(_path("sub", "..", "..", "outside", "secret.md"), head=10),
             "",
         ),
-        ("denied", "fs__read_text_file", read(lambda p: f"file://{p.outside}/secret.md"), ""),
+        (
+            "denied",
+            "fs__read_text_file",
+            read(lambda p: f"file://{p.outside}/secret.md", head=11),
+            "",
+        ),
         (
             "denied",
             "fs__read_text_file",
@@ -295,7 +302,7 @@ ARGUMENT_CASES = [
         (
             "asked",
             "fs__read_text_file",
-            read(lambda p: f"{p.workspace}/%2e%2e/outside/secret.md"),
+            read(lambda p: f"{p.workspace}/%2e%2e/outside/secret.md", head=9),
             "",
         ),
         ("denied", "fs__read_text_file", read(lambda p: f"{p.workspace}/\u202enotes.md"), ""),
@@ -374,6 +381,20 @@ def test_paths_are_judged_where_the_server_resolves_them(
 def test_a_repeated_call_is_stopped_by_loop_detection(shared: SharedGateway) -> None:
     arguments = {"path": str(shared.place.workspace / "sub" / "deep.md"), "head": 2}
     results = [shared.call("fs__read_text_file", arguments) for _ in range(3)]
+    assert [r.is_error for r in results] == [False, False, True]
+    assert "loop" in text_of(results[2])
+
+
+def test_a_field_the_tool_does_not_declare_does_not_hide_a_loop(shared: SharedGateway) -> None:
+    """denied: the same read with a new junk field each time (the schema allows extra fields;
+    the gateway knows which ones the tool declares), or the same file spelt another way."""
+    deep = shared.place.workspace / "sub" / "deep.md"
+    calls = [
+        {"path": str(deep), "head": 3, "nonce": 1},
+        {"nonce": 2, "head": 3, "path": f"{shared.place.workspace}/sub/../sub/deep.md"},
+        {"path": str(deep), "head": 3, "x": {"y": [3]}},
+    ]
+    results = [shared.call("fs__read_text_file", arguments) for arguments in calls]
     assert [r.is_error for r in results] == [False, False, True]
     assert "loop" in text_of(results[2])
 

@@ -140,9 +140,9 @@ async def test_the_rules_are_judged_off_the_loop_whatever_the_parameters(
     judged_on: list[str] = []
     judge = SupervisedGate._judge
 
-    def recording_judge(gate: SupervisedGate, call: Any) -> Any:
+    def recording_judge(gate: SupervisedGate, *call_and_schema: Any) -> Any:
         judged_on.append(threading.current_thread().name)
-        return judge(gate, call)
+        return judge(gate, *call_and_schema)
 
     monkeypatch.setattr(SupervisedGate, "_judge", recording_judge)
     agent = upstream_agent(tmp_path / "agent")

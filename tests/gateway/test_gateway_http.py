@@ -8,9 +8,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import httpx2
@@ -18,6 +20,10 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from foundry.api.server import ApiServer
+from foundry.gateway.http import http_app
+from foundry.gateway.server import Gateway
+from foundry.runtime.engine import Engine
 from foundry.store import Store
 from tests.gateway.test_gateway_stdio import POLICY, gateway_agent, text_of
 
@@ -115,3 +121,91 @@ def test_it_listens_on_loopback_only(http_gateway: str) -> None:
         if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port
     ]
     assert listening == [f"0100007F:{port:04X}"]  # 127.0.0.1, and nothing else
+
+
+# --- clients that come and go: each session ends with its client's -------------------------------
+
+
+@asynccontextmanager
+async def in_process_gateway(agent: Path, idle_timeout_s: float) -> AsyncIterator[tuple[Any, str]]:
+    """The gateway served over HTTP on this test's loop: (the Gateway, its URL)."""
+    with Engine() as engine:
+        session = engine.submit(engine.open_tool_session(agent, "first")).result(60)
+        gateway = Gateway(engine, session, agent, "agent")
+        served: Future[str] = Future()
+        stop = asyncio.Event()
+
+        async def serve() -> None:
+            app = http_app(gateway, TOKEN, idle_timeout_s=idle_timeout_s)
+            async with gateway.server.session_manager.run():
+                server = ApiServer(app)
+                served.set_result(await server.start() + "/mcp")
+                await stop.wait()
+                await server.stop()
+            await gateway.aclose()
+            await session.aclose()
+
+        async def stop_serving() -> None:
+            stop.set()
+
+        serving = engine.submit(serve())
+        try:
+            yield gateway, await asyncio.wrap_future(served)
+        finally:
+            engine.submit(stop_serving())
+            serving.result(60)
+
+
+async def test_clients_that_come_and_go_leave_no_session_behind(
+    tmp_path: Path, foundry_home: Path
+) -> None:
+    """Thirty clients connect, call a tool and leave (the SDK's client ends its HTTP session
+    with a DELETE): each one's session ends then, its calls stored, and the gateway keeps
+    none of them."""
+    agent = gateway_agent(tmp_path / "agent", [POLICY])
+    async with in_process_gateway(agent, idle_timeout_s=600) as (gateway, url):
+        for _ in range(30):
+            async with http_client(url) as client:
+                await client.call_tool("time__get_current_time", {"timezone": "UTC"})
+                assert gateway.clients() == 1
+            assert await _eventually(lambda: gateway.clients() == 0)
+        store = Store.open()
+        try:  # stored when each client left, not when the gateway ends
+            decided = [
+                len(store.events.list(s.id, kinds=("tool_call_decided",)))
+                for s in store.sessions.list()
+                if s.title.endswith("via the gateway")
+            ]
+        finally:
+            store.close()
+    assert decided == [1] * 30
+
+
+async def test_a_client_that_leaves_without_a_word_is_ended_when_idle(
+    tmp_path: Path, foundry_home: Path
+) -> None:
+    """A client that never ends its HTTP session: after the idle timeout its session ends too."""
+    agent = gateway_agent(tmp_path / "agent", [POLICY])
+    async with in_process_gateway(agent, idle_timeout_s=1) as (gateway, url):
+        for _ in range(3):
+            headers = {"Authorization": f"Bearer {TOKEN}"}
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=30) as http,
+                streamable_http_client(url, http_client=http, terminate_on_close=False) as (
+                    read,
+                    write,
+                    *_,
+                ),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                await client.call_tool("time__get_current_time", {"timezone": "UTC"})
+        assert gateway.clients() >= 1
+        assert await _eventually(lambda: gateway.clients() == 0, seconds=20)
+
+
+async def _eventually(check: Callable[[], bool], seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return check()

@@ -350,10 +350,12 @@ async def test_the_guardian_masks_results_and_refuses_blocked_text(
     async with gateway(agent, foundry_home) as client:
         masked = await client.call_tool("up__say", {"text": "write to ana@example.com"})
         blocked = await client.call_tool("up__say", {"text": "please drop table users"})
+        hidden = await client.call_tool("up__say", {"text": "please dr\u200bop <b>ta\u00adble</b>"})
         withheld = await client.call_tool("up__leak", {})
     assert text_of(masked) == "write to [email]"
-    assert blocked.is_error and "supervisor:guardian" in text_of(blocked)
-    assert "'drop table'" in text_of(blocked)
+    for refused in (blocked, hidden):  # named as configured
+        assert refused.is_error and "supervisor:guardian" in text_of(refused)
+        assert "'DROP TABLE'" in text_of(refused)
     assert withheld.is_error and "SECRET-KEY" not in text_of(withheld)
     assert "withheld" in text_of(withheld)
     store = Store.open()

@@ -335,6 +335,27 @@ def test_a_policy_sends_a_call_to_the_inbox_and_the_human_answer_reaches_the_age
     assert kinds_seen.count("approval_resolved") == 2
 
 
+def test_a_chat_knows_the_tools_schemas_so_a_junk_field_does_not_hide_a_loop(
+    engine: Engine, tmp_path: Path
+) -> None:
+    policy = {
+        "type": "policy",
+        "id": "tool-policy",
+        "config": {"rules": [{"name": "time", "tool": "time.*", "action": "allow"}]},
+    }
+    calls = [
+        {"name": "time.get_current_time", "arguments": {"timezone": "UTC", "nonce": n}}
+        for n in range(3)
+    ]
+    turns = {"turns": [*({"tool_calls": [call]} for call in calls), {"text": "Done."}]}
+    agent = write_agent(tmp_path / "looping", turns, supervisors=[policy])
+    session_id = engine.submit(engine.open_session(agent)).result(30)
+    result = engine.submit(engine.send(session_id, "time, again and again")).result(60)
+    *first, last = result.tool_calls
+    assert [call["approved_by"] for call in first] == ["policy:time", "policy:time"]
+    assert last["is_error"] and "loop: the same call 3 times" in last["result"]
+
+
 def test_stopping_a_turn_that_waits_for_a_person_withdraws_its_approval(
     engine: Engine, tmp_path: Path
 ) -> None:

@@ -194,3 +194,102 @@ def test_nothing_masked_is_streamed_stored_or_shown(
     assert shown.out.strip() == "Call [phone] or [phone] on 2025-04-07, or [phone]."
     assert "Hello, my address is [email], reach me there." in stored
     assert "masked personal data: 3 phone" in stored
+
+
+# --- blocked words: the ways a word is hidden, and the ordinary words that must still pass --------
+
+
+def wide(text: str) -> str:
+    """The text in full-width letters (U+FF01 to U+FF5E)."""
+    return "".join(chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else char for char in text)
+
+
+BLOCKED = ["password", "Drop Table", "Projekt Zebra", "Straße", "秘密", "ヒミツ"]
+HIDDEN = [
+    # (the trick, the text, the configured word it holds)
+    ("as it is", "the password is", "password"),
+    ("another case", "the PassWord is", "password"),
+    ("a zero-width space", "pass\u200bword", "password"),
+    ("a zero-width joiner and non-joiner", "pa\u200dss\u200cword", "password"),
+    ("a word joiner and BOM", "pass\u2060wo\ufeffrd", "password"),
+    ("a soft hyphen", "pass\u00adword", "password"),
+    ("a direction mark", "pass\u200eword", "password"),
+    ("a Unicode tag character", "pass\U000e0041word", "password"),
+    ("full-width letters", wide("password"), "password"),
+    ("mathematical bold letters", "\U0001d429\U0001d41a\U0001d42c\U0001d42cword", "password"),
+    ("a ligature", "Projekt Ze\ufb00ra", None),  # "ff" is not "bb": not the word
+    ("circled letters", "\u24df\u24d0\u24e2\u24e2\u24e6\u24de\u24e1\u24d3", "password"),
+    ("a non-breaking space", "drop\u00a0table", "Drop Table"),
+    ("an ideographic space", "drop\u3000table", "Drop Table"),
+    ("full-width and case", wide("DROP table"), "Drop Table"),
+    ("German sharp s, case-folded", "STRASSE", "Straße"),
+    ("sharp s as written", "die straße", "Straße"),
+    ("a CJK word among Latin", "it is 秘密", "秘密"),
+    ("half-width katakana", "\uff8b\uff90\uff82", "ヒミツ"),
+    ("bold HTML inside the word", "pass<b>word</b>", "password"),
+    ("an empty tag inside the word", "pass<span class='x'></span>word", "password"),
+    ("an HTML comment inside the word", "pass<!-- nothing -->word", "password"),
+    ("Markdown bold inside the word", "pass**word**", "password"),
+    ("Markdown code inside the word", "pass`word`", "password"),
+    ("Markdown strike-through inside the word", "pa~~ss~~word", "password"),
+    ("markup between the words", "drop <b>table</b>", "Drop Table"),
+    ("Markdown between the words", "drop **table**", "Drop Table"),
+    ("a soft-hyphen entity", "pass&shy;word", "password"),
+    ("a numeric entity", "pass&#119;ord", "password"),
+    ("a zero-width entity", "pass&#x200b;word", "password"),
+    ("everything at once", wide("PASS") + "\u200b<i></i>&shy;**" + wide("word") + "**", "password"),
+]
+ORDINARY = [
+    # (why it is not the word, the text)
+    ("a space", "pass word"),
+    ("a line break", "pass\nword"),
+    ("a hyphen", "pass-word"),
+    ("an underscore, which Markdown shows", "pass_word"),
+    ("paragraphs", "<p>pass</p><p>word</p>"),
+    ("a line-break tag", "pass<br>word"),
+    ("a list", "* pass\n* word"),
+    ("a non-breaking space entity", "pass&nbsp;word"),
+    ("other words", "compass wording"),
+    ("words in two values", '{"a": "pass", "b": "word"}'),
+    ("a table that is not dropped", "drop the table"),
+    ("a zebra project spelt apart", "Projekt-Zebra"),
+    ("another CJK word", "秘书"),
+    ("a Greek question mark, a sign once folded", "pass\u037eword"),
+]
+
+
+def blocking(words: list[str]) -> GuardianSupervisor:
+    entry = GuardianSupervisorEntry.model_validate(
+        {"type": "guardian", "id": "g", "config": {"blockKeywords": words}}
+    )
+    return GuardianSupervisor(entry)
+
+
+@pytest.mark.parametrize(("trick", "text", "word"), HIDDEN, ids=[h[0] for h in HIDDEN])
+def test_a_blocked_word_is_found_however_it_is_hidden(
+    trick: str, text: str, word: str | None
+) -> None:
+    assert blocking(BLOCKED).blocked_words(text) == ([word] if word else [])
+
+
+@pytest.mark.parametrize(("why", "text"), ORDINARY, ids=[o[0] for o in ORDINARY])
+def test_ordinary_text_is_not_blocked(why: str, text: str) -> None:
+    assert blocking(BLOCKED).blocked_words(text) == []
+
+
+@pytest.mark.parametrize(
+    "word", ["pass\u200bword", wide("PASSWORD"), "pass<b></b>word", "PASS&shy;WORD"]
+)
+def test_a_blocked_word_is_read_as_the_text_is(word: str) -> None:
+    """The configured word is folded as the text is, and reported as configured."""
+    assert blocking([word]).blocked_words("your password") == [word]
+
+
+def test_a_word_of_only_invisible_characters_blocks_nothing() -> None:
+    assert blocking(["\u200b\u200d", " ", "\u00ad"]).blocked_words("any text at all") == []
+
+
+async def test_the_guardian_blocks_a_message_with_a_hidden_word_naming_the_word() -> None:
+    message = ChatMessage(role="user", content="the " + wide("pass") + "\u200bword is hunter2")
+    result = await blocking(BLOCKED).review(None, "request", message)  # type: ignore[arg-type]
+    assert result.action == "block" and result.reasons == ("contains blocked text 'password'",)

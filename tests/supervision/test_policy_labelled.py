@@ -774,3 +774,171 @@ async def test_a_secret_in_an_injections_key_stays_out_of_the_reason(
     route = await routed(store, workspace, new_agents_policy(), labelled)
     assert route.injection and "override-instructions" in route.policy.reason
     assert TOKEN not in route.policy.reason
+
+
+# --- loops: the same call repeated, however it is dressed -----------------------------------------
+
+READ_SCHEMA = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "head": {"type": "number"}},
+    "required": ["path"],
+}
+EDIT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "edits": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"oldText": {"type": "string"}, "newText": {"type": "string"}},
+            },
+        },
+    },
+}
+RUN_SCHEMA = {
+    "type": "object",
+    "properties": {"task": {"type": "string"}},
+    "additionalProperties": {"type": "string"},  # each extra field is an argument of the task
+}
+SCHEMAS = {"fs.read_file": READ_SCHEMA, "fs.edit_file": EDIT_SCHEMA, "make.run": RUN_SCHEMA}
+
+
+@dataclass(frozen=True)
+class Repeats:
+    label: str
+    calls: tuple[tuple[str, dict[str, Any]], ...]
+    looping: bool  # the last call is refused as a loop
+    schemas: bool = True  # the gate knows the tools' schemas (the chat and the gateway do)
+
+
+def repeats(label: str, looping: bool, *calls: tuple[str, dict[str, Any]], schemas: bool = True):
+    return pytest.param(Repeats(label, calls, looping, schemas), id=label)
+
+
+def read(path: str, **extra: Any) -> tuple[str, dict[str, Any]]:
+    return "fs.read_file", {"path": path, **extra}
+
+
+def edit(**extra: Any) -> tuple[str, dict[str, Any]]:
+    return "fs.edit_file", {"path": A, "edits": [{"oldText": "a", "newText": "b", **extra}]}
+
+
+def run(**extra: str) -> tuple[str, dict[str, Any]]:
+    return "make.run", {"task": "test", **extra}
+
+
+A = "src/a.py"
+
+
+LOOPS = [
+    # the same call: an extra field, another order, another spelling of the same file
+    repeats("a junk field", True, read(A, x=1), read(A, x=2), read(A, x=3)),
+    repeats("junk fields of any name", True, read(A), read(A, y=[1]), read(A, z={"w": 2})),
+    repeats("junk in a nested object", True, edit(), edit(n=1), edit(n=2)),
+    repeats("a junk path", True, read(A, p="docs"), read(A, p="README.md"), read(A, p="/etc")),
+    repeats("a hard link", True, read("hard.txt"), read("../outside/secret.txt"), read("hard.txt")),
+    repeats(
+        "keys in another order",
+        True,
+        read(A, head=1),
+        ("fs.read_file", {"head": 1, "path": A}),
+        read(A, head=1),
+        schemas=False,
+    ),
+    repeats("./a and a", True, read(A), read("./src/a.py"), read("src/./a.py"), schemas=False),
+    repeats(
+        "absolute and relative",
+        True,
+        read(A),
+        read("$WS/src/a.py"),
+        read("docs/../src/a.py"),
+        schemas=False,
+    ),
+    repeats(
+        "doubled slashes", True, read(A), read("src//a.py"), read("$WS//src/a.py"), schemas=False
+    ),
+    repeats("spaces around", True, read(A), read(" src/a.py"), read("src/a.py\t"), schemas=False),
+    repeats(
+        "percent-escaped", True, read(A), read("src/%61.py"), read("src%2fa.py"), schemas=False
+    ),
+    repeats(
+        "a file: URL",
+        True,
+        read("$WS/src/a.py"),
+        read("file://$WS/src/a.py"),
+        read("file://$WS/src/%61.py"),
+        schemas=False,
+    ),
+    repeats(
+        "another Unicode form",
+        True,
+        read("caf\u00e9.md"),
+        read("cafe\u0301.md"),
+        read("caf\u00e9.md"),
+        schemas=False,
+    ),
+    repeats(
+        "a link to the same file",
+        True,
+        read(A),
+        read("alias.py"),
+        read("src/alias-dir/a.py"),
+        schemas=False,
+    ),
+    repeats(
+        "a missing file three ways",
+        True,
+        read("gone.txt"),
+        read("./gone.txt"),
+        read("src/../gone.txt"),
+        schemas=False,
+    ),
+    # not the same call
+    repeats("two files read in turn", False, read(A), read("README.md"), read(A)),
+    repeats("three files", False, read(A), read("README.md"), read("docs")),
+    repeats(
+        "a declared field that differs", False, read(A, head=1), read(A, head=2), read(A, head=3)
+    ),
+    repeats("names that differ in case", False, read(A), read("src/A.py"), read(A)),
+    repeats(
+        "two files in two Unicode forms",
+        False,
+        read("two-caf\u00e9.md"),
+        read("two-cafe\u0301.md"),
+        read("two-caf\u00e9.md"),
+    ),
+    repeats("a typed extra field that differs", False, run(env="a"), run(env="b"), run(env="c")),
+    repeats("edits that differ", False, edit(), edit(newText="c"), edit(n=1)),
+    repeats(
+        "without a schema, no field is junk",
+        False,
+        read(A, x=1),
+        read(A, x=2),
+        read(A, x=3),
+        schemas=False,
+    ),
+]
+
+
+@pytest.mark.parametrize("labelled", LOOPS)
+async def test_a_repeated_call_is_a_loop_however_it_is_dressed(
+    store: Store, workspace: Path, labelled: Repeats
+) -> None:
+    (workspace / "src" / "A.py").write_text("print('A')\n")
+    (workspace / "src" / "alias-dir").symlink_to(workspace / "src", target_is_directory=True)
+    (workspace / "alias.py").symlink_to(workspace / "src" / "a.py")
+    (workspace / "caf\u00e9.md").write_text("NFC only\n")
+    (workspace / "two-caf\u00e9.md").write_text("NFC\n")
+    (workspace / "two-cafe\u0301.md").write_text("NFD\n")
+    rules = [{"name": "allow-all", "tool": "*", "action": "allow"}]
+    config = PolicyConfig.model_validate({"rules": rules})
+    schemas = SCHEMAS.get if labelled.schemas else None
+    gate = SupervisedGate(store, config, "worker", "s1", workspace, notify, tool_schemas=schemas)
+    routes = [
+        await gate.route(ToolCall(id=f"c{n}", name=tool, arguments=placed(params, workspace)))
+        for n, (tool, params) in enumerate(labelled.calls)
+    ]
+    assert [decision(route) for route in routes[:-1]] == ["allow"] * (len(routes) - 1)
+    last = routes[-1].policy
+    assert (last.action == "deny" and last.reason.startswith("loop:")) == labelled.looping, last
