@@ -541,7 +541,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Cannot open its agent: {error.problems[0]}", 8000)
             return
         editor = self._open_editor(document)
-        editor.controller.policy.propose_rule(
+        await editor.controller.policy.propose_rule(
             record.agent_id, record.tool, dict(record.params), record.policy_rule
         )
 

@@ -3,6 +3,7 @@ typed and recorded calls under the policy as edited, before it is saved."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from foundry.agent.default_policy import default_policy
 from foundry.agent.document import read_agent
-from foundry.agent.models import PolicyConfig
+from foundry.agent.models import PolicyConfig, PolicyRule
 from foundry.agent.templates import create_agent, new_agent
 from foundry.llm.base import ToolCall
 from foundry.session.events import ToolCallDecided
@@ -219,3 +220,45 @@ def test_reset_to_the_careful_default_and_an_agent_without_a_policy(
     editor.policy.reset.click()
     assert rule_names(editor) == [rule.name for rule in default_policy().rules]
     assert editor.undo_action.text().startswith("Undo: ")
+
+
+def propose(qtbot: QtBot, editor: AgentEditor, params: dict[str, object]) -> PolicyRule | None:
+    """The rule made from a call of `files.read_file` (selected once made), or None."""
+    binding = editor.controller.policy
+    binding.rule = None
+    proposing = asyncio.ensure_future(binding.propose_rule("demo", "files.read_file", params, None))
+    qtbot.waitUntil(proposing.done, timeout=10000)
+    proposing.result()
+    return None if binding.rule is None else policy(editor).rules[binding.rule]
+
+
+def test_a_rule_made_from_a_call_through_a_link_names_the_folder_it_leads_to(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """`escape` is a link out of the agent's folder: the rule must not say `within escape`,
+    which would allow all of the folder outside, unseen; it names that folder."""
+    path = with_file_server(make_agent(tmp_path / "linked"))
+    outside = tmp_path / "outside" / "keys"
+    outside.mkdir(parents=True)
+    (path / "escape").symlink_to(outside, target_is_directory=True)
+    editor = open_editor(qtbot, path)
+    made = propose(qtbot, editor, {"path": "escape/key.pem"})
+    assert made is not None and made.when is not None
+    condition = made.when.all[0]
+    assert (condition.param, condition.op, condition.value) == ("path", "within", str(outside))
+    assert made.name.startswith("allow-files-read_file-in-keys")
+    inside = propose(qtbot, editor, {"path": "notes/today.md"})  # relative to the workspace
+    assert inside is not None and inside.when is not None
+    assert inside.when.all[0].value == "notes"
+
+
+def test_no_rule_is_made_from_a_call_whose_path_cannot_be_judged(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path = with_file_server(make_agent(tmp_path / "looped"))
+    (path / "loop").symlink_to(path / "loop")
+    editor = open_editor(qtbot, path)
+    names = rule_names(editor)
+    assert propose(qtbot, editor, {"path": "loop/x"}) is None
+    assert rule_names(editor) == names
+    assert editor.policy.verdict.text().startswith("No rule was made from the approval: path")

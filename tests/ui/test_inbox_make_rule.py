@@ -41,6 +41,7 @@ def test_make_a_rule_from_an_approval_opens_the_policy_with_the_rule_above_the_o
     editor = window.tabs.currentWidget()
     assert isinstance(editor, AgentEditor)
     assert editor.pages.currentWidget() is editor.policy
+    qtbot.waitUntil(lambda: "was made from the approval" in editor.policy.verdict.text())
     config = editor.controller.policy.config
     assert config is not None
     assert [rule.name for rule in config.rules] == ["allow-time-get_current_time", "ask-for-time"]

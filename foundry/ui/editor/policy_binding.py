@@ -36,7 +36,7 @@ from foundry.supervision.policy_check import (
     recorded_calls,
     what_if,
 )
-from foundry.supervision.rule_from_call import rule_from_call
+from foundry.supervision.rule_from_call import NoRuleProposed, rule_from_call
 from foundry.ui.editor.policy_models import GROUPS, value_from_text
 from foundry.ui.editor.policy_section import PolicySection
 
@@ -273,24 +273,37 @@ class PolicyBinding(QObject):
         catch_all = last is not None and last.tool == "*" and last.when is None
         return len(config.rules) - 1 if catch_all else len(config.rules)
 
-    def propose_rule(
+    async def propose_rule(
         self, agent: str, tool: str, params: dict[str, Any], decided_by: str | None
     ) -> None:
         """A rule made from an approval's call, placed above the rule that sent the call to a
-        person, and what it would change among the recorded calls: for review, not saved."""
+        person, and what it would change among the recorded calls: for review, not saved. Its
+        path is placed as the gate places it (off the GUI thread: it reads the filesystem)."""
         if self.config is None:
             self.add_policy()
-        config = self.config
-        if config is None:
+        snapshot, document = self.editor.snapshot(), self.editor.document
+        if self.config is None or snapshot is None or document is None:
             return
-        rule = rule_from_call(agent, tool, params, {r.name for r in config.rules})
+        self.editor.show_page("Policy")
+        folders = server_folders(snapshot.mcp_servers, document.base_dir)
+        taken = {r.name for r in self.config.rules}
+        try:
+            rule = await asyncio.to_thread(
+                rule_from_call, agent, tool, params, taken, document.base_dir, folders
+            )
+        except NoRuleProposed as why:
+            self.section.verdict.setText(f"No rule was made from the approval: {why}.")
+            return
+        config = self.config
+        if config is None:  # the policy went while the rule was made
+            return
         names = [r.name for r in config.rules]
+        rule = rule.model_copy(update={"name": free_name(rule.name, set(names))})
         self.rule = None
         position = (
             names.index(decided_by) if decided_by in names else self._new_rule_position(config)
         )
         self.insert_rule(rule, position)
-        self.editor.show_page("Policy")
         self.section.verdict.setText(
             f"Rule '{rule.name}' was made from the approval and placed above the rule that "
             "asked you. Review it, then save (Ctrl+S); Undo (Ctrl+Z) takes it back."
