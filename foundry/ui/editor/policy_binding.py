@@ -285,12 +285,14 @@ class PolicyBinding(QObject):
         if self.config is None or snapshot is None or document is None:
             return
         self.editor.show_page("Policy")
-        folders = server_folders(snapshot.mcp_servers, document.base_dir)
-        taken = {r.name for r in self.config.rules}
+        taken, workspace = {r.name for r in self.config.rules}, document.base_dir
+
+        def made() -> PolicyRule:  # the servers' folders and the path read the filesystem
+            folders = server_folders(snapshot.mcp_servers, workspace)
+            return rule_from_call(agent, tool, params, taken, workspace, folders)
+
         try:
-            rule = await asyncio.to_thread(
-                rule_from_call, agent, tool, params, taken, document.base_dir, folders
-            )
+            rule = await asyncio.to_thread(made)
         except NoRuleProposed as why:
             self.section.verdict.setText(f"No rule was made from the approval: {why}.")
             return
