@@ -228,6 +228,8 @@ class ApprovalChanges:
                     unchanged = seen is Seen.WRITTEN and version == seen_version
                     look_in = RECHECK_S if unchanged else COUNTER_LOOK_S
                     seen_version = version
+            except Exception:  # no subscriber would be told again: say so
+                log.exception("the store's change watch stopped; subscribers fall back to polls")
             finally:
                 _close(connection)
 

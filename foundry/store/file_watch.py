@@ -14,7 +14,7 @@ import contextlib
 import enum
 import logging
 import os
-import select
+import selectors
 import threading
 import time
 from collections.abc import Iterator
@@ -84,6 +84,10 @@ class _KernelWatch:
         except OSError:
             self._inotify.close()
             raise
+        # not select(): a busy process's descriptors go past the 1,024 it can wait on
+        self._ready = selectors.DefaultSelector()
+        self._ready.register(self._inotify, selectors.EVENT_READ)
+        self._ready.register(self._wake_read, selectors.EVENT_READ)
 
     def wait(self, timeout_s: float) -> Seen:
         deadline = time.monotonic() + timeout_s
@@ -97,7 +101,7 @@ class _KernelWatch:
         return Seen.STOPPED
 
     def _written(self, timeout_s: float) -> bool:
-        ready, _, _ = select.select([self._inotify, self._wake_read], [], [], timeout_s)
+        ready = [key.fileobj for key, _ in self._ready.select(timeout_s)]
         return self._inotify in ready and self._names_written()
 
     def _settle(self) -> None:
@@ -121,6 +125,7 @@ class _KernelWatch:
     def close(self) -> None:
         with self._closing:
             self._stopped.set()
+            self._ready.close()
             self._inotify.close()
             os.close(self._wake_read)
             os.close(self._wake_write)

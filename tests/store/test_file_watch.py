@@ -3,6 +3,7 @@ in its folder, stopped at once from another thread; the kernel's watch and the l
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -69,6 +70,24 @@ def test_another_process_committing_ends_the_wait(
         thread.join(BOUND_S)
         assert said == [Seen.WRITTEN], "the commit was not noticed"
         watch.stop()
+
+
+def test_a_process_with_many_files_open_is_still_woken(
+    watch_of: Callable[[Path], AbstractContextManager[FileWatch]], database: Path
+) -> None:
+    """A busy process (an app, a test run) holds more than the 1,024 descriptors select()
+    can wait on: the watch's own are numbered past them."""
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with watch_of(database) as watch:
+            thread, said = _waiting(watch)
+            subprocess.run([sys.executable, "-c", WRITE, str(database)], check=True)
+            thread.join(BOUND_S)
+            assert said == [Seen.WRITTEN], "the commit was not noticed"
+            watch.stop()
+    finally:
+        for descriptor in held:
+            os.close(descriptor)
 
 
 def test_other_files_in_its_folder_do_not_end_the_wait(
