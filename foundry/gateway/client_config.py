@@ -14,6 +14,8 @@ SERVER_NAME = "foundry"
 
 def foundry_command() -> str:
     """The absolute path of the `foundry` command that is running now."""
+    if getattr(sys, "frozen", False):  # the packaged app: its one executable is the command
+        return sys.executable
     invoked = Path(sys.argv[0])
     if invoked.name == "foundry" and invoked.exists():
         return str(invoked.resolve())

@@ -1,10 +1,12 @@
-"""View > Gateway: the MCP clients connected through the gateway and their latest calls, live."""
+"""View > Gateway: the MCP clients connected through the gateway and their latest calls, live,
+and the configuration a client needs to connect through the open agent."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -13,15 +15,42 @@ from PySide6.QtGui import (
     QStandardItem,
     QStandardItemModel,
 )
-from PySide6.QtWidgets import QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QStackedWidget,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from foundry.gateway.activity import GatewayCall, GatewayClient, gateway_clients
+from foundry.gateway.client_config import CLIENTS, CONFIG_FILES, client_config
 from foundry.store import Store
 from foundry.ui.background import BackgroundTasks
 
 REFRESH_MS = 1000
 COLUMNS = ("Client / call", "Agent / decision", "When (UTC)", "Result")
 DENIED = QColor("#C44E52")
+CLIENT_NAMES = {
+    "claude-desktop": "Claude Desktop",
+    "cursor": "Cursor",
+    "vscode": "VS Code",
+    "claude-code": "Claude Code",
+}
+NO_CLIENT_YET = (
+    "No MCP client has connected yet. Add the configuration above to a client and restart it: "
+    "its calls are listed here as they are decided."
+)
+SNIPPET_LINES = 14  # the longest configuration (VS Code's, 13 lines) and a margin: no scroll bar
+NO_AGENT = "Open an agent first (Ctrl+O): the configuration names the agent whose policy decides."
 
 
 class GatewayView(QWidget):
@@ -39,13 +68,23 @@ class GatewayView(QWidget):
         self.tree.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.tree.header().setStretchLastSection(True)
         self.note = QLabel(
-            "Clients connect with `foundry gateway AGENT` (see docs/gateway.md); every call "
-            "they make is decided by the agent's policy and listed here."
+            "MCP clients connect through `foundry gateway AGENT`: every tool call they make is "
+            "decided by the agent's policy, asked in the Approvals tab when it must be, and "
+            "listed here."
         )
         self.note.setWordWrap(True)
+        self.connect_panel = ConnectPanel()
+        self.empty = QLabel(NO_CLIENT_YET)
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.empty.setStyleSheet("color: palette(mid); padding: 12px;")
+        self.listing = QStackedWidget()
+        self.listing.addWidget(self.empty)
+        self.listing.addWidget(self.tree)
         layout = QVBoxLayout(self)
         layout.addWidget(self.note)
-        layout.addWidget(self.tree, 1)
+        layout.addWidget(self.connect_panel)
+        layout.addWidget(self.listing, 1)
         self._tasks = BackgroundTasks("gateway view", self.note.setText)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
@@ -78,7 +117,12 @@ class GatewayView(QWidget):
             self._refreshing = False
         self.show_clients(clients)
 
+    def set_agent(self, agent: Path | None) -> None:
+        """The agent the client configuration names: the one open in the window."""
+        self.connect_panel.set_agent(agent)
+
     def show_clients(self, clients: list[GatewayClient]) -> None:
+        self.listing.setCurrentWidget(self.tree if clients else self.empty)
         self._remember_expanded()
         self.model.removeRows(0, self.model.rowCount())
         for client in clients:
@@ -96,6 +140,67 @@ class GatewayView(QWidget):
             item = self.model.item(number)
             if item is not None and self.tree.isExpanded(item.index()):
                 self._expanded.add(str(item.data()))
+
+
+class ConnectPanel(QGroupBox):
+    """The JSON a client's configuration file needs to start the gateway with the open agent
+    (what `foundry gateway --print-config CLIENT AGENT` prints), with a button to copy it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Connect a client", parent)
+        self.client = QComboBox()
+        for client in CLIENTS:
+            self.client.addItem(CLIENT_NAMES[client], client)
+        self.where = QLabel()
+        self.where.setWordWrap(True)
+        self.snippet = QPlainTextEdit()
+        self.snippet.setReadOnly(True)
+        self.snippet.setStyleSheet("font-family: monospace;")
+        lines = self.snippet.fontMetrics().lineSpacing() * SNIPPET_LINES
+        self.snippet.setFixedHeight(lines + 2 * self.snippet.frameWidth() + 12)
+        self.copy = QPushButton("&Copy")
+        self.copy.setToolTip("Copy the configuration to the clipboard")
+        self.copy.clicked.connect(self.copy_snippet)
+        self.copied = QLabel()
+        choice = QHBoxLayout()
+        choice.addWidget(self.client)
+        choice.addWidget(self.copy)
+        choice.addWidget(self.copied, 1)
+        form = QFormLayout(self)
+        form.addRow("Client:", choice)
+        form.addRow("Add to:", self.where)
+        form.addRow(self.snippet)
+        self._agent: Path | None = None
+        self._tasks = BackgroundTasks("client configuration", self.snippet.setPlainText)
+        self.client.currentIndexChanged.connect(self._update)
+        self._update()
+
+    def set_agent(self, agent: Path | None) -> None:
+        if agent != self._agent:
+            self._agent = agent
+            self._update()
+
+    def _update(self) -> None:
+        client = str(self.client.currentData())
+        self.where.setText(CONFIG_FILES[client])
+        self.copied.clear()
+        if self._agent is None:
+            self.snippet.setPlainText(NO_AGENT)
+            self.copy.setEnabled(False)
+            return
+        self._tasks.spawn(self._show_config(client, self._agent))
+
+    async def _show_config(self, client: str, agent: Path) -> None:
+        # the command's and the agent's absolute paths are looked up on the filesystem
+        text = await asyncio.to_thread(client_config, client, agent)
+        if client == self.client.currentData() and agent == self._agent:
+            self.snippet.setPlainText(text)
+            self.copy.setEnabled(True)
+
+    def copy_snippet(self) -> None:
+        QApplication.clipboard().setText(self.snippet.toPlainText())
+        name = self.client.currentText()
+        self.copied.setText(f"Copied: paste it into {name}'s configuration, then restart {name}.")
 
 
 def _row(*texts: str) -> list[QStandardItem]:

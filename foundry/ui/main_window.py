@@ -330,6 +330,7 @@ class MainWindow(QMainWindow):
 
         if self.gateway is None:
             self.gateway = GatewayView(self.bridge.engine.store)
+        self._gateway_follows_agent()
         if self.tabs.indexOf(self.gateway) < 0:
             self.tabs.addTab(self.gateway, "Gateway")
         self.tabs.setCurrentWidget(self.gateway)
@@ -432,7 +433,13 @@ class MainWindow(QMainWindow):
         self.agent = document
         self.broken_agent = None
         self.agent_panel.setText(describe_agent(document))
+        self._gateway_follows_agent()
         self.setWindowTitle(f"{document.agent.metadata.name} — Foundry")  # type: ignore[union-attr]
+
+    def _gateway_follows_agent(self) -> None:
+        """The Gateway view's client configuration names the current agent (none if broken)."""
+        if self.gateway is not None:
+            self.gateway.set_agent(self.agent.path if self.agent is not None else None)
 
     def _tab_shown(self, index: int) -> None:
         """The Agent panel follows the selected tab: its chat's agent, or its editor's."""
@@ -480,6 +487,7 @@ class MainWindow(QMainWindow):
         there = await asyncio.to_thread(path.exists)
         self.agent = None
         self.broken_agent = path if there else None
+        self._gateway_follows_agent()
         self.setWindowTitle("Foundry")
         self.agent_panel.setText(describe_problems(path, problems, editable=there))
         count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"

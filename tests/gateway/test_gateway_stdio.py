@@ -19,7 +19,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.stdio import get_default_environment
 
 from foundry.cli import main
-from foundry.gateway.client_config import client_config
+from foundry.gateway.client_config import client_config, foundry_command
 from foundry.gateway.server import exposed_names
 from foundry.store import Store
 from foundry.supervision.resolution import resolve_approval
@@ -228,6 +228,16 @@ def test_print_config_gives_a_snippet_with_absolute_paths(tmp_path: Path, client
     entry = servers["foundry"]
     assert entry["command"] == "/opt/foundry"
     assert entry["args"][0] == "gateway" and os.path.isabs(entry["args"][1])
+
+
+def test_the_packaged_app_names_its_own_executable_as_the_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    bundled = tmp_path / "opt" / "foundry" / "foundry"
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", str(bundled))
+    monkeypatch.setattr(sys, "argv", ["foundry"])  # started from PATH: no path to resolve
+    assert foundry_command() == str(bundled)
 
 
 async def test_a_client_that_cancels_withdraws_its_approval(

@@ -6,6 +6,7 @@ import asyncio
 import threading
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from foundry.store import Store
@@ -89,3 +90,60 @@ def test_the_gateway_tab_closed_opens_again_and_stops_polling(
     assert window.tabs.currentWidget() is window.gateway
     window.close()
     assert not window.gateway.polling()  # nor once the window is closed
+
+
+def test_with_no_client_yet_the_view_shows_how_to_connect_one(qtbot: QtBot, tmp_path: Path) -> None:
+    import json
+
+    from PySide6.QtWidgets import QApplication
+
+    from foundry.ui.gateway_view import NO_AGENT, NO_CLIENT_YET
+
+    store = Store.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    view = GatewayView(store)
+    qtbot.addWidget(view)
+    view.resize(1100, 600)
+    view.show()
+    panel = view.connect_panel
+    assert panel.snippet.toPlainText() == NO_AGENT and not panel.copy.isEnabled()
+    qtbot.waitUntil(lambda: view.listing.currentWidget() is view.empty)
+    assert view.empty.text() == NO_CLIENT_YET
+
+    agent = tmp_path / "agents" / "files"
+    view.set_agent(agent)
+    qtbot.waitUntil(panel.copy.isEnabled)
+    entry = json.loads(panel.snippet.toPlainText())["mcpServers"]["foundry"]
+    assert entry["args"] == ["gateway", str(agent.resolve())]
+    assert Path(entry["command"]).is_absolute()
+    assert "claude_desktop_config.json" in panel.where.text()
+    save_screenshot(view, tmp_path, "gateway-view-empty.png")
+
+    panel.client.setCurrentIndex(panel.client.findData("vscode"))
+    qtbot.waitUntil(lambda: '"servers"' in panel.snippet.toPlainText())
+    assert ".vscode/mcp.json" in panel.where.text()
+    qtbot.mouseClick(panel.copy, Qt.MouseButton.LeftButton)
+    assert json.loads(QApplication.clipboard().text())["servers"]["foundry"]["type"] == "stdio"
+    assert "VS Code" in panel.copied.text()
+
+    view.set_agent(None)  # the window's agent is broken or closed: nothing to configure
+    assert panel.snippet.toPlainText() == NO_AGENT and not panel.copy.isEnabled()
+    store.close()
+
+
+def test_the_gateway_view_follows_the_window_s_agent(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    from foundry.agent import read_agent
+    from foundry.ui.main_window import MainWindow
+
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.show()
+    window.show_gateway()
+    assert window.gateway is not None
+    panel = window.gateway.connect_panel
+    assert not panel.copy.isEnabled()  # no agent open yet
+    agent = gateway_agent(tmp_path / "agent", [POLICY])
+    window._show_agent(read_agent(agent))
+    qtbot.waitUntil(lambda: str(agent.resolve()) in panel.snippet.toPlainText())
+    window.close()
