@@ -91,6 +91,23 @@ def _turn(engine: Engine, session_id: str, text: str | None) -> TurnResult:
         return future.result()
 
 
+def _settle(engine: Engine, session_id: str) -> None:
+    """Wait for the supervisors' reviews after the reply, saying so; Ctrl+C stops them (each
+    is recorded with its fallback) and keeps the session."""
+    reviewers = engine.submit(engine.later_reviewers(session_id)).result()
+    if not reviewers:
+        return
+    print(
+        f"\n[after the reply] waiting for {', '.join(reviewers)} to finish reviewing "
+        "(Ctrl+C stops them)",
+        file=sys.stderr,
+    )
+    try:
+        engine.submit(engine.settle(session_id)).result()
+    except KeyboardInterrupt:
+        engine.submit(engine.settle(session_id, timeout_s=0)).result()
+
+
 def run_command(args: argparse.Namespace) -> int:
     from foundry.agent.trust import TrustStore
     from foundry.runtime.engine import Engine
@@ -106,7 +123,7 @@ def run_command(args: argparse.Namespace) -> int:
         ).result()
         engine.bus.subscribe(_printer(show_tokens=not args.json))
         result = _turn(engine, session_id, args.message)
-        engine.submit(engine.settle(session_id)).result()  # the reviews after the reply
+        _settle(engine, session_id)
         if args.json:
             print(json.dumps(_summary(engine, session_id, result), indent=2))
         else:

@@ -62,3 +62,27 @@ def test_run_json_lists_no_fallbacks_when_none_happened(
     agent = write_agent(tmp_path / "plain", {"turns": [{"text": "Hi."}]}, servers={})
     assert main(["run", "--json", str(agent), "-m", "hi"]) == 0
     assert json.loads(capsys.readouterr().out)["supervisor_fallbacks"] == []
+
+
+def test_run_says_which_reviews_after_the_reply_it_waits_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    allow = {"name": "supervised_allow_message", "arguments": {"reason": "fine"}}
+    slow = [{"text": "Reading the reply slowly before I allow it.", "tool_calls": [allow]}]
+    write_supervisor(tmp_path / "reader", slow)
+    (tmp_path / "reader" / "turns.json").write_text(json.dumps({"turns": slow, "delay_s": 0.2}))
+    entry = {
+        "type": "agent",
+        "id": "reader",
+        "name": "Reader",
+        "config": {"agentPath": "../reader", "allowedActions": ["READ_ONLY"]},
+    }
+    turns = {"turns": [{"text": "Hello there."}]}
+    agent = write_agent(tmp_path / "agent", turns, servers={}, supervisors=[entry])
+    assert main(["run", str(agent), "-m", "hi"]) == 0
+    captured = capsys.readouterr()
+    assert "Hello there." in captured.out
+    waiting = [line for line in captured.err.splitlines() if line.startswith("[after the reply]")]
+    assert waiting == [
+        "[after the reply] waiting for Reader to finish reviewing (Ctrl+C stops them)"
+    ]

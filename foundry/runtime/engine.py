@@ -523,6 +523,10 @@ class Engine:
         finally:
             unsubscribe()
 
+    async def later_reviewers(self, session_id: str) -> list[str]:
+        """The supervisors of the session still reviewing after a reply (see `settle`)."""
+        return self._live(session_id).chat.chain.later_reviewers
+
     async def settle(self, session_id: str, timeout_s: float | None = None) -> None:
         """Wait for the session's supervisor reviews that run after replies (the ones still
         running after `timeout_s` stop, recorded with their fallbacks)."""

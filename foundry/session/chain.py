@@ -258,7 +258,10 @@ class SupervisionChain:
         and each decision is recorded when it is ready."""
         for review in reviews:
             key = review.supervisor.id
-            task = asyncio.create_task(self._review_later(session, review, self._latest.get(key)))
+            task = asyncio.create_task(
+                self._review_later(session, review, self._latest.get(key)),
+                name=review.supervisor.name,
+            )
             self._latest[key] = task
             self._later.add(task)
             task.add_done_callback(self._later.discard)
@@ -286,6 +289,11 @@ class SupervisionChain:
     def reviewing_later(self) -> int:
         """How many reviews after replies are running or waiting their turn."""
         return len(self._later)
+
+    @property
+    def later_reviewers(self) -> list[str]:
+        """The names of the supervisors whose reviews after replies are not done, in order."""
+        return list(dict.fromkeys(task.get_name() for task in self._later))
 
     async def settle(self, timeout_s: float | None = None) -> None:
         """Wait for the reviews after replies; the ones still running after `timeout_s` are

@@ -127,8 +127,10 @@ async def test_an_observer_never_holds_the_reply_and_decides_after_the_turn(
     assert result.ended_by == "reply" and result.reply == "Dear board,"
     assert not any(isinstance(e, SupervisorDecided) for e in events)
     assert session.chain.reviewing_later == 2
+    assert session.chain.later_reviewers == [observer.name]  # `foundry run` names who it waits for
     observer.gate.set()
     await session.chain.settle()
+    assert session.chain.later_reviewers == []
     turn_end = position(events, TurnFinished)
     request = position(events, SupervisorDecided, direction="request")
     response = position(events, SupervisorDecided, direction="response")
