@@ -27,8 +27,35 @@ class SecretNotSetError(SecretError):
         )
 
 
+# A variable is a secret when a part of its name says so: `API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`
+# (`GIT_ASKPASS`, a program git runs, is not: it is matched by whole parts only).
+SECRET_NAME_PARTS = frozenset(
+    {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIALS", "PAT"}
+)
+
+
 def is_secret_reference(value: str) -> bool:
     return value.startswith(SECRET_PREFIX)
+
+
+def is_secret_variable(name: str) -> bool:
+    """Whether an environment variable's name says it holds a secret (a key, token, password)."""
+    parts = name.upper().replace("-", "_").split("_")
+    return any(part in SECRET_NAME_PARTS for part in parts)
+
+
+def dotenv_value(value: str, base_dir: Path) -> str | None:
+    """What the agent's own `.env` gives an `env://NAME` value that Foundry's environment does
+    not set (None otherwise: a literal, or a variable the person set themselves)."""
+    if not is_secret_reference(value):
+        return None
+    variable = value.removeprefix(SECRET_PREFIX)
+    if variable in os.environ:
+        return None
+    try:
+        return read_dotenv(base_dir / DOTENV_NAME).get(variable)
+    except SecretError:
+        return None
 
 
 def resolve_secret(value: str, base_dir: Path) -> str:
