@@ -236,10 +236,16 @@ class TrustStore:
         if not check.trusted:
             raise UntrustedAgent(check)
 
-    def grant(self, document: AgentDocument, remember: bool = True) -> None:
-        """Trust the agent's commands as they are now: remembered, or for this process only."""
+    def grant(
+        self,
+        document: AgentDocument,
+        remember: bool = True,
+        shown: tuple[AgentCommand, ...] | None = None,
+    ) -> None:
+        """Trust the agent's commands: those `shown` to the person (a file changed since then
+        is not trusted by it), or as they are now; remembered, or for this process only."""
         key = trust_key(document.path)
-        commands = agent_commands(document)
+        commands = agent_commands(document) if shown is None else shown
         if not remember:
             self._this_run.setdefault(key, set()).update(c.fingerprint for c in commands)
             return

@@ -383,12 +383,17 @@ class Engine:
         """Whether the open session's agent commands are trusted, as the session holds them."""
         return await self._in_writer(self.trust.check, self._live(session_id).document)
 
-    async def start_held_servers(self, session_id: str, trust: bool = False) -> None:
+    async def start_held_servers(
+        self, session_id: str, trust: bool = False, shown: TrustCheck | None = None
+    ) -> None:
         """Start the servers held because their commands were not trusted; `trust` first trusts
-        them (remembered). Raises UntrustedAgent if they are still not trusted."""
+        them (remembered): the commands `shown` to the person, when given, so that a script or
+        `.env` changed since is not trusted unseen. Raises UntrustedAgent if they are still not
+        trusted (its check lists them as they are now)."""
         live = self._live(session_id)
         if trust:
-            await self._in_writer(self.trust.grant, live.document)
+            commands = shown.commands if shown is not None else None
+            await self._in_writer(self.trust.grant, live.document, True, commands)
         await self._in_writer(self.trust.require, live.document)
         await live.host.release()
 

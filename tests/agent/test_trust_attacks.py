@@ -341,3 +341,31 @@ def test_the_engine_starts_no_edited_script_after_trust(
     finally:
         store.close()
     assert os.path.exists(root / "server.py")
+
+
+def test_trust_given_to_what_was_shown_does_not_cover_a_later_change(tmp_path: Path) -> None:
+    """The app shows the commands, the `.env` changes, then the person presses Trust and start:
+    what changed is not trusted unseen, and nothing starts."""
+    from foundry.agent.trust import UntrustedAgent
+    from foundry.runtime.engine import Engine
+
+    marker = tmp_path / "ran"
+    root = tmp_path / "agent"
+    root.mkdir()
+    (root / ".env").write_text("CODE=pass\n")
+    server = {"command": "python", "args": ["-c", "import os; exec(os.environ['RUN'])"]}
+    server["env"] = {"RUN": "env://CODE"}  # type: ignore[assignment]
+    write_scripted_agent(root, {"turns": [{"text": "hi"}]}, servers={"run": server}, trusted=False)
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    try:
+        with Engine(store) as engine:
+            session_id = engine.submit(engine.open_session(root, hold_untrusted=True)).result(60)
+            shown = engine.submit(engine.trust_check(session_id)).result()
+            (root / ".env").write_text(f"CODE=open({str(marker)!r}, 'w')\n")
+            with pytest.raises(UntrustedAgent) as refused:
+                engine.submit(engine.start_held_servers(session_id, True, shown)).result(60)
+            assert "open(" in refused.value.check.untrusted[0].display  # the new value, shown
+            assert engine._live(session_id).host.held == ["run"]
+    finally:
+        store.close()
+    assert not marker.exists()
