@@ -373,7 +373,12 @@ class Engine:
             body = ToolServerChanged(name=status.name, state=status.state, error=status.error)
             self._own(loop.create_task(self.record(session_id, body)))
 
-        host = ToolHost(document.agent.mcp_servers, document.base_dir, on_status=on_status)
+        def untrusted() -> list[str]:
+            return [command.server for command in self.trust.check(document).untrusted]
+
+        host = ToolHost(
+            document.agent.mcp_servers, document.base_dir, on_status=on_status, untrusted=untrusted
+        )
         check = await self._in_writer(self.trust.check, document)
         host.hold([command.server for command in check.untrusted], NOT_TRUSTED)
         await host.start()

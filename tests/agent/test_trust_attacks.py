@@ -369,3 +369,35 @@ def test_trust_given_to_what_was_shown_does_not_cover_a_later_change(tmp_path: P
     finally:
         store.close()
     assert not marker.exists()
+
+
+def test_a_restart_does_not_start_a_script_changed_while_it_ran(tmp_path: Path) -> None:
+    """The gateway restarts a server that died; its script was changed on disk meanwhile (a
+    sync, a `git pull`): the restart holds it instead of running the change unasked."""
+    from foundry.runtime.engine import Engine
+
+    marker = tmp_path / "ran"
+    root = tmp_path / "agent"
+    root.mkdir()
+    (root / "server.py").write_text(
+        "import runpy, sys\n"
+        "sys.argv = ['mcp_server_time', '--local-timezone', 'UTC']\n"
+        "runpy.run_module('mcp_server_time', run_name='__main__')\n"
+    )
+    server = {"type": "stdio", "command": "python", "args": ["server.py"]}
+    write_scripted_agent(root, {"turns": [{"text": "hi"}]}, servers={"time": server})
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    try:
+        with Engine(store) as engine:
+            session_id = engine.submit(engine.open_session(root)).result(60)
+            host = engine._live(session_id).host
+            assert [status.state for status in host.statuses()] == ["running"]
+            engine.submit(host.restart("time")).result(60)  # unchanged: it starts again
+            assert [status.state for status in host.statuses()] == ["running"]
+            (root / "server.py").write_text(f"open({str(marker)!r}, 'w')\n")
+            engine.submit(host.restart("time")).result(60)
+            [status] = host.statuses()
+            assert status.state == "stopped" and "changed since" in (status.error or "")
+    finally:
+        store.close()
+    assert not marker.exists()
