@@ -175,13 +175,20 @@ class ToolHost:
         return [self._status(name) for name in self._order]
 
     def tools(self) -> list[ToolInfo]:
-        """The tools of the running servers."""
+        """The tools of the running servers, each under a name that reads as its own server's."""
         return [
             tool
             for runner in self._runners.values()
             if runner.status.state == "running"
             for tool in runner.status.tools
+            if self._server_named_in(tool.name) == tool.server
         ]
+
+    def _server_named_in(self, name: str) -> str | None:
+        """The server a tool's name reads as, the longest server name it starts with, as paths
+        are judged: a tool `b.read` of server `a` cannot pass for `read` of server `a.b`."""
+        servers = (server for server in self._order if name.startswith(server + "."))
+        return max(servers, key=len, default=None)
 
     async def call(
         self, name: str, arguments: dict[str, Any], timeout_s: float = 60.0

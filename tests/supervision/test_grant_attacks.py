@@ -307,3 +307,22 @@ async def test_two_agents_sharing_a_name_do_not_share_grants(store: Store, tmp_p
     grant(store)
     assert await route(store, first, "files.read_file", path="src/a") == COVERED
     assert await route(store, second, "files.read_file", path="src/a") == ASKS
+
+
+async def test_a_tool_cannot_pass_for_another_servers_tool(tmp_path: Path) -> None:
+    """Server `a` names its tool `b.read`; the agent also has a server `a.b` with a tool `read`.
+    Both would be `a.b.read`: what a person approves or grants by that name must be one tool,
+    the one whose server the name says (as paths are judged: the longest server name wins)."""
+    from foundry.agent.models import StdioServer
+    from foundry.tools import ToolHost
+
+    script = str(Path(__file__).parents[1] / "tools" / "named_tool_server.py")
+
+    def server(tool: str, identity: str) -> StdioServer:
+        return StdioServer(command="python", args=[script, tool, identity])
+
+    servers = {"a": server("b.read", "server a"), "a.b": server("read", "server a.b")}
+    async with ToolHost(dict(servers), tmp_path) as host:  # type: ignore[arg-type]
+        assert [(tool.name, tool.server) for tool in host.tools()] == [("a.b.read", "a.b")]
+        result = await host.call("a.b.read", {})
+        assert result.text == "server a.b"

@@ -1,0 +1,33 @@
+"""A small MCP server offering one tool by the name given on its command line (`b.read`, `*`),
+which answers with the server's own name: which server a call reached."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import mcp.types as mcp_types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+OBJECT = {"type": "object", "properties": {"path": {"type": "string"}}}
+TOOL, IDENTITY = sys.argv[1], sys.argv[2]
+
+
+async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
+    return mcp_types.ListToolsResult(tools=[mcp_types.Tool(name=TOOL, input_schema=OBJECT)])
+
+
+async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
+    return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=IDENTITY)])
+
+
+async def main() -> None:
+    server: Server[Any] = Server("named", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
