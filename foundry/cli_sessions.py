@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from foundry.session.events import Event, SupervisorDecided
     from foundry.session.gate import AskUser, GateDecision
     from foundry.store import EventRecord
+    from foundry.supervision.outgoing import OutgoingMask
 
 
 async def approve_everything(call: ToolCall) -> GateDecision:
@@ -239,26 +240,31 @@ def sessions_list_command(args: argparse.Namespace) -> int:
 
 def sessions_show_command(args: argparse.Namespace) -> int:
     from foundry.store import Store
+    from foundry.supervision.outgoing import OutgoingMask
 
     with Store.open() as store:
         record = store.sessions.get(args.session_id)
+        mask = OutgoingMask.for_agent(record.agent_path)  # a terminal's scrollback is kept
         print(f"session {record.id} with {record.agent_name} ({record.agent_path})")
         for message in store.messages.list(record.id):
             label = message.data.get("name") or message.role
-            calls = message.data.get("tool_calls") or []
+            calls = mask.payload(message.data.get("tool_calls") or [])
             text = message.content or " ".join(
                 f"-> {call['name']}({call['arguments']})" for call in calls
             )
-            print(f"\n[{label}] {text}")
+            print(f"\n[{label}] {mask.text(text)}")
     return 0
 
 
 def sessions_export_command(args: argparse.Namespace) -> int:
+    """The session's events as JSONL, secrets masked (the store keeps them as they were)."""
     from foundry.store import Store
+    from foundry.supervision.outgoing import OutgoingMask
 
     with Store.open() as store:
-        store.sessions.get(args.session_id)
-        lines = (_export_line(event) for event in store.events.list(args.session_id))
+        record = store.sessions.get(args.session_id)
+        mask = OutgoingMask.for_agent(record.agent_path)
+        lines = (_export_line(event, mask) for event in store.events.list(args.session_id))
         if args.output:
             with open(args.output, "w", encoding="utf-8") as output:
                 output.writelines(lines)
@@ -267,13 +273,13 @@ def sessions_export_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_line(event: EventRecord) -> str:
+def _export_line(event: EventRecord, mask: OutgoingMask) -> str:
     line = {
         "session_id": event.session_id,
         "seq": event.seq,
         "time": event.time.isoformat(),
         "kind": event.kind,
-        "payload": event.payload,
+        "payload": mask.payload(event.payload),
     }
     return json.dumps(line, ensure_ascii=False) + "\n"
 

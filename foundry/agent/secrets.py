@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from foundry.agent.problems import AgentError
 from foundry.agent.textfile import read_optional_text
@@ -89,3 +91,32 @@ def _parse_dotenv(text: str) -> dict[str, str]:
         if separator and key and not key.startswith("#"):
             values[key.strip()] = value.strip().strip("'\"")
     return values
+
+
+MIN_MASKED_CHARS = 6  # a shorter value would be masked wherever its letters occur
+
+
+def resolved_secrets(document_data: Any, base_dir: Path) -> frozenset[str]:
+    """What the agent's `env://` references resolve to now (its servers' `env` and headers, its
+    providers): the secrets that may come back in a tool's result, to be masked wherever they
+    leave Foundry. References that are not set are left out."""
+    values = set()
+    for reference in _references(document_data):
+        try:
+            value = resolve_secret(reference, base_dir)
+        except SecretError:
+            continue
+        if len(value) >= MIN_MASKED_CHARS:
+            values.add(value)
+    return frozenset(values)
+
+
+def _references(value: Any) -> Iterator[str]:
+    if isinstance(value, str) and is_secret_reference(value):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _references(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _references(item)

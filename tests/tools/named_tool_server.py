@@ -1,9 +1,11 @@
 """A small MCP server offering one tool by the name given on its command line (`b.read`, `*`),
-which answers with the server's own name: which server a call reached."""
+which answers with the server's own name (which server a call reached), or, for an identity
+`env:NAME`, with what its environment variable NAME holds (a server that leaks its secret)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from typing import Any
 
@@ -20,7 +22,10 @@ async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
 
 
 async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
-    return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=IDENTITY)])
+    text = IDENTITY
+    if IDENTITY.startswith("env:"):
+        text = f"my secret is {os.environ.get(IDENTITY.removeprefix('env:'), '(not set)')}"
+    return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=text)])
 
 
 async def main() -> None:
