@@ -326,3 +326,30 @@ async def test_a_tool_cannot_pass_for_another_servers_tool(tmp_path: Path) -> No
         assert [(tool.name, tool.server) for tool in host.tools()] == [("a.b.read", "a.b")]
         result = await host.call("a.b.read", {})
         assert result.text == "server a.b"
+
+
+PARAM_SCOPED = [
+    ("the path the grant names", {"path": "src/a"}, COVERED),
+    ("a second path elsewhere", {"path": "src/a", "destination": "docs/b"}, ASKS),
+    ("a list with a path elsewhere", {"path": ["src/a", "docs/b"]}, ASKS),
+    ("another parameter's path elsewhere", {"source": "docs/x", "path": "src/a"}, ASKS),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "params", "expected"), PARAM_SCOPED, ids=[c[0] for c in PARAM_SCOPED]
+)
+async def test_a_grant_with_a_condition_on_a_path_does_not_cover_other_paths(
+    store: Store, project: Path, case: str, params: dict[str, Any], expected: str
+) -> None:
+    """A grant made through the API (`params`: path within src) covers no call that also
+    names a path outside src under another name."""
+    store.grants.add(
+        "files.*",
+        utc_now() + timedelta(minutes=5),
+        "http:127.0.0.1",
+        agent_glob="worker",
+        param_scope=[{"param": "path", "op": "within", "value": "src"}],
+    )
+    decided = await gate(store, project).route(call("files.move_file", **params))
+    assert (COVERED if decided.grant is not None else ASKS) == expected, case

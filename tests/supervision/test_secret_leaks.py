@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -178,7 +179,10 @@ def test_a_param_named_session_id_is_kept_for_the_reviewer() -> None:
     assert shown["sessionToken"] != "abc"
 
 
-async def test_a_server_that_fails_to_start_does_not_print_its_secret(tmp_path: Path) -> None:
+async def test_a_server_that_fails_to_start_does_not_print_its_secret(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     (tmp_path / ".env").write_text(f"API_TOKEN={DOTENV_SECRET}\n")
     failing = [
         StdioServer(command="no-such-program-x1", env={"API_TOKEN": "env://API_TOKEN"}),
@@ -193,3 +197,4 @@ async def test_a_server_that_fails_to_start_does_not_print_its_secret(tmp_path: 
             [status] = host.statuses()
             assert status.state == "failed"
             assert DOTENV_SECRET not in (status.error or ""), MASKED
+    assert caplog.records and DOTENV_SECRET not in caplog.text, MASKED  # nor in the log
