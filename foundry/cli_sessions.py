@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -264,7 +265,7 @@ def sessions_export_command(args: argparse.Namespace) -> int:
     with Store.open() as store:
         record = store.sessions.get(args.session_id)
         mask = OutgoingMask.for_agent(record.agent_path)
-        lines = (_export_line(event, mask) for event in store.events.list(args.session_id))
+        lines = _export_lines(store.events.list(args.session_id), mask)
         if args.output:
             with open(args.output, "w", encoding="utf-8") as output:
                 output.writelines(lines)
@@ -273,13 +274,26 @@ def sessions_export_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_line(event: EventRecord, mask: OutgoingMask) -> str:
+def _export_lines(events: Sequence[EventRecord], mask: OutgoingMask) -> Iterator[str]:
+    """The events as JSONL, secrets masked; a reply's token events are masked together, so
+    that a secret split across them is masked too."""
+    for streamed, run in itertools.groupby(events, key=lambda event: event.kind == "token"):
+        records = list(run)
+        if not streamed:
+            yield from (_export_line(event, mask.payload(event.payload)) for event in records)
+            continue
+        chunks = mask.stream([str(event.payload.get("text", "")) for event in records])
+        for event, chunk in zip(records, chunks, strict=True):
+            yield _export_line(event, {**event.payload, "text": chunk})
+
+
+def _export_line(event: EventRecord, payload: dict[str, Any]) -> str:
     line = {
         "session_id": event.session_id,
         "seq": event.seq,
         "time": event.time.isoformat(),
         "kind": event.kind,
-        "payload": mask.payload(event.payload),
+        "payload": payload,
     }
     return json.dumps(line, ensure_ascii=False) + "\n"
 

@@ -4,6 +4,9 @@ a server may echo back in a result though they have no telling shape."""
 
 from __future__ import annotations
 
+import bisect
+import itertools
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,22 @@ class OutgoingMask:
     def payload(self, value: Any) -> Any:
         """A copy of an event's payload with every secret masked."""
         return self._known_masked(mask_secrets(value))
+
+    def stream(self, chunks: Sequence[str]) -> list[str]:
+        """The chunks of one streamed reply (its token events), each masked, and every chunk a
+        secret spans when they are read one after the other masked whole."""
+        masked: list[str] = self._known_masked(mask_secrets(list(chunks)))
+        starts = list(itertools.accumulate((len(chunk) for chunk in chunks), initial=0))
+        joined = "".join(chunks)
+        for secret in self._known:
+            at = joined.find(secret)
+            while at != -1:
+                first = bisect.bisect_right(starts, at) - 1
+                last = bisect.bisect_left(starts, at + len(secret)) - 1
+                for index in range(first, last + 1):
+                    masked[index] = SECRET
+                at = joined.find(secret, at + 1)
+        return masked
 
     def text(self, text: str) -> str:
         masked = self._known_masked(mask_secrets(text))

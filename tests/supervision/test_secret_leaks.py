@@ -30,6 +30,9 @@ MASKED, KEPT = "masked", "kept readable"
 
 TOKEN = "ghp_" + "Q7w1E2r3T4y5U6i7O8p9A0s1D2f3G4h5J6k7"  # a GitHub token's shape
 DOTENV_SECRET = "hunter2-plain-words-77"  # no shape at all: known only as the agent's secret
+KEY_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQ"
+# streamed word by word: the key's body arrives in a token event of its own
+PRIVATE_KEY = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\n-----END OPENSSH PRIVATE KEY-----"
 SERVER = str(Path(__file__).parents[1] / "tools" / "named_tool_server.py")
 ECHO = str(Path(__file__).parents[1] / "gateway" / "dying_server.py")
 ALLOW_ALL = {
@@ -54,7 +57,7 @@ def session_with_secrets(tmp_path: Path) -> str:
                     {"name": "vault.read", "arguments": {}},
                 ]
             },
-            {"text": "Done."},
+            {"text": f"Done. The deploy key: {PRIVATE_KEY}"},
         ]
     }
     servers = {
@@ -73,6 +76,7 @@ def session_with_secrets(tmp_path: Path) -> str:
         [session] = store.sessions.list()
         payloads = json.dumps([event.payload for event in store.events.list(session.id)])
     assert TOKEN in payloads and DOTENV_SECRET in payloads  # the calls really ran and answered
+    assert f'"text": "{KEY_BODY}' in payloads  # a token event of its own
     return session.id
 
 
@@ -98,6 +102,7 @@ def test_a_token_in_a_call_or_its_result_is_masked_in_what_is_exported(
     assert text.strip(), "something was exported"
     assert TOKEN not in text, MASKED
     assert "pw-9f8e7d" not in text, MASKED
+    assert KEY_BODY not in text, MASKED  # also split over the reply's streamed chunks
 
 
 def test_a_secret_the_agents_env_file_gave_a_server_is_masked_in_the_sessions_export(
@@ -120,6 +125,8 @@ def test_the_sessions_export_keeps_what_only_looks_like_a_secret(
     usage = [line["payload"] for line in lines if "input_tokens" in json.dumps(line["payload"])]
     assert usage, "token counts are kept"
     assert "Done." in json.dumps(lines), KEPT
+    streamed = [line["payload"]["text"] for line in lines if line["kind"] == "token"]
+    assert "Done. " in streamed and "deploy " in streamed, KEPT
 
 
 def test_the_metrics_export_holds_no_secret(
