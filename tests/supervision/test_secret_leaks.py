@@ -9,6 +9,7 @@ secret must stay readable: masking it would hide what a reviewer needs).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
@@ -205,3 +206,28 @@ async def test_a_server_that_fails_to_start_does_not_print_its_secret(
             assert status.state == "failed"
             assert DOTENV_SECRET not in (status.error or ""), MASKED
     assert caplog.records and DOTENV_SECRET not in caplog.text, MASKED  # nor in the log
+
+
+def test_the_gateways_recorded_calls_mask_a_token_in_a_result(
+    tmp_path: Path, foundry_home: Path
+) -> None:
+    """A real MCP client calls through the real gateway; the server answers with a token. What
+    View > Gateway lists of the call (its result's start) shows the token masked."""
+    from foundry.gateway.activity import gateway_clients
+    from tests.gateway.test_gateway_stdio import gateway, upstream_agent
+
+    agent = upstream_agent(tmp_path / "agent")
+    long_prefix = "x" * 190  # the listed start of a result ends inside the token
+
+    async def calls() -> None:
+        async with gateway(agent, foundry_home) as client:
+            await client.call_tool("up__say", {"text": f"deploy with {TOKEN}"})
+            await client.call_tool("up__say", {"text": f"{long_prefix} {TOKEN}"})
+
+    asyncio.run(calls())
+    with Store.open() as store:
+        [client] = gateway_clients(store)
+    results = [call.result for call in client.calls]
+    assert len(results) == 2 and all(results), "both calls answered"
+    assert not any(TOKEN[:12] in result for result in results), MASKED
+    assert "deploy with" in " ".join(results), KEPT
