@@ -135,9 +135,9 @@ def agent_commands(document: AgentDocument) -> tuple[AgentCommand, ...]:
 def _command(name: str, server: StdioServer, base_dir: Path) -> AgentCommand:
     """The command as the tool host would start it (its working folder as the host finds it),
     seen from the agent's folder with links resolved, however the agent was opened."""
-    base_dir = Path(os.path.realpath(base_dir))
+    base_dir = Path(_real(base_dir))
     folder = base_dir / server.cwd if server.cwd else base_dir
-    target = os.path.realpath(folder)  # as the system finds it: links first, then `..`
+    target = _real(folder)  # as the system finds it: links first, then `..`
     return AgentCommand(
         server=name,
         command=server.command,
@@ -147,6 +147,15 @@ def _command(name: str, server: StdioServer, base_dir: Path) -> AgentCommand:
         cwd_target=None if target == os.path.normpath(folder) else target,
         files=_named_files((server.command, *server.args), Path(target), base_dir),
     )
+
+
+def _real(path: Path) -> str:
+    """The path with its links resolved; as written when it cannot be (a NUL byte in it: the
+    server then fails to start, saying why)."""
+    try:
+        return os.path.realpath(path)
+    except ValueError:
+        return os.path.normpath(path)
 
 
 def _env_entry(name: str, value: str, base_dir: Path) -> str:

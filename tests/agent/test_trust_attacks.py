@@ -401,3 +401,20 @@ def test_a_restart_does_not_start_a_script_changed_while_it_ran(tmp_path: Path) 
     finally:
         store.close()
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "server",
+    [
+        {"command": "python", "cwd": "x\x00y"},
+        {"command": "py\x00thon", "args": ["a\x00b"]},
+        {"command": "python", "cwd": "x" * 5000, "args": ["y" * 5000]},
+    ],
+    ids=["a NUL in the working folder", "a NUL in the command", "names too long for the system"],
+)
+def test_a_command_the_system_cannot_name_is_still_shown_and_asked_about(
+    store: TrustStore, tmp_path: Path, server: dict[str, object]
+) -> None:
+    document = read_agent(write_agent(tmp_path / "a", server))
+    check = store.check(document)
+    assert not check.trusted and check.untrusted[0].display.isprintable(), ASKS
