@@ -32,8 +32,11 @@ class SecretNotSetError(SecretError):
 # A variable is a secret when a part of its name says so: `API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`
 # (`GIT_ASKPASS`, a program git runs, is not: it is matched by whole parts only).
 SECRET_NAME_PARTS = frozenset(
-    {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIALS", "PAT"}
-)
+    {
+        "KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PASSPHRASE", "PAT",
+        "CREDENTIAL", "CREDENTIALS", "AUTH", "AUTHORIZATION", "COOKIE",
+    }
+)  # fmt: skip
 
 
 def is_secret_reference(value: str) -> bool:

@@ -418,3 +418,21 @@ def test_a_command_the_system_cannot_name_is_still_shown_and_asked_about(
     document = read_agent(write_agent(tmp_path / "a", server))
     check = store.check(document)
     assert not check.trusted and check.untrusted[0].display.isprintable(), ASKS
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("OPENAI_API_KEY", True),
+        ("GITHUB_PERSONAL_ACCESS_TOKEN", True),
+        ("DB_PASS", True),
+        ("AUTH_HEADER", True),
+        ("GIT_ASKPASS", False),  # a program git runs: its value is shown and asked about
+        ("NODE_OPTIONS", False),
+        ("PYTHON_KEYRING_BACKEND", False),  # KEYRING is not KEY: whole parts only
+    ],
+)
+def test_which_variables_are_secrets(name: str, secret: bool) -> None:
+    from foundry.agent.secrets import is_secret_variable
+
+    assert is_secret_variable(name) == secret
