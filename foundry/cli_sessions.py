@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from foundry.session.events import Event, SupervisorDecided
     from foundry.session.gate import AskUser, GateDecision
     from foundry.store import EventRecord
+    from foundry.supervision.outgoing import OutgoingMask
 
 
 async def approve_everything(call: ToolCall) -> GateDecision:
@@ -256,26 +258,31 @@ def sessions_list_command(args: argparse.Namespace) -> int:
 
 def sessions_show_command(args: argparse.Namespace) -> int:
     from foundry.store import Store
+    from foundry.supervision.outgoing import OutgoingMask
 
     with Store.open() as store:
         record = store.sessions.get(args.session_id)
+        mask = OutgoingMask.for_agent(record.agent_path)  # a terminal's scrollback is kept
         print(f"session {record.id} with {record.agent_name} ({record.agent_path})")
         for message in store.messages.list(record.id):
             label = message.data.get("name") or message.role
-            calls = message.data.get("tool_calls") or []
+            calls = mask.payload(message.data.get("tool_calls") or [])
             text = message.content or " ".join(
                 f"-> {call['name']}({call['arguments']})" for call in calls
             )
-            print(f"\n[{label}] {text}")
+            print(f"\n[{label}] {mask.text(text)}")
     return 0
 
 
 def sessions_export_command(args: argparse.Namespace) -> int:
+    """The session's events as JSONL, secrets masked (the store keeps them as they were)."""
     from foundry.store import Store
+    from foundry.supervision.outgoing import OutgoingMask
 
     with Store.open() as store:
-        store.sessions.get(args.session_id)
-        lines = (_export_line(event) for event in store.events.list(args.session_id))
+        record = store.sessions.get(args.session_id)
+        mask = OutgoingMask.for_agent(record.agent_path)
+        lines = _export_lines(store.events.list(args.session_id), mask)
         if args.output:
             with open(args.output, "w", encoding="utf-8") as output:
                 output.writelines(lines)
@@ -284,13 +291,26 @@ def sessions_export_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_line(event: EventRecord) -> str:
+def _export_lines(events: Sequence[EventRecord], mask: OutgoingMask) -> Iterator[str]:
+    """The events as JSONL, secrets masked; a reply's token events are masked together, so
+    that a secret split across them is masked too."""
+    for streamed, run in itertools.groupby(events, key=lambda event: event.kind == "token"):
+        records = list(run)
+        if not streamed:
+            yield from (_export_line(event, mask.payload(event.payload)) for event in records)
+            continue
+        chunks = mask.stream([str(event.payload.get("text", "")) for event in records])
+        for event, chunk in zip(records, chunks, strict=True):
+            yield _export_line(event, {**event.payload, "text": chunk})
+
+
+def _export_line(event: EventRecord, payload: dict[str, Any]) -> str:
     line = {
         "session_id": event.session_id,
         "seq": event.seq,
         "time": event.time.isoformat(),
         "kind": event.kind,
-        "payload": event.payload,
+        "payload": payload,
     }
     return json.dumps(line, ensure_ascii=False) + "\n"
 

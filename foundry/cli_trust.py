@@ -39,7 +39,7 @@ def ensure_trusted(
         store.grant(document, remember=False)
         return None
     if interactive and _interactive() and _asked_yes(check):
-        store.grant(document)
+        store.grant(document, shown=check.commands)  # what was listed, not a later change
         return None
     print(f"foundry: {UntrustedAgent(check)}", file=sys.stderr)
     return REFUSED
@@ -85,7 +85,7 @@ def _trust(args: argparse.Namespace) -> int:
     if not args.yes and not _asked_yes(check):
         print("not trusted", file=sys.stderr)
         return REFUSED
-    store.grant(document)
+    store.grant(document, shown=check.commands)
     print(f"{check.agent_path}: trusted ({_count(check)})")
     return 0
 

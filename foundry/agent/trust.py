@@ -2,8 +2,10 @@
 
 An agent file can name any program as a stdio MCP server. Foundry starts none of them until the
 user has trusted that agent's exact set of commands (VS Code's workspace trust is the model):
-each command is remembered by a hash of its command, arguments, working folder and the names of
-its environment variables, per resolved agent path. A new or changed command asks again.
+each command is remembered by a hash of what decides what runs, per resolved agent path: its
+command, arguments, working folder (and where a link there leads), its environment variables (the
+values too, but a secret's), and the content of the files in the agent's folder that the command
+and its arguments name. A new or changed command asks again.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import re
 import shlex
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,11 +24,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from foundry.agent.atomic import write_files_atomically
 from foundry.agent.document import AgentDocument, resolve_agent_path
 from foundry.agent.models import StdioServer
+from foundry.agent.secrets import dotenv_value, is_secret_variable
 from foundry.home import FoundryHome, shipped_path
 
 log = logging.getLogger(__name__)
 
 TRUST_FILE = "trusted-agents.json"
+MAX_HASHED_BYTES = 64 * 1024 * 1024  # a larger program file is known by its size and time
+_URL_PASSWORD = re.compile(r"(://[^/@:\s]*:)[^@/\s]+@")  # `postgresql://app:***@db`
 
 
 class AgentCommand(BaseModel):
@@ -36,22 +43,35 @@ class AgentCommand(BaseModel):
     command: str
     args: tuple[str, ...] = ()
     cwd: str | None = None
-    env_names: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()  # `NAME=value`, or only `NAME` for a secret
+    cwd_target: str | None = None  # where the working folder leads, when a link is on the way
+    files: tuple[tuple[str, str], ...] = ()  # (path, digest) of the agent's files it names
 
     @property
     def display(self) -> str:
-        """The command as a person reads it: `time: python -m mcp_server_time`."""
-        text = f"{self.server}: {shlex.join([self.command, *self.args])}"
+        """The command as a person reads it: `time: python -m mcp_server_time`; characters that
+        would not show (controls, direction overrides, zero-width) are written as escapes."""
+        parts = [_visible(part) for part in (self.command, *self.args)]
+        text = f"{_visible(self.server)}: {shlex.join(parts)}"
         if self.cwd:
-            text += f"  (in {self.cwd})"
-        if self.env_names:
-            text += f"  (sets {', '.join(self.env_names)})"
+            text += f"  (in {_visible(self.cwd)})"
+        if self.env:
+            shown = (_visible(_URL_PASSWORD.sub(r"\1***@", entry)) for entry in self.env)
+            text += f"  (sets {', '.join(shown)})"
         return text
 
     @property
     def fingerprint(self) -> str:
         """What trust remembers: a change to any part of the command asks again."""
-        fields = [self.server, self.command, list(self.args), self.cwd, list(self.env_names)]
+        fields: list[object] = [
+            self.server,
+            self.command,
+            list(self.args),
+            self.cwd,
+            list(self.env),
+        ]
+        if self.cwd_target is not None or self.files:
+            fields += [self.cwd_target, [list(file) for file in self.files]]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
 
@@ -106,15 +126,78 @@ def agent_commands(document: AgentDocument) -> tuple[AgentCommand, ...]:
     if agent is None:
         return ()
     return tuple(
-        AgentCommand(
-            server=name,
-            command=server.command,
-            args=tuple(server.args),
-            cwd=server.cwd,
-            env_names=tuple(sorted(server.env)),
-        )
+        _command(name, server, document.base_dir)
         for name, server in agent.mcp_servers.items()
         if isinstance(server, StdioServer)
+    )
+
+
+def _command(name: str, server: StdioServer, base_dir: Path) -> AgentCommand:
+    """The command as the tool host would start it (its working folder as the host finds it),
+    seen from the agent's folder with links resolved, however the agent was opened."""
+    base_dir = Path(_real(base_dir))
+    folder = base_dir / server.cwd if server.cwd else base_dir
+    target = _real(folder)  # as the system finds it: links first, then `..`
+    return AgentCommand(
+        server=name,
+        command=server.command,
+        args=tuple(server.args),
+        cwd=server.cwd,
+        env=tuple(_env_entry(key, value, base_dir) for key, value in sorted(server.env.items())),
+        cwd_target=None if target == os.path.normpath(folder) else target,
+        files=_named_files((server.command, *server.args), Path(target), base_dir),
+    )
+
+
+def _real(path: Path) -> str:
+    """The path with its links resolved; as written when it cannot be (a NUL byte in it: the
+    server then fails to start, saying why)."""
+    try:
+        return os.path.realpath(path)
+    except ValueError:
+        return os.path.normpath(path)
+
+
+def _env_entry(name: str, value: str, base_dir: Path) -> str:
+    """How a variable is shown and remembered: a secret by its name alone (a new key does not
+    ask again); any other by its value, which can change what runs (NODE_OPTIONS, PYTHONPATH),
+    also when the agent's own `.env` supplies it."""
+    if is_secret_variable(name):
+        return name
+    from_agent = dotenv_value(value, base_dir)
+    return f"{name}={value}" if from_agent is None else f"{name}={value} ({from_agent})"
+
+
+def _named_files(
+    words: tuple[str, ...], folder: Path, base_dir: Path
+) -> tuple[tuple[str, str], ...]:
+    """The files in the agent's folder that the command and its arguments name (a script, a
+    program, a link to one), each with a digest of what it holds: an edited script or a swapped
+    link is another command."""
+    root = str(base_dir)
+    found: dict[str, str] = {}
+    for word in words:
+        path = os.path.normpath(os.path.join(folder, word))
+        if os.path.commonpath([root, path]) == root and path != root and os.path.isfile(path):
+            found[os.path.relpath(path, root)] = _digest(path)
+    return tuple(sorted(found.items()))
+
+
+def _digest(path: str) -> str:
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_HASHED_BYTES:
+            return f"size {size}, modified {os.stat(path).st_mtime_ns}"
+        with open(path, "rb") as file:
+            return hashlib.file_digest(file, "sha256").hexdigest()
+    except OSError as error:
+        return f"unreadable: {error.strerror}"
+
+
+def _visible(text: str) -> str:
+    """`text` with every character that does not show written as its escape (`\\n`, `\\u202e`)."""
+    return "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode() for char in text
     )
 
 
@@ -162,10 +245,16 @@ class TrustStore:
         if not check.trusted:
             raise UntrustedAgent(check)
 
-    def grant(self, document: AgentDocument, remember: bool = True) -> None:
-        """Trust the agent's commands as they are now: remembered, or for this process only."""
+    def grant(
+        self,
+        document: AgentDocument,
+        remember: bool = True,
+        shown: tuple[AgentCommand, ...] | None = None,
+    ) -> None:
+        """Trust the agent's commands: those `shown` to the person (a file changed since then
+        is not trusted by it), or as they are now; remembered, or for this process only."""
         key = trust_key(document.path)
-        commands = agent_commands(document)
+        commands = agent_commands(document) if shown is None else shown
         if not remember:
             self._this_run.setdefault(key, set()).update(c.fingerprint for c in commands)
             return

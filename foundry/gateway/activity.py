@@ -11,9 +11,11 @@ from sqlmodel import col
 
 from foundry.gateway.forwarding import TITLE_SUFFIX
 from foundry.store import EventRecord, Store
+from foundry.supervision.secrets import mask_text
 
 SCANNED_STARTS = 500  # the latest sessions looked at for gateway ones
 CALL_KINDS = ("tool_call_decided", "tool_call_finished")
+SHOWN_CHARS = 200  # of a call's result
 
 
 class GatewayCall(BaseModel):
@@ -66,7 +68,7 @@ def _client(store: Store, session_id: str, started: datetime, limit: int) -> Gat
 
 
 def _calls(events: Sequence[EventRecord]) -> list[GatewayCall]:
-    """Each decided call, with its result once it has one."""
+    """Each decided call, with the start of its result (secrets masked) once it has one."""
     decided: dict[str, GatewayCall] = {}
     for event in events:
         payload = event.payload
@@ -80,6 +82,7 @@ def _calls(events: Sequence[EventRecord]) -> list[GatewayCall]:
                 reason=payload.get("reason", ""),
             )
         elif payload.get("call_id") in decided:
-            update = {"result": payload["text"][:200], "is_error": payload["is_error"]}
+            shown = mask_text(payload["text"])[:SHOWN_CHARS]  # masked whole, then cut
+            update = {"result": shown, "is_error": payload["is_error"]}
             decided[payload["call_id"]] = decided[payload["call_id"]].model_copy(update=update)
     return list(decided.values())

@@ -373,7 +373,12 @@ class Engine:
             body = ToolServerChanged(name=status.name, state=status.state, error=status.error)
             self._own(loop.create_task(self.record(session_id, body)))
 
-        host = ToolHost(document.agent.mcp_servers, document.base_dir, on_status=on_status)
+        def untrusted() -> list[str]:
+            return [command.server for command in self.trust.check(document).untrusted]
+
+        host = ToolHost(
+            document.agent.mcp_servers, document.base_dir, on_status=on_status, untrusted=untrusted
+        )
         check = await self._in_writer(self.trust.check, document)
         host.hold([command.server for command in check.untrusted], NOT_TRUSTED)
         await host.start()
@@ -383,12 +388,17 @@ class Engine:
         """Whether the open session's agent commands are trusted, as the session holds them."""
         return await self._in_writer(self.trust.check, self._live(session_id).document)
 
-    async def start_held_servers(self, session_id: str, trust: bool = False) -> None:
+    async def start_held_servers(
+        self, session_id: str, trust: bool = False, shown: TrustCheck | None = None
+    ) -> None:
         """Start the servers held because their commands were not trusted; `trust` first trusts
-        them (remembered). Raises UntrustedAgent if they are still not trusted."""
+        them (remembered): the commands `shown` to the person, when given, so that a script or
+        `.env` changed since is not trusted unseen. Raises UntrustedAgent if they are still not
+        trusted (its check lists them as they are now)."""
         live = self._live(session_id)
         if trust:
-            await self._in_writer(self.trust.grant, live.document)
+            commands = shown.commands if shown is not None else None
+            await self._in_writer(self.trust.grant, live.document, True, commands)
         await self._in_writer(self.trust.require, live.document)
         await live.host.release()
 

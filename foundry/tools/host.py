@@ -58,6 +58,10 @@ STATE_WORDS: dict[ServerState, str] = {
     "stopped": "is stopped",
 }
 INTERNAL_SERVER_NOTE = "internal tools are provided by Foundry itself"
+CHANGED_SINCE_TRUSTED = (
+    "held: its command, script or environment changed since it was trusted (Trust and start, "
+    "or `foundry trust`)"
+)
 STOP_TIMEOUT_S = 10.0  # the SDK gives a stdio server 2 s after stdin closes, then 2 s after SIGTERM
 CALL_GRACE_S = 5.0  # beyond a call's own timeout, for a request that cannot even be sent
 HTTP_TIMEOUT_S = 30.0
@@ -110,8 +114,12 @@ class ToolHost:
         base_dir: Path,
         on_status: StatusListener | None = None,
         start_timeout_s: float = 20.0,
+        untrusted: Callable[[], Collection[str]] | None = None,
     ) -> None:
+        """`untrusted` names the servers whose commands are not trusted as the files are now
+        (blocking: it reads them); a restart holds those instead of starting what changed."""
         self._order = list(servers)
+        self._untrusted = untrusted
         self._internal = {
             name: ServerStatus(name=name, state="stopped", error=INTERNAL_SERVER_NOTE)
             for name, config in servers.items()
@@ -167,13 +175,20 @@ class ToolHost:
         return [self._status(name) for name in self._order]
 
     def tools(self) -> list[ToolInfo]:
-        """The tools of the running servers."""
+        """The tools of the running servers, each under a name that reads as its own server's."""
         return [
             tool
             for runner in self._runners.values()
             if runner.status.state == "running"
             for tool in runner.status.tools
+            if self._server_named_in(tool.name) == tool.server
         ]
+
+    def _server_named_in(self, name: str) -> str | None:
+        """The server a tool's name reads as, the longest server name it starts with, as paths
+        are judged: a tool `b.read` of server `a` cannot pass for `read` of server `a.b`."""
+        servers = (server for server in self._order if name.startswith(server + "."))
+        return max(servers, key=len, default=None)
 
     async def call(
         self, name: str, arguments: dict[str, Any], timeout_s: float = 60.0
@@ -187,6 +202,8 @@ class ToolHost:
     async def restart(self, server: str) -> None:
         runner = self._runner(server)
         await runner.stop()
+        if self._untrusted is not None and server in await asyncio.to_thread(self._untrusted):
+            runner.held = CHANGED_SINCE_TRUSTED  # its script or `.env` changed while it ran
         await runner.start()
 
     async def stop(self, server: str) -> None:

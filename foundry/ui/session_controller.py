@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer
 
-from foundry.agent.trust import TrustCheck
+from foundry.agent.trust import TrustCheck, UntrustedAgent
 from foundry.runtime.engine import SessionRunningElsewhere
 from foundry.session.context import ItemKind
 from foundry.session.events import (
@@ -41,6 +41,7 @@ class SessionController(QObject):
         self.session_id = session_id
         self._tasks = BackgroundTasks("session action", view.status.setText)
         self._pending_approval: str | None = None
+        self._shown_trust: TrustCheck | None = None  # the commands the trust bar names
         self._totals = {"turns": 0, "input": 0, "output": 0, "model time": 0.0}
         self._last_seq = 0  # the last event of the session shown here
         self._at_work = SupervisorsAtWork()
@@ -126,6 +127,7 @@ class SessionController(QObject):
     def show_trust(self, check: TrustCheck) -> None:
         """The agent's commands wait for the user's trust: say which, and offer to start them."""
         if not check.trusted:
+            self._shown_trust = check
             self.view.trust.show_check(check)
 
     def trust_and_start(self) -> None:
@@ -135,8 +137,16 @@ class SessionController(QObject):
 
     async def _trust_and_start(self) -> None:
         engine = self.bridge.engine
+        shown = self._shown_trust
         try:
-            await self.bridge.call(engine.start_held_servers(self.session_id, trust=True))
+            await self.bridge.call(engine.start_held_servers(self.session_id, True, shown))
+        except UntrustedAgent as changed:
+            self.view.trust.show_check(changed.check)
+            self._shown_trust = changed.check
+            self.view.status.setText(
+                "The agent's commands changed since they were shown: look at them again."
+            )
+            return
         finally:
             self.view.trust.trust.setEnabled(True)
         self.view.trust.hide()

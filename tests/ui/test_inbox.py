@@ -372,6 +372,25 @@ def test_approve_and_grant_proposes_the_folder_of_the_call(
     assert "in src/app" in other_foundry.approvals.get(created.id).reasoning
 
 
+@pytest.mark.parametrize("tool", ["web.*", "web.get[_]page", "web.get?"])
+def test_the_proposed_grant_covers_only_a_tool_named_like_a_glob(
+    qtbot: QtBot, inbox: tuple[InboxView, InboxController], other_foundry: Store, tool: str
+) -> None:
+    """A server may name its tool `*`: accepting the proposed grant must not cover its other
+    tools (`web.send_mail`)."""
+    view, controller = inbox
+    created = remote_approval(other_foundry, tool, params={"url": "https://example.com"})
+    wait_pending(qtbot, controller, 1)
+    shown(qtbot, view, created)
+    key(qtbot, view, Qt.Key.Key_G)
+    wait_pending(qtbot, controller, 0)
+    (grant,) = other_foundry.grants.active()
+    assert other_foundry.grants.matching("remote-agent", tool) is not None
+    for other in ("web.send_mail", "web.get_page", "web.getx"):
+        if other != tool:
+            assert other_foundry.grants.matching("remote-agent", other) is None, grant.tool_glob
+
+
 def test_a_grant_without_a_folder_is_only_ever_an_explicit_choice(
     qtbot: QtBot, inbox: tuple[InboxView, InboxController], other_foundry: Store
 ) -> None:

@@ -59,3 +59,24 @@ def test_a_trusted_agent_opens_without_the_bar(
     _, view = open_window(qtbot, bridge, agent)
     qtbot.wait(100)
     assert not view.trust.isVisible()
+
+
+def test_a_script_edited_while_the_bar_shows_it_is_not_trusted_unseen(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    """The person trusts what the bar named; a script changed on disk since then asks again."""
+    marker = tmp_path / "ran"
+    root = tmp_path / "downloaded"
+    root.mkdir()
+    (root / "server.py").write_text("print('harmless')\n")
+    server = {"type": "stdio", "command": "python", "args": ["server.py"]}
+    agent = write_agent(root, REPLY, servers={"run": server}, trusted=False)
+    _, view = open_window(qtbot, bridge, agent)
+    qtbot.waitUntil(view.trust.isVisible, timeout=5000)
+    (root / "server.py").write_text(f"open({str(marker)!r}, 'w')\n")
+    view.trust.trust.click()
+    qtbot.waitUntil(lambda: "changed since" in view.status.text(), timeout=10000)
+    assert view.trust.isVisible() and view.trust.trust.isEnabled()
+    session_id = next(iter(bridge.engine._sessions))
+    assert bridge.engine._live(session_id).host.held == ["run"]
+    assert not marker.exists()

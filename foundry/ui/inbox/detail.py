@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 from datetime import timedelta
 from html import escape
 
@@ -296,7 +297,8 @@ class ApprovalDetailView(QWidget):
             self.reasoning.clear()
             self.show_content.setChecked(False)
             self.show_params_loading()
-            self.grant_glob.setText(record.tool)
+            # the tool itself, even one named like a glob (`web.*`): a wider grant is typed
+            self.grant_glob.setText(glob.escape(record.tool))
             self.grant_glob.setCursorPosition(0)  # a long name shows its start, not its end
             self._propose_scopes(record)
             self.recent.clear()

@@ -1,0 +1,355 @@
+"""Attacks on grants (the inbox's Approve + grant, the API's POST /grants): a grant must cover
+exactly what the person allowed, never a wider call, another agent or another server's tool.
+
+Each case is labelled with what must happen: ASKS (the grant does not cover the call: it goes on
+to a person) or COVERED (the grant covers it: no one is asked again). Calls are routed by the
+real gate over a real SQLite store and a real project folder with real links.
+"""
+
+from __future__ import annotations
+
+import glob
+import unicodedata
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from foundry.agent.models import PolicyConfig
+from foundry.store import ApprovalRecord, Store
+from foundry.store.tables import utc_now
+from foundry.supervision.hierarchy import SupervisedGate
+from foundry.ui.inbox.actions import approve_with_grant, decide
+from tests.supervision.test_hierarchy import Recorder, call
+
+ASKS, COVERED = "asks a person", "covered by the grant"
+
+TO_A_PERSON = PolicyConfig.model_validate(
+    {
+        "rules": [
+            {"name": "no-deletes", "tool": "*.delete*", "action": "deny"},
+            {"name": "ask", "tool": "*", "action": "human"},
+        ],
+        "loopDetection": False,
+        "approvalTimeoutSeconds": 5,
+    }
+)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store.open(f"sqlite:///{tmp_path / 'grants.sqlite3'}")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    for folder in ("src/sub", "srcx", "docs", "data[1]", "data1", "café"):
+        (root / folder).mkdir(parents=True)
+    (root / "src" / "to-docs").symlink_to(root / "docs")
+    (root / "src" / "to-outside").symlink_to(tmp_path)
+    return root
+
+
+def gate(store: Store, project: Path, agent: str = "worker") -> SupervisedGate:
+    return SupervisedGate(store, TO_A_PERSON, agent, "s1", project, Recorder(), poll_s=0.02)
+
+
+def grant(
+    store: Store,
+    tools: str = "files.read_file",
+    path_scope: str | None = "src",
+    agent: str = "worker",
+    minutes: float = 15,
+) -> str:
+    """A grant as the inbox's Approve + grant makes it: the agent's name escaped."""
+    expires = utc_now() + timedelta(minutes=minutes)
+    made = store.grants.add(
+        tools, expires, "human:ana", agent_glob=glob.escape(agent), path_scope=path_scope
+    )
+    return made.id
+
+
+async def route(
+    store: Store, project: Path, tool: str, agent: str = "worker", **params: Any
+) -> str:
+    decided = await gate(store, project, agent).route(call(tool, **params))
+    return COVERED if decided.grant is not None else ASKS
+
+
+NFD_CAFE = unicodedata.normalize("NFD", "café")
+
+# (case, grant's tools, grant's folder, the call's tool, its path, expected)
+CASES: list[tuple[str, str, str | None, str, str, str]] = [
+    (
+        "the granted read in its folder",
+        "files.read_file",
+        "src",
+        "files.read_file",
+        "src/a.txt",
+        COVERED,
+    ),
+    (
+        "a read deeper in the folder",
+        "files.read_file",
+        "src",
+        "files.read_file",
+        "src/sub/a.txt",
+        COVERED,
+    ),
+    (
+        "the folder written as ./src",
+        "files.read_file",
+        "src",
+        "files.read_file",
+        "./src/a.txt",
+        COVERED,
+    ),
+    (
+        "a write with a read's grant",
+        "files.read_file",
+        "src",
+        "files.write_file",
+        "src/a.txt",
+        ASKS,
+    ),
+    (
+        "the same tool on another server",
+        "files.read_file",
+        "src",
+        "other.read_file",
+        "src/a.txt",
+        ASKS,
+    ),
+    (
+        "a tool whose name starts the same",
+        "files.read_file",
+        "src",
+        "files.read_file_and_delete_it",
+        "src/a.txt",
+        ASKS,
+    ),
+    (
+        "a sibling folder sharing the prefix",
+        "files.read_file",
+        "src",
+        "files.read_file",
+        "srcx/a.txt",
+        ASKS,
+    ),
+    ("the parent folder", "files.read_file", "src", "files.read_file", "a.txt", ASKS),
+    ("out through ..", "files.read_file", "src", "files.read_file", "src/../docs/a.txt", ASKS),
+    (
+        "out through a link inside the folder",
+        "files.read_file",
+        "src",
+        "files.read_file",
+        "src/to-docs/a.txt",
+        ASKS,
+    ),
+    (
+        "out of the workspace through a link",
+        "files.read_file",
+        None,
+        "files.read_file",
+        "src/to-outside/x",
+        ASKS,
+    ),
+    (
+        "the folder in capitals (another folder here)",
+        "files.read_file",
+        "src",
+        "files.read_file",
+        "SRC/a.txt",
+        ASKS,
+    ),
+    (
+        "a look-alike folder (Cyrillic s)",
+        "files.read_file",
+        "src",
+        "files.read_file",
+        "\u0455rc/a.txt",
+        ASKS,
+    ),
+    (
+        "the folder in another Unicode form",
+        "files.read_file",
+        "café",
+        "files.read_file",
+        f"{NFD_CAFE}/a",
+        ASKS,
+    ),
+    (
+        "a folder named like a glob, literal",
+        "files.read_file",
+        "data[1]",
+        "files.read_file",
+        "data1/a",
+        ASKS,
+    ),
+    (
+        "a folder named like a glob, itself",
+        "files.read_file",
+        "data[1]",
+        "files.read_file",
+        "data[1]/a",
+        COVERED,
+    ),
+    ("a tool name in capitals", "files.read_file", "src", "files.READ_FILE", "src/a.txt", ASKS),
+    (
+        "a server's wildcard covers its tools",
+        "files.*",
+        "src",
+        "files.write_file",
+        "src/a.txt",
+        COVERED,
+    ),
+    (
+        "a server's wildcard, another server",
+        "files.*",
+        "src",
+        "filesx.write_file",
+        "src/a.txt",
+        ASKS,
+    ),
+    ("a delete the policy denies, even under *", "*", None, "files.delete_file", "src/a.txt", ASKS),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "tools", "scope", "tool", "path", "expected"), CASES, ids=[c[0] for c in CASES]
+)
+async def test_a_grant_covers_exactly_what_was_granted(
+    store: Store,
+    project: Path,
+    case: str,
+    tools: str,
+    scope: str | None,
+    tool: str,
+    path: str,
+    expected: str,
+) -> None:
+    grant(store, tools, scope)
+    assert await route(store, project, tool, path=path) == expected, case
+
+
+AGENTS = [
+    ("the granted agent", "worker", COVERED),
+    ("another agent", "worker2", ASKS),
+    ("the agent's name in capitals", "Worker", ASKS),
+]
+
+
+@pytest.mark.parametrize(("case", "agent", "expected"), AGENTS, ids=[c[0] for c in AGENTS])
+async def test_a_grant_is_the_agents_it_was_made_for(
+    store: Store, project: Path, case: str, agent: str, expected: str
+) -> None:
+    grant(store)
+    assert await route(store, project, "files.read_file", agent, path="src/a") == expected, case
+
+
+async def test_an_agent_named_like_a_glob_lends_its_grant_to_no_other(
+    store: Store, project: Path
+) -> None:
+    grant(store, agent="work*")
+    assert await route(store, project, "files.read_file", "work*", path="src/a") == COVERED
+    assert await route(store, project, "files.read_file", "worker", path="src/a") == ASKS
+
+
+@pytest.mark.parametrize("ended", ["expired", "revoked"])
+async def test_a_grant_that_ended_covers_nothing(store: Store, project: Path, ended: str) -> None:
+    made = grant(store, minutes=-1 if ended == "expired" else 15)
+    if ended == "revoked":
+        store.grants.revoke(made)
+    assert await route(store, project, "files.read_file", path="src/a") == ASKS, ended
+
+
+def pending(store: Store, tool: str = "files.read_file", agent: str = "worker") -> ApprovalRecord:
+    return store.approvals.create(
+        ApprovalRecord(agent_id=agent, session_id="s1", tool=tool, params={"path": "src/a"})
+    )
+
+
+@pytest.mark.parametrize("first", ["denied", "approved"])
+async def test_a_grant_made_on_an_approval_someone_else_resolved_is_revoked(
+    store: Store, project: Path, first: str
+) -> None:
+    """Two reviewers: one resolves, the other answers the same approval with a grant later."""
+    approval = pending(store)
+    assert not decide(store, approval.id, first == "approved", "human:bob").conflict
+    outcome = approve_with_grant(store, approval, "human:ana", "files.*", timedelta(hours=1), "src")
+    assert outcome.conflict and outcome.grant is None
+    assert await route(store, project, "files.write_file", path="src/a") == ASKS
+
+
+async def test_the_inbox_grant_is_the_approvals_agent_whatever_its_name(
+    store: Store, project: Path
+) -> None:
+    approval = pending(store, agent="w[o]rker")
+    outcome = approve_with_grant(
+        store, approval, "human:ana", "files.read_file", timedelta(hours=1), "src"
+    )
+    assert outcome.grant is not None
+    assert await route(store, project, "files.read_file", "worker", path="src/a") == ASKS
+    assert await route(store, project, "files.read_file", "w[o]rker", path="src/a") == COVERED
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="grants belong to an agent's name: another agent file with the same name shares them "
+    "(agent identity is the name across approvals, traces and grants; not changed here)",
+)
+async def test_two_agents_sharing_a_name_do_not_share_grants(store: Store, tmp_path: Path) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    for root in (first, second):
+        (root / "src").mkdir(parents=True)
+    grant(store)
+    assert await route(store, first, "files.read_file", path="src/a") == COVERED
+    assert await route(store, second, "files.read_file", path="src/a") == ASKS
+
+
+async def test_a_tool_cannot_pass_for_another_servers_tool(tmp_path: Path) -> None:
+    """Server `a` names its tool `b.read`; the agent also has a server `a.b` with a tool `read`.
+    Both would be `a.b.read`: what a person approves or grants by that name must be one tool,
+    the one whose server the name says (as paths are judged: the longest server name wins)."""
+    from foundry.agent.models import StdioServer
+    from foundry.tools import ToolHost
+
+    script = str(Path(__file__).parents[1] / "tools" / "named_tool_server.py")
+
+    def server(tool: str, identity: str) -> StdioServer:
+        return StdioServer(command="python", args=[script, tool, identity])
+
+    servers = {"a": server("b.read", "server a"), "a.b": server("read", "server a.b")}
+    async with ToolHost(dict(servers), tmp_path) as host:  # type: ignore[arg-type]
+        assert [(tool.name, tool.server) for tool in host.tools()] == [("a.b.read", "a.b")]
+        result = await host.call("a.b.read", {})
+        assert result.text == "server a.b"
+
+
+PARAM_SCOPED = [
+    ("the path the grant names", {"path": "src/a"}, COVERED),
+    ("a second path elsewhere", {"path": "src/a", "destination": "docs/b"}, ASKS),
+    ("a list with a path elsewhere", {"path": ["src/a", "docs/b"]}, ASKS),
+    ("another parameter's path elsewhere", {"source": "docs/x", "path": "src/a"}, ASKS),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "params", "expected"), PARAM_SCOPED, ids=[c[0] for c in PARAM_SCOPED]
+)
+async def test_a_grant_with_a_condition_on_a_path_does_not_cover_other_paths(
+    store: Store, project: Path, case: str, params: dict[str, Any], expected: str
+) -> None:
+    """A grant made through the API (`params`: path within src) covers no call that also
+    names a path outside src under another name."""
+    store.grants.add(
+        "files.*",
+        utc_now() + timedelta(minutes=5),
+        "http:127.0.0.1",
+        agent_glob="worker",
+        param_scope=[{"param": "path", "op": "within", "value": "src"}],
+    )
+    decided = await gate(store, project).route(call("files.move_file", **params))
+    assert (COVERED if decided.grant is not None else ASKS) == expected, case

@@ -1,0 +1,233 @@
+"""Attacks on secrets: a token in a tool's arguments or results, or a server's `.env` secret it
+leaks back, must not reach what leaves the app or what others read: the audit export, the
+sessions export, `foundry sessions show`, the metrics export, the approvals API's JSON, a
+server's start error. The store itself keeps the conversation as it was (the model reads it).
+
+Each case is labelled MASKED (the secret must not appear) or KEPT (text that only looks like a
+secret must stay readable: masking it would hide what a reviewer needs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+from foundry.agent.models import StdioServer
+from foundry.api.views import approval_view
+from foundry.cli import main
+from foundry.store import ApprovalRecord, Store
+from foundry.store.tables import utc_now
+from foundry.supervision.redaction import redact_params
+from foundry.tools import ToolHost
+from tests.runtime.conftest import write_agent
+
+MASKED, KEPT = "masked", "kept readable"
+
+TOKEN = "ghp_" + "Q7w1E2r3T4y5U6i7O8p9A0s1D2f3G4h5J6k7"  # a GitHub token's shape
+DOTENV_SECRET = "hunter2-plain-words-77"  # no shape at all: known only as the agent's secret
+KEY_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQ"
+# streamed word by word: the key's body arrives in a token event of its own
+PRIVATE_KEY = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\n-----END OPENSSH PRIVATE KEY-----"
+SERVER = str(Path(__file__).parents[1] / "tools" / "named_tool_server.py")
+ECHO = str(Path(__file__).parents[1] / "gateway" / "dying_server.py")
+ALLOW_ALL = {
+    "type": "policy",
+    "id": "tool-policy",
+    "config": {"rules": [{"name": "all", "tool": "*", "action": "allow"}], "loopDetection": False},
+}
+
+
+@pytest.fixture
+def session_with_secrets(tmp_path: Path) -> str:
+    """A real run: the model passes a token and a password to a real server that echoes the
+    token, and another server answers with the secret its `.env` gave it."""
+    turns = {
+        "turns": [
+            {
+                "tool_calls": [
+                    {
+                        "name": "up.say",
+                        "arguments": {"text": f"deploy with {TOKEN}", "password": "pw-9f8e7d"},
+                    },
+                    {"name": "vault.read", "arguments": {}},
+                ]
+            },
+            {"text": f"Done. The deploy key: {PRIVATE_KEY}"},
+        ]
+    }
+    servers = {
+        "up": {"command": "python", "args": [ECHO]},
+        "vault": {"command": "python", "args": [SERVER, "read", "env:API_TOKEN"]},
+    }
+    servers["vault"]["env"] = {"API_TOKEN": "env://API_TOKEN"}  # type: ignore[index]
+    for server in servers.values():
+        server["serverToolDefaults"] = {"permissionRequired": False}  # type: ignore[index]
+    root = tmp_path / "agent"
+    root.mkdir()
+    (root / ".env").write_text(f"API_TOKEN={DOTENV_SECRET}\n")
+    agent = write_agent(root, turns, servers=servers, supervisors=[ALLOW_ALL])
+    assert main(["run", str(agent), "-m", "deploy", "--json"]) == 0
+    with Store.open() as store:
+        [session] = store.sessions.list()
+        payloads = json.dumps([event.payload for event in store.events.list(session.id)])
+    assert TOKEN in payloads and DOTENV_SECRET in payloads  # the calls really ran and answered
+    assert f'"text": "{KEY_BODY}' in payloads  # a token event of its own
+    return session.id
+
+
+def exported(capsys: pytest.CaptureFixture[str], *command: str) -> str:
+    capsys.readouterr()
+    assert main(list(command)) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("audit", "export"),
+        ("sessions", "export", "{session}"),
+        ("sessions", "show", "{session}"),
+    ],
+    ids=["audit export", "sessions export", "sessions show"],
+)
+def test_a_token_in_a_call_or_its_result_is_masked_in_what_is_exported(
+    session_with_secrets: str, capsys: pytest.CaptureFixture[str], command: tuple[str, ...]
+) -> None:
+    text = exported(capsys, *(part.format(session=session_with_secrets) for part in command))
+    assert text.strip(), "something was exported"
+    assert TOKEN not in text, MASKED
+    assert "pw-9f8e7d" not in text, MASKED
+    assert KEY_BODY not in text, MASKED  # also split over the reply's streamed chunks
+
+
+def test_a_secret_the_agents_env_file_gave_a_server_is_masked_in_the_sessions_export(
+    session_with_secrets: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The value has no telling shape, but Foundry knows it: it resolved it for the server."""
+    text = exported(capsys, "sessions", "export", session_with_secrets)
+    assert DOTENV_SECRET not in text, MASKED
+    assert "my secret is" in text  # the rest of the result is kept
+
+
+def test_the_sessions_export_keeps_what_only_looks_like_a_secret(
+    session_with_secrets: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [
+        json.loads(line)
+        for line in exported(capsys, "sessions", "export", session_with_secrets).splitlines()
+    ]
+    assert {line["session_id"] for line in lines} == {session_with_secrets}, KEPT
+    usage = [line["payload"] for line in lines if "input_tokens" in json.dumps(line["payload"])]
+    assert usage, "token counts are kept"
+    assert "Done." in json.dumps(lines), KEPT
+    streamed = [line["payload"]["text"] for line in lines if line["kind"] == "token"]
+    assert "Done. " in streamed and "deploy " in streamed, KEPT
+
+
+def test_the_metrics_export_holds_no_secret(
+    session_with_secrets: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "csv"
+    assert main(["metrics", "export", "--csv", str(target)]) == 0
+    written = "".join(path.read_text() for path in target.glob("*.csv"))
+    assert written and TOKEN not in written and DOTENV_SECRET not in written, MASKED
+
+
+ENCODED = [
+    ("as it is", TOKEN, MASKED),
+    ("base64", base64.b64encode(TOKEN.encode()).decode(), MASKED),
+    ("in a URL's query", f"https://api.example.com/x?access_token={TOKEN}", MASKED),
+    ("a password in a URL", "https://ana:pw-9f8e7d@db.example.com/app", MASKED),
+    ("a word about tokens", "count the tokens in this text", KEPT),
+    ("a session id", "s_8f2a", KEPT),
+]
+
+
+@pytest.mark.parametrize(("case", "value", "expected"), ENCODED, ids=[c[0] for c in ENCODED])
+def test_the_approvals_api_json_masks_a_secret_in_its_forms(
+    case: str, value: str, expected: str
+) -> None:
+    record = ApprovalRecord(agent_id="worker", tool="web.get", params={"q": value})
+    for content in (False, True):
+        shown = approval_view(record, content, utc_now()).model_dump_json()
+        assert (value in shown) == (expected == KEPT), f"{case}: {expected}"
+
+
+LEFT_TO_THE_MASKER = [
+    ("URL-encoded name=value", "password%3Dhunter2%21"),
+    ("URL-encoded bearer", "Authorization: Bearer%20abcdefghijklmnop"),
+    ("URL-encoded URL password", "https%3A%2F%2Fana%3As3cr3t-pw%40host%2F"),
+    ("base64 not aligned on the token", base64.b64encode(("x" + TOKEN).encode()).decode()),
+]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="foundry/supervision/secrets.py does not decode these forms; reported to the helper "
+    "who owns its display masking (not changed here)",
+)
+@pytest.mark.parametrize(
+    ("case", "value"), LEFT_TO_THE_MASKER, ids=[c[0] for c in LEFT_TO_THE_MASKER]
+)
+def test_encoded_secrets_are_masked_in_what_a_reviewer_sees(case: str, value: str) -> None:
+    assert redact_params({"q": value})["q"] != value, f"{case}: {MASKED}"
+
+
+def test_a_param_named_session_id_is_kept_for_the_reviewer() -> None:
+    """`session_id` is not a secret: hiding it hides what the reviewer needs (KEPT)."""
+    shown = redact_params({"session_id": "s_8f2a", "sessionToken": "abc"})
+    if shown["session_id"] != "s_8f2a":
+        pytest.xfail("secrets.py reads session_id as a secret name (reported, not changed here)")
+    assert shown["sessionToken"] != "abc"
+
+
+async def test_a_server_that_fails_to_start_does_not_print_its_secret(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    (tmp_path / ".env").write_text(f"API_TOKEN={DOTENV_SECRET}\n")
+    failing = [
+        StdioServer(command="no-such-program-x1", env={"API_TOKEN": "env://API_TOKEN"}),
+        StdioServer(
+            command=sys.executable,
+            args=["-c", "import os, sys; print(os.environ, file=sys.stderr); sys.exit(3)"],
+            env={"API_TOKEN": "env://API_TOKEN"},
+        ),
+    ]
+    for server in failing:
+        async with ToolHost({"s": server}, tmp_path) as host:
+            [status] = host.statuses()
+            assert status.state == "failed"
+            assert DOTENV_SECRET not in (status.error or ""), MASKED
+    assert caplog.records and DOTENV_SECRET not in caplog.text, MASKED  # nor in the log
+
+
+def test_the_gateways_recorded_calls_mask_a_token_in_a_result(
+    tmp_path: Path, foundry_home: Path
+) -> None:
+    """A real MCP client calls through the real gateway; the server answers with a token. What
+    View > Gateway lists of the call (its result's start) shows the token masked."""
+    from foundry.gateway.activity import gateway_clients
+    from tests.gateway.test_gateway_stdio import gateway, upstream_agent
+
+    agent = upstream_agent(tmp_path / "agent")
+    long_prefix = "x" * 190  # the listed start of a result ends inside the token
+
+    async def calls() -> None:
+        async with gateway(agent, foundry_home) as client:
+            await client.call_tool("up__say", {"text": f"deploy with {TOKEN}"})
+            await client.call_tool("up__say", {"text": f"{long_prefix} {TOKEN}"})
+
+    asyncio.run(calls())
+    with Store.open() as store:
+        [client] = gateway_clients(store)
+    results = [call.result for call in client.calls]
+    assert len(results) == 2 and all(results), "both calls answered"
+    assert not any(TOKEN[:12] in result for result in results), MASKED
+    assert "deploy with" in " ".join(results), KEPT
