@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from foundry.session.chain import SupervisionChain
 from foundry.session.chat import ChatSession
 from foundry.session.events import EventBody
 from foundry.session.gate import PermissionGate
+from foundry.session.supervisors import SupervisionResult
+from foundry.supervision import guardian as guardian_module
 from foundry.supervision.guardian import GuardianSupervisor, ReplyMasker, mask_pii
 from tests.runtime.conftest import write_agent
 
@@ -293,3 +296,54 @@ async def test_the_guardian_blocks_a_message_with_a_hidden_word_naming_the_word(
     message = ChatMessage(role="user", content="the " + wide("pass") + "\u200bword is hunter2")
     result = await blocking(BLOCKED).review(None, "request", message)  # type: ignore[arg-type]
     assert result.action == "block" and result.reasons == ("contains blocked text 'password'",)
+
+
+def _threads_folding(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The threads `folded` runs on from now on, in order."""
+    threads: list[int] = []
+    fold = guardian_module.folded
+
+    def recorded(text: str) -> str:
+        threads.append(threading.get_ident())
+        return fold(text)
+
+    monkeypatch.setattr(guardian_module, "folded", recorded)
+    return threads
+
+
+async def _review_ticking(guardian: GuardianSupervisor, text: str) -> tuple[SupervisionResult, int]:
+    """Review `text` while another task ticks on the loop: how many ticks it got meanwhile."""
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    message = ChatMessage(role="tool", content=text)
+    result = await guardian.review(None, "response", message)  # type: ignore[arg-type]
+    ticked = ticks
+    ticker.cancel()
+    return result, ticked
+
+
+async def test_a_large_text_is_screened_off_the_loop_and_its_blocked_word_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    guardian = blocking(BLOCKED)
+    threads = _threads_folding(monkeypatch)
+    text = "Grüße aus Köln, ligne ﬁnale numéro 7. " * (256 * 1024 // 38) + wide("pass") + "word"
+    result, ticks = await _review_ticking(guardian, text)
+    assert result.action == "block" and result.reasons == ("contains blocked text 'password'",)
+    assert threads and threading.get_ident() not in threads
+    assert ticks > 0  # the loop ran other tasks while the text was screened
+
+
+async def test_a_short_text_is_screened_inline(monkeypatch: pytest.MonkeyPatch) -> None:
+    guardian = blocking(BLOCKED)
+    threads = _threads_folding(monkeypatch)
+    result, ticks = await _review_ticking(guardian, "Grüße, the " + wide("pass") + "word")
+    assert result.action == "block"
+    assert set(threads) == {threading.get_ident()} and ticks == 0
