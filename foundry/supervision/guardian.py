@@ -7,7 +7,7 @@ import functools
 import html
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import phonenumbers
@@ -46,7 +46,8 @@ def _always(match: re.Match[str]) -> bool:
     return True
 
 
-# kind -> (pattern, what replaces it, extra check on a match); phones are found by phonenumbers
+# kind -> (pattern, what replaces it, extra check on a match); phones are found by phonenumbers.
+# They take word characters, ". + @ -" and spaces only (see PIECE).
 PII_PATTERNS: dict[str, tuple[re.Pattern[str], str, Callable[[re.Match[str]], bool]]] = {
     "email": (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "[email]", _always),
     "card": (re.compile(r"\b(?:\d[ -]?){12,18}\d\b"), "[card number]", _card),
@@ -63,6 +64,26 @@ MASK_ORDER = ("email", "card", "national_id", "phone")  # cards before phones: b
 NOT_A_PHONE = re.compile(r"\d{1,4}([./-])\d{1,2}\1\d{1,4}|\d+(?:\.\d+){3,}")
 
 
+# A long text is worked on a piece at a time: one call of `re` or `unicodedata` over a megabyte
+# holds the GIL for 50 to 100 ms, and with it the event loop of a guardian screening on a worker
+# thread. Folding may cut before an ASCII character, a starter that no composition takes second
+# (nothing before the cut composes or is reordered with anything after it); masking may cut after
+# a character that none of the PII patterns takes (a line break, a comma, a quote, ...).
+PIECE = 64 * 1024
+_BEFORE_ASCII = re.compile(r"[\x00-\x7f]")
+_AFTER_NO_PII = re.compile(r"(?<=[^\w.+@ -])")
+
+
+def pieces(text: str, cut: re.Pattern[str], size: int) -> Iterator[str]:
+    """`text` in pieces of about `size` characters, each cut where `cut` first matches."""
+    start = 0
+    while start < len(text):
+        found = cut.search(text, start + size)
+        end = found.start() if found else len(text)
+        yield text[start:end]
+        start = end
+
+
 def _mask_pattern(text: str, kind: str, counts: dict[str, int]) -> str:
     pattern, placeholder, check = PII_PATTERNS[kind]
 
@@ -72,7 +93,7 @@ def _mask_pattern(text: str, kind: str, counts: dict[str, int]) -> str:
         counts[kind] = counts.get(kind, 0) + 1
         return placeholder
 
-    return pattern.sub(replace, text)
+    return "".join(pattern.sub(replace, piece) for piece in pieces(text, _AFTER_NO_PII, PIECE))
 
 
 def _mask_phones(text: str, region: str, counts: dict[str, int]) -> str:
@@ -184,6 +205,10 @@ def folded(text: str) -> str:
     compatibility form (NFKC: full-width and styled letters, ligatures), case-folded."""
     if text.isascii():
         return text.lower()
+    return "".join(map(_folded, pieces(text, _BEFORE_ASCII, PIECE)))
+
+
+def _folded(text: str) -> str:
     formats = [char for char in format_characters() if char in text]
     if formats:
         text = text.translate(dict.fromkeys(map(ord, formats)))
