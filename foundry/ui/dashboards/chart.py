@@ -300,6 +300,10 @@ class Chart(QFrame):
         self.plot.setRange(xRange=self.empty_x, yRange=self.empty_y, padding=0)
         if self.y_counts:
             self.count_axis(self.empty_y[1])
+        if self.time_axis:  # no times to tell: no "1 Jan" (1970), nor the dates of earlier data
+            axis = self.plot.getAxis("bottom")
+            axis.setTicks([])
+            axis.setLabel(self.x_label, color=TEXT)
 
     def fit_times(self) -> None:
         """The x axis from the first bin to the end of the last (rows start with their bin's
@@ -308,7 +312,9 @@ class Chart(QFrame):
         first, end = min(starts), max(starts) + self.figures.bin_seconds
         self.plot.setXRange(first, end, padding=0.02)
         dates = date_span(datetime.fromtimestamp(first), datetime.fromtimestamp(end - 1))
-        self.plot.getAxis("bottom").setLabel(f"{self.x_label}, {dates}", color=TEXT)
+        axis = self.plot.getAxis("bottom")
+        axis.setTicks(None)  # its own times again (see _show_empty)
+        axis.setLabel(f"{self.x_label}, {dates}", color=TEXT)
 
     def fit_values(self, largest: float) -> None:
         """The y axis from 0 to a little above `largest`."""
