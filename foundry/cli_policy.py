@@ -17,7 +17,13 @@ if TYPE_CHECKING:
 
 
 def policy_check_command(args: argparse.Namespace) -> int:
-    from foundry.supervision.policy_check import PolicyCheckError, result_json, result_line, summary
+    from foundry.supervision.policy_check import (
+        PolicyCheckError,
+        loop_key_note,
+        result_json,
+        result_line,
+        summary,
+    )
 
     try:
         results = _check(args)
@@ -27,6 +33,9 @@ def policy_check_command(args: argparse.Namespace) -> int:
     for result in results:
         print(result_json(result) if args.json else result_line(result))
     print(summary(results), file=sys.stderr)
+    note = loop_key_note(results)
+    if note is not None:
+        print(note, file=sys.stderr)
     return 0
 
 
@@ -46,8 +55,24 @@ def _check(args: argparse.Namespace) -> list[CheckedCall]:
         calls = _calls(args, store, document)
         supervisor = None if args.no_l1 else _supervisor(document, config)
         folders = _server_folders(document)
-        checker = PolicyChecker(store, config, workspace.resolve(), folders, supervisor)
+        schemas = _tool_schemas(args, store, document)
+        checker = PolicyChecker(
+            store, config, workspace.resolve(), folders, supervisor, tool_schemas=schemas
+        )
         return asyncio.run(_check_all(checker, calls))
+
+
+def _tool_schemas(
+    args: argparse.Namespace, store: Store, document: AgentDocument | None
+) -> dict[str, dict[str, Any]]:
+    """The tools' schemas the loop detection keys on: as recorded in the agent's sessions (the
+    checked session's last, so they win)."""
+    from foundry.supervision.policy_check import agent_sessions, recorded_schemas
+
+    sessions = list(reversed(agent_sessions(store, document.path))) if document else []
+    if args.session:
+        sessions.append(args.session)
+    return recorded_schemas(store, sessions)
 
 
 def _policy_of(document: AgentDocument | None) -> PolicyConfig:

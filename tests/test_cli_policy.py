@@ -11,7 +11,7 @@ import pytest
 from foundry.agent.templates import create_agent, new_agent
 from foundry.cli import main
 from foundry.llm.base import ToolCall
-from foundry.session.events import ToolCallDecided, event_payload
+from foundry.session.events import ToolCallDecided, ToolServerChanged, event_payload
 from foundry.store import Store
 
 CALLS = [
@@ -128,6 +128,51 @@ def test_an_agents_policy_decides_a_recorded_session_and_marks_what_changed(
         "second-path": ("deny", "allow", True),
         "mail": ("human", "human", False),
     }
+
+
+READ_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
+
+
+def recorded_reads_with_junk_fields(schemas: dict[str, Any]) -> str:
+    """A session whose gate allowed two reads of one file (each with another field the tool
+    does not declare) and denied the third as a loop; its servers' tools as `schemas`."""
+    with Store.open() as store:
+        session = store.sessions.create("/nowhere/agent", agent_name="reader")
+        started = ToolServerChanged(name="filesystem", state="running", tools=schemas)
+        store.events.append(session.id, started.kind, event_payload(started))
+        for number in range(3):
+            arguments = {"path": "src/a.py", "nonce": number}
+            call = ToolCall(id=f"read-{number}", name="filesystem.read_file", arguments=arguments)
+            allowed = number < 2
+            body = ToolCallDecided(call=call, allowed=allowed, by="policy:reading")
+            store.events.append(session.id, body.kind, event_payload(body))
+        return session.id
+
+
+def test_a_recorded_session_is_checked_with_the_tool_schemas_its_gate_knew(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session_id = recorded_reads_with_junk_fields({"filesystem.read_file": READ_SCHEMA})
+    assert main(["policy", "check", "--session", session_id, "--json"]) == 0
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [(row["outcome"], row["changed"]) for row in rows] == [
+        ("allow", False),
+        ("allow", False),
+        ("deny", False),
+    ]
+    assert "loop: the same call 3 times" in rows[-1]["reason"]
+    assert "Loop detection" not in err
+
+
+def test_a_check_without_the_tool_schemas_says_its_loops_were_keyed_on_all_arguments(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session_id = recorded_reads_with_junk_fields({})  # recorded before the schemas were
+    assert main(["policy", "check", "--session", session_id]) == 0
+    out, err = capsys.readouterr()
+    assert "(was deny)" in out.splitlines()[-1]
+    assert "keyed on all the arguments of filesystem.read_file" in err
 
 
 def test_an_audit_export_is_checked_again_under_the_current_policy(

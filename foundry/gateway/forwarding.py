@@ -56,7 +56,7 @@ class ToolSession:
         self._calls += 1
         call = ToolCall(id=f"gateway-{self._calls}", name=name, arguments=arguments)
         tool = next((t for t in self.tools() if t.name == name), None)
-        refusal = self._refusal(tool, call)
+        refusal = await self._refusal(tool, call)
         if refusal is not None:
             self._trace_refusal(call, refusal)
             decision = refusal
@@ -72,7 +72,7 @@ class ToolSession:
         )
         started = time.perf_counter()
         if decision.allowed:
-            result = self._guard_result(await self._run(call))
+            result = await self._guard_result(await self._run(call))
         elif decision.by == GATEWAY:
             result = ToolResult(text=decision.reason, is_error=True)
         else:
@@ -104,13 +104,13 @@ class ToolSession:
         if not recording.cancelled():
             recording.exception()  # retrieved: the journal has logged it
 
-    def _refusal(self, tool: ToolInfo | None, call: ToolCall) -> GateDecision | None:
+    async def _refusal(self, tool: ToolInfo | None, call: ToolCall) -> GateDecision | None:
         """A call refused before the gate: a tool not on offer (nothing to decide, no one is
         asked), arguments its schema refuses, or parameters the guardian blocks."""
         if tool is None:
             return _refused(self._not_offered(call.name))
         problem = self._arguments.problem(tool, call.arguments)
-        return _refused(problem) if problem is not None else self._guarded(call)
+        return _refused(problem) if problem is not None else await self._guarded(call)
 
     def _trace_refusal(self, call: ToolCall, refusal: GateDecision) -> None:
         """In the decision trail, as the gate's decisions are: the audit export covers it."""
@@ -130,27 +130,27 @@ class ToolSession:
             )
         )
 
-    def _guarded(self, call: ToolCall) -> GateDecision | None:
+    async def _guarded(self, call: ToolCall) -> GateDecision | None:
         """The guardian's refusal of parameters holding blocked text, before anyone is asked.
         (Parameters are not masked: a tool needs them as they are.)"""
         if self.guardian is None or "request" not in self.guardian.directions:
             return None
-        found = self.guardian.blocked_words(json.dumps(call.arguments, ensure_ascii=False))
+        arguments = json.dumps(call.arguments, ensure_ascii=False)
+        found = (await self.guardian.screened(arguments, masking=False)).blocked
         if not found:
             return None
         listed = ", ".join(repr(word) for word in found)
         reason = f"the parameters contain blocked text {listed}"
         return GateDecision(allowed=False, by=f"supervisor:{self.guardian.id}", reason=reason)
 
-    def _guard_result(self, result: ToolResult) -> ToolResult:
+    async def _guard_result(self, result: ToolResult) -> ToolResult:
         """A result as the client may see it: personal data masked, blocked text withheld."""
         if self.guardian is None or "response" not in self.guardian.directions:
             return result
-        found = self.guardian.blocked_words(result.text)
+        found, masked, _ = await self.guardian.screened(result.text)
         if found:
             listed = ", ".join(repr(word) for word in found)
             return ToolResult(text=f"The result was withheld: it contains {listed}", is_error=True)
-        masked, _ = self.guardian.mask(result.text)
         return result if masked == result.text else result.model_copy(update={"text": masked})
 
     def _not_offered(self, name: str) -> str:

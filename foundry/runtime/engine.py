@@ -370,7 +370,10 @@ class Engine:
         loop = asyncio.get_running_loop()
 
         def on_status(status: Any) -> None:
-            body = ToolServerChanged(name=status.name, state=status.state, error=status.error)
+            schemas = {tool.name: tool.parameters for tool in status.tools}
+            body = ToolServerChanged(
+                name=status.name, state=status.state, error=status.error, tools=schemas
+            )
             self._own(loop.create_task(self.record(session_id, body)))
 
         def untrusted() -> list[str]:

@@ -126,6 +126,9 @@ class ToolServerChanged(EventBody):
     name: str
     state: str
     error: str | None = None
+    # the input schema of each tool it offers (by `server.tool`): what a later dry run of the
+    # policy keys its loop detection on, as the live gate did
+    tools: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class ApprovalRequested(EventBody):

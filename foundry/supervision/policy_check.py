@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +18,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foundry.agent.models import PolicyConfig
 from foundry.llm.base import ToolCall
-from foundry.session.events import EventBody, ToolCallDecided, event_body
+from foundry.session.events import EventBody, ToolCallDecided, ToolServerChanged, event_body
 from foundry.store import Store
 from foundry.supervision.hierarchy import RouteLevel, RouteOutcome, SupervisedGate
 from foundry.supervision.l1 import L1Supervisor
 from foundry.supervision.paths import ServerPlaces
-from foundry.supervision.policy import PolicyEngine
+from foundry.supervision.policy import LOOP_REPEATS, PolicyEngine
 
 HUMAN_PREFIXES = ("human:", "api:", "timeout")
 RECENT_SESSIONS = 500  # the sessions looked through for an agent's recorded calls
+Schemas = Mapping[str, Mapping[str, Any]]  # each tool's input schema, by its name
 
 
 class PolicyCheckError(Exception):
@@ -54,6 +56,9 @@ class CheckedCall(BaseModel, frozen=True):
     rule: str | None
     reason: str
     was: RouteOutcome | None = None
+    # its repeats were told by all its arguments, not only those its tool's schema declares
+    # (as the live gate does): the schema is not known here
+    loop_keyed_on_all: bool = False
 
     @property
     def changed(self) -> bool:
@@ -71,6 +76,7 @@ class PolicyChecker:
         server_folders: ServerPlaces | None = None,
         supervisor: L1Supervisor | None = None,
         compiled: PolicyEngine | None = None,
+        tool_schemas: Schemas | None = None,
     ) -> None:
         self._store = store
         self._config = config
@@ -78,6 +84,7 @@ class PolicyChecker:
         self._workspace = workspace
         self._server_folders = server_folders
         self._supervisor = supervisor
+        self._schemas = tool_schemas or {}
         self._gates: dict[str, SupervisedGate] = {}
 
     async def check(self, call: CallToCheck) -> CheckedCall:
@@ -91,6 +98,7 @@ class PolicyChecker:
             rule=route.policy.rule,
             reason=route.reason,
             was=call.was,
+            loop_keyed_on_all=self._config.loop_detection and call.tool not in self._schemas,
         )
 
     def _gate(self, agent: str) -> SupervisedGate:
@@ -105,6 +113,7 @@ class PolicyChecker:
                 supervisor=self._supervisor,
                 server_folders=self._server_folders,
                 policy_engine=self._compiled.fresh() if self._compiled else None,
+                tool_schemas=self._schemas.get,
             )
         return self._gates[agent]
 
@@ -166,6 +175,18 @@ def calls_from_session(store: Store, session_id: str) -> list[CallToCheck]:
     return calls
 
 
+def recorded_schemas(store: Store, session_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The input schema of each tool the sessions' servers offered, as recorded when they
+    started (the last one given wins); sessions recorded before Foundry kept them have none."""
+    schemas: dict[str, dict[str, Any]] = {}
+    for session_id in session_ids:
+        for record in store.events.list(session_id, kinds=("tool_server",)):
+            body = event_body(record.kind, record.payload)
+            if isinstance(body, ToolServerChanged):
+                schemas |= body.tools
+    return schemas
+
+
 def recorded_outcome(decision: Any, resolved_by: Any) -> RouteOutcome | None:
     """What was decided, with a person's decision counted as "human" (a person was asked)."""
     if isinstance(resolved_by, str) and resolved_by.startswith(HUMAN_PREFIXES):
@@ -221,6 +242,20 @@ def result_json(result: CheckedCall) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
+def loop_key_note(results: Iterable[CheckedCall]) -> str | None:
+    """How the loop detection keyed calls differently from the live gate, if it could matter:
+    for each tool called often enough to loop whose schema is not known."""
+    calls = Counter(result.tool for result in results if result.loop_keyed_on_all)
+    tools = sorted(tool for tool, count in calls.items() if count >= LOOP_REPEATS)
+    if not tools:
+        return None
+    return (
+        f"Loop detection keyed on all the arguments of {', '.join(tools)}: their tool schemas "
+        "are not known here, so a field a tool ignores counts as a new call (the live gate "
+        "keys on the parameters a tool's schema declares)."
+    )
+
+
 def summary(results: Iterable[CheckedCall]) -> str:
     results = list(results)
     counts = {
@@ -251,22 +286,33 @@ def what_if(
     workspace: Path,
     calls: list[CallToCheck],
     server_folders: ServerPlaces | None = None,
+    tool_schemas: Schemas | None = None,
 ) -> list[CheckedCall]:
     """Decide `calls` under `config` (compiled once into `compiled`, nothing counted from one
     what-if to the next) on this thread, in an event loop of its own, without the L1
     supervisor's model (its verdict is what a trial would wait for): for a worker thread."""
-    checker = PolicyChecker(store, config, workspace, server_folders, compiled=compiled)
+    checker = PolicyChecker(
+        store, config, workspace, server_folders, compiled=compiled, tool_schemas=tool_schemas
+    )
     return asyncio.run(check_calls(checker, calls))
 
 
 def recorded_calls(store: Store, agent_path: Path, limit: int) -> list[CallToCheck]:
     """The last `limit` tool calls decided in the sessions of the agent at `agent_path`, oldest
     first, each with what was decided then."""
-    wanted = str(agent_path.resolve())
     calls: list[CallToCheck] = []
-    for record in store.sessions.list(limit=RECENT_SESSIONS):
-        if record.agent_path == wanted:
-            calls[:0] = calls_from_session(store, record.id)
-            if len(calls) >= limit:
-                break
+    for session_id in agent_sessions(store, agent_path):
+        calls[:0] = calls_from_session(store, session_id)
+        if len(calls) >= limit:
+            break
     return calls[-limit:] if limit else []
+
+
+def agent_sessions(store: Store, agent_path: Path) -> list[str]:
+    """The ids of the agent's recent sessions, newest first."""
+    wanted = str(agent_path.resolve())
+    return [
+        record.id
+        for record in store.sessions.list(limit=RECENT_SESSIONS)
+        if record.agent_path == wanted
+    ]

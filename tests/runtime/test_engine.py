@@ -3,14 +3,17 @@ cancellation, errors, and reopening a session where it was."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from foundry.agent.models import PolicyConfig
 from foundry.llm.base import ToolCall
 from foundry.runtime.engine import Engine
 from foundry.session.events import (
@@ -26,6 +29,14 @@ from foundry.session.events import (
 )
 from foundry.session.gate import GateDecision
 from foundry.store import Store
+from foundry.supervision.policy_check import (
+    CheckedCall,
+    PolicyChecker,
+    calls_from_session,
+    check_calls,
+    loop_key_note,
+    recorded_schemas,
+)
 from foundry.supervision.resolution import resolve_approval
 
 from .conftest import TIME_SERVER, write_agent
@@ -335,25 +346,56 @@ def test_a_policy_sends_a_call_to_the_inbox_and_the_human_answer_reaches_the_age
     assert kinds_seen.count("approval_resolved") == 2
 
 
-def test_a_chat_knows_the_tools_schemas_so_a_junk_field_does_not_hide_a_loop(
-    engine: Engine, tmp_path: Path
-) -> None:
-    policy = {
-        "type": "policy",
-        "id": "tool-policy",
-        "config": {"rules": [{"name": "time", "tool": "time.*", "action": "allow"}]},
-    }
+TIME_POLICY = {
+    "type": "policy",
+    "id": "tool-policy",
+    "config": {"rules": [{"name": "time", "tool": "time.*", "action": "allow"}]},
+}
+
+
+def _chat_repeating_a_call_with_a_junk_field(engine: Engine, tmp_path: Path) -> tuple[str, Any]:
+    """A chat that calls the time tool three times, each with another `nonce` (a field the
+    tool does not declare): its id, and the turn's result."""
     calls = [
         {"name": "time.get_current_time", "arguments": {"timezone": "UTC", "nonce": n}}
         for n in range(3)
     ]
     turns = {"turns": [*({"tool_calls": [call]} for call in calls), {"text": "Done."}]}
-    agent = write_agent(tmp_path / "looping", turns, supervisors=[policy])
+    agent = write_agent(tmp_path / "looping", turns, supervisors=[TIME_POLICY])
     session_id = engine.submit(engine.open_session(agent)).result(30)
-    result = engine.submit(engine.send(session_id, "time, again and again")).result(60)
+    return session_id, engine.submit(engine.send(session_id, "time, again and again")).result(60)
+
+
+def test_a_chat_knows_the_tools_schemas_so_a_junk_field_does_not_hide_a_loop(
+    engine: Engine, tmp_path: Path
+) -> None:
+    _, result = _chat_repeating_a_call_with_a_junk_field(engine, tmp_path)
     *first, last = result.tool_calls
     assert [call["approved_by"] for call in first] == ["policy:time", "policy:time"]
     assert last["is_error"] and "loop: the same call 3 times" in last["result"]
+
+
+def test_a_dry_run_of_a_recorded_chat_keys_its_loops_on_the_schemas_the_chat_had(
+    engine: Engine, tmp_path: Path
+) -> None:
+    session_id, _ = _chat_repeating_a_call_with_a_junk_field(engine, tmp_path)
+    engine.submit(engine.close_session(session_id)).result(30)
+    schemas = recorded_schemas(engine.store, [session_id])
+    assert "timezone" in schemas["time.get_current_time"]["properties"]
+    calls = calls_from_session(engine.store, session_id)
+    config = PolicyConfig.model_validate(TIME_POLICY["config"])
+
+    def dry_run(tool_schemas: dict[str, Any]) -> list[CheckedCall]:
+        checker = PolicyChecker(engine.store, config, tmp_path, tool_schemas=tool_schemas)
+        return asyncio.run(check_calls(checker, calls))
+
+    replayed = dry_run(schemas)
+    assert [(r.outcome, r.changed) for r in replayed] == [*[("allow", False)] * 2, ("deny", False)]
+    assert loop_key_note(replayed) is None
+    blind = dry_run({})  # a session recorded before the schemas were: it says so
+    assert [r.outcome for r in blind] == ["allow"] * 3
+    note = loop_key_note(blind)
+    assert note is not None and "all the arguments of time.get_current_time" in note
 
 
 def test_stopping_a_turn_that_waits_for_a_person_withdraws_its_approval(

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from foundry.agent.models import Agent, GuardianSupervisorEntry
 from foundry.cli import main
@@ -17,6 +20,8 @@ from foundry.session.chain import SupervisionChain
 from foundry.session.chat import ChatSession
 from foundry.session.events import EventBody
 from foundry.session.gate import PermissionGate
+from foundry.session.supervisors import SupervisionResult
+from foundry.supervision import guardian as guardian_module
 from foundry.supervision.guardian import GuardianSupervisor, ReplyMasker, mask_pii
 from tests.runtime.conftest import write_agent
 
@@ -293,3 +298,91 @@ async def test_the_guardian_blocks_a_message_with_a_hidden_word_naming_the_word(
     message = ChatMessage(role="user", content="the " + wide("pass") + "\u200bword is hunter2")
     result = await blocking(BLOCKED).review(None, "request", message)  # type: ignore[arg-type]
     assert result.action == "block" and result.reasons == ("contains blocked text 'password'",)
+
+
+def _threads_folding(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The threads `folded` runs on from now on, in order."""
+    threads: list[int] = []
+    fold = guardian_module.folded
+
+    def recorded(text: str) -> str:
+        threads.append(threading.get_ident())
+        return fold(text)
+
+    monkeypatch.setattr(guardian_module, "folded", recorded)
+    return threads
+
+
+async def _review_ticking(guardian: GuardianSupervisor, text: str) -> tuple[SupervisionResult, int]:
+    """Review `text` while another task ticks on the loop: how many ticks it got meanwhile."""
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    message = ChatMessage(role="tool", content=text)
+    result = await guardian.review(None, "response", message)  # type: ignore[arg-type]
+    ticked = ticks
+    ticker.cancel()
+    return result, ticked
+
+
+async def test_a_large_text_is_screened_off_the_loop_and_its_blocked_word_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    guardian = blocking(BLOCKED)
+    threads = _threads_folding(monkeypatch)
+    text = "Grüße aus Köln, ligne ﬁnale numéro 7. " * (256 * 1024 // 38) + wide("pass") + "word"
+    result, ticks = await _review_ticking(guardian, text)
+    assert result.action == "block" and result.reasons == ("contains blocked text 'password'",)
+    assert threads and threading.get_ident() not in threads
+    assert ticks > 0  # the loop ran other tasks while the text was screened
+
+
+async def test_a_short_text_is_screened_inline(monkeypatch: pytest.MonkeyPatch) -> None:
+    guardian = blocking(BLOCKED)
+    threads = _threads_folding(monkeypatch)
+    result, ticks = await _review_ticking(guardian, "Grüße, the " + wide("pass") + "word")
+    assert result.action == "block"
+    assert set(threads) == {threading.get_ident()} and ticks == 0
+
+
+# what folding may join or reorder across a cut: combining marks, format characters between a
+# letter and its mark, Hangul jamo, compatibility forms, final sigma, ASCII and not
+TRICKY = "aeAE \n~\u0301\u0316\u0327\u200b\u00ad\u1100\u1161\u11a8\ufb01\uff41\u03a3\u00df\u2460é"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=TRICKY, max_size=60))
+def test_a_long_text_folded_in_pieces_folds_as_the_whole_does(text: str) -> None:
+    pieces = list(guardian_module.pieces(text, guardian_module._BEFORE_ASCII, 3))
+    assert "".join(pieces) == text and all(piece[0].isascii() for piece in pieces[1:])
+    in_pieces = "".join(map(guardian_module._folded, pieces))
+    assert in_pieces == guardian_module._folded(text)
+
+
+PII_LINES = [
+    "mail ana@example.com or bob.smith+x@mail.example.org now",
+    "card 4111 1111 1111 1111, or 4111-1111-1111-1111",
+    "ssn 123-45-6789 and NI AB123456C",
+    "",
+    "call +1 415 555 2671 or (415) 555-0199",
+    "ana@example.com",
+    "4111111111111111",
+]
+
+
+@pytest.mark.parametrize("size", [1, 7, 50, 64 * 1024])
+def test_a_long_text_masked_in_pieces_is_masked_as_the_whole_is(
+    monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    text = "\n".join(PII_LINES[n % len(PII_LINES)] + " x" * (n % 5) for n in range(60))
+    text += " ".join(PII_LINES) + ";" + "|".join(PII_LINES)  # no line break
+    whole = mask_pii(text, KINDS)
+    monkeypatch.setattr(guardian_module, "PIECE", size)
+    assert mask_pii(text, KINDS) == whole
+    assert set(whole[1]) == set(KINDS)  # each kind found, some at a cut

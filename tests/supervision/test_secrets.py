@@ -35,6 +35,38 @@ def test_secrets_in_text_are_masked(text: str, shown: str) -> None:
     assert mask_text(text) == shown
 
 
+# (text, the secret that must not show, what must stay after it)
+NAMED_VALUES = [
+    ('{"password": 123}', "123", "}"),
+    ('{"password": 123, "path": "a"}', "123", ', "path": "a"}'),
+    ('{"token": true}', "true", "}"),
+    ('{"a": {"api_key": null}, "b": 2}', "null", '}, "b": 2}'),
+    ('[{"secret": 3.5e-7}]', "3.5e-7", "}]"),
+    ('{"password": "two words", "n": 1}', "two words", '", "n": 1}'),
+    ('{"password": "say \\"hi\\" now"}', 'say \\"hi\\" now', '"}'),
+    ("{'api_key': 'k1 k2'}", "k1 k2", "'}"),
+    ("password=abc&user=x", "abc", "&user=x"),
+    ("https://h.example/p?token=abc&x=1", "abc", "&x=1"),
+    ("https://h.example/p?x=1&access_token=q9;y=2", "q9", ";y=2"),
+    ("export API_KEY=k=v:w\nNEXT=1", "k=v:w", "\nNEXT=1"),
+    ("DB_PASSWORD=hunter2 make", "hunter2", " make"),
+    ("password: abc\nuser: ana", "abc", "\nuser: ana"),
+    ("db:\n  password: p@ss:w0rd\n  port: 5432", "p@ss:w0rd", "\n  port: 5432"),
+    ("opts{token=abc}", "abc", "}"),
+    ("password=" + "x" * 2000 + " end", "x" * 10, " end"),
+    ('{"password": "' + "y" * 2000 + '"}', "y" * 10, '"}'),
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "after"), NAMED_VALUES)
+def test_a_named_value_is_masked_up_to_its_end_and_what_follows_stays(
+    text: str, secret: str, after: str
+) -> None:
+    shown = mask_text(text)
+    assert secret not in shown
+    assert shown.endswith(SECRET + after)
+
+
 @pytest.mark.parametrize(
     "value",
     [

@@ -26,6 +26,7 @@ from foundry.ui.bridge import EngineBridge
 from foundry.ui.dashboards import DashboardController, DashboardView
 from foundry.ui.dashboards import chart as chart_module
 from foundry.ui.dashboards import controller as controller_module
+from foundry.ui.dashboards.call_charts import HumanWaitChart
 from foundry.ui.dashboards.chart import Chart
 from foundry.ui.main_window import MainWindow
 
@@ -449,3 +450,50 @@ def test_the_confidence_charts_say_percent_in_their_ticks_legends_tips_and_summa
     bar = view.confidence_histogram.plot.vb.mapViewToScene(QPointF(85.0, 1.0))
     assert view.confidence_histogram.hover_text(bar) == "80 to 90 %: 2 scores"
     save_screenshot(view.confidence_time, tmp_path, "confidence-over-time.png")
+
+
+def count_axes(view: DashboardView) -> list[Chart]:
+    """The charts whose y axis counts whole things: scores, iterations, tokens, tool calls."""
+    return [view.confidence_histogram, view.iterations, view.tokens, view.resolutions]
+
+
+def tick_texts(chart: Chart) -> list[str]:
+    return [text for _, text in drawn_tick_labels(chart.plot.getAxis("left"))]
+
+
+def test_an_empty_count_axis_is_ticked_0_and_1_and_an_empty_time_axis_tells_no_time(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    view = DashboardView()
+    qtbot.addWidget(view)
+    controller = DashboardController(view, bridge, poll_ms=100)
+    view.resize(1280, 800)
+    view.show()
+    qtbot.waitUntil(lambda: controller.shown_for is not None, timeout=20000)
+    for chart in count_axes(view):
+        assert sorted(tick_texts(chart)) == ["0", "1"], chart.title  # not 0.0, 0.2, ... 1.0
+    for chart in view.charts():
+        if chart.time_axis:  # no "1 Jan" (of 1970)
+            assert drawn_tick_labels(chart.plot.getAxis("bottom")) == [], chart.title
+    save_screenshot(view, tmp_path, "dashboards-empty-counts.png")
+    controller.close()
+
+
+def test_a_time_axis_emptied_by_a_filter_keeps_no_dates_of_the_data_before(
+    qtbot: QtBot, dashboards: Dashboards
+) -> None:
+    view, controller = dashboards
+    axis = view.human_waits.plot.getAxis("bottom")
+    assert axis.labelText != HumanWaitChart.x_label and drawn_tick_labels(axis)  # dated
+    choose(qtbot, controller, view.task, DOCS_TASK)  # no approval waited for in that task
+    assert view.human_waits.summary.text() == ""
+    assert axis.labelText == HumanWaitChart.x_label and drawn_tick_labels(axis) == []
+    choose(qtbot, controller, view.task, "")
+    assert axis.labelText != HumanWaitChart.x_label and drawn_tick_labels(axis)
+
+
+def test_a_count_axis_with_data_is_ticked_at_whole_numbers(dashboards: Dashboards) -> None:
+    view, _ = dashboards  # small counts: 2 scores in a bin, 1 call a level, 2 iterations
+    for chart in count_axes(view):
+        texts = tick_texts(chart)
+        assert "0" in texts and all(text.isdigit() for text in texts), (chart.title, texts)

@@ -13,11 +13,12 @@ from pytestqt.qtbot import QtBot
 
 from foundry.agent.default_policy import default_policy
 from foundry.agent.document import read_agent
-from foundry.agent.models import PolicyConfig, PolicyRule
+from foundry.agent.models import IncludeMode, PolicyConfig, PolicyRule
 from foundry.agent.templates import create_agent, new_agent
 from foundry.llm.base import ToolCall
-from foundry.session.events import ToolCallDecided
+from foundry.session.events import ToolCallDecided, ToolServerChanged
 from foundry.store import Store
+from foundry.tools import ToolInfo
 from foundry.ui.editor import AgentEditor
 
 from .conftest import save_screenshot
@@ -199,6 +200,50 @@ def test_test_against_recorded_calls_lists_each_decision_that_would_change(
     editor.policy.recorded.activated.emit(1)
     qtbot.waitUntil(lambda: "decided in" in editor.policy.verdict.text(), timeout=10000)
     assert editor.policy.try_tool.text() == "files.read_file"
+
+
+READ_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
+
+
+@pytest.mark.parametrize("schema_from", ["recorded", "listed", "nowhere"])
+def test_recorded_repeats_with_a_junk_field_are_keyed_as_the_live_gate_keyed_them(
+    qtbot: QtBot, tmp_path: Path, schema_from: str
+) -> None:
+    """Three reads of one file, each with another field the tool does not declare: the gate
+    denied the third as a loop. The replay keys them on the tool's schema, recorded with the
+    session or listed on the Tools page; known nowhere, it says it keyed on all arguments."""
+    path = with_file_server(make_agent(tmp_path / "repeating"))
+    schemas = {"files.read_file": READ_SCHEMA} if schema_from == "recorded" else {}
+    with Store.open() as store:
+        session = store.sessions.create(str(path.resolve()), "Demo", "earlier")
+        started = ToolServerChanged(name="files", state="running", tools=schemas)
+        store.events.append(session.id, started.kind, started.model_dump(mode="json"))
+        for number in range(3):
+            arguments = {"path": "README.md", "nonce": number}
+            call = ToolCall(id=f"c{number}", name="files.read_file", arguments=arguments)
+            body = ToolCallDecided(call=call, allowed=number < 2, by="policy:x")
+            store.events.append(session.id, body.kind, body.model_dump(mode="json"))
+    editor = open_editor(qtbot, path)
+    if schema_from == "listed":  # as the Tools page keeps what a started server listed
+        read = ToolInfo(
+            name="files.read_file",
+            server="files",
+            tool="read_file",
+            description="",
+            parameters=READ_SCHEMA,
+            include=IncludeMode.ALWAYS,
+            permission_required=True,
+        )
+        editor.controller.tools.known_tools["files"] = (read,)
+    editor.show_section("Policy")
+    editor.policy.replay.click()
+    summary = editor.policy.replay_summary
+    qtbot.waitUntil(lambda: "decided differently" in summary.text(), timeout=10000)
+    if schema_from == "nowhere":
+        assert summary.text().startswith("1 of 3 recorded calls would be decided differently. ")
+        assert "keyed on all the arguments of files.read_file" in summary.text()
+    else:
+        assert summary.text() == "0 of 3 recorded calls would be decided differently."
 
 
 def test_reset_to_the_careful_default_and_an_agent_without_a_policy(

@@ -42,6 +42,7 @@ class TokensChart(Chart):
     x_label = "Time of the call"
     y_label = "Tokens per bin"
     time_axis = True
+    y_counts = True
 
     def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
         output = {b.start: b.merged().total for b in figures.output_tokens}
@@ -79,7 +80,7 @@ class TokensChart(Chart):
         self.add_legend(below, "input")
         self.add_legend(above, "output")
         self.fit_times()
-        self.fit_values(float((tokens_in + tokens_out).max()))
+        self.fit_counts(float((tokens_in + tokens_out).max()))
 
     def summarize(self) -> str:
         calls = sum(row[2] for row in self.rows)
@@ -184,6 +185,7 @@ class ResolutionsChart(Chart):
     columns = ("level", "allowed", "denied")
     x_label = "Level that decided"
     y_label = "Tool calls"
+    y_counts = True
 
     def __init__(self) -> None:
         self.allowed = np.zeros(len(LEVELS), dtype=int)
@@ -220,9 +222,7 @@ class ResolutionsChart(Chart):
         ticks = [(float(index), LEVEL_TITLES[level]) for index, level in enumerate(LEVELS)]
         self.plot.getAxis("bottom").setTicks([ticks])
         self.plot.setXRange(-0.6, len(LEVELS) - 0.4, padding=0)
-        largest = int((self.allowed + self.denied).max())
-        self.plot.setYRange(0, max(largest, 1) * 1.15, padding=0)
-        self.count_axis(largest)
+        self.fit_counts(int((self.allowed + self.denied).max()), headroom=1.15)
 
     def summarize(self) -> str:
         total = int(self.allowed.sum() + self.denied.sum())

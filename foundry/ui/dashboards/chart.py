@@ -154,6 +154,8 @@ class Chart(QFrame):
     # the axes' spans without data: an axis of percentages still runs from 0 to 100
     empty_x: ClassVar[tuple[float, float]] = (0.0, 1.0)
     empty_y: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    # the y axis counts whole things (calls, scores, tokens): ticked at whole numbers, empty too
+    y_counts: ClassVar[bool] = False
 
     save_requested = Signal(str)  # "png" or "csv": the view asks where
 
@@ -296,6 +298,12 @@ class Chart(QFrame):
         )
         label.setPos(sum(self.empty_x) / 2, sum(self.empty_y) / 2)
         self.plot.setRange(xRange=self.empty_x, yRange=self.empty_y, padding=0)
+        if self.y_counts:
+            self.count_axis(self.empty_y[1])
+        if self.time_axis:  # no times to tell: no "1 Jan" (1970), nor the dates of earlier data
+            axis = self.plot.getAxis("bottom")
+            axis.setTicks([])
+            axis.setLabel(self.x_label, color=TEXT)
 
     def fit_times(self) -> None:
         """The x axis from the first bin to the end of the last (rows start with their bin's
@@ -304,11 +312,18 @@ class Chart(QFrame):
         first, end = min(starts), max(starts) + self.figures.bin_seconds
         self.plot.setXRange(first, end, padding=0.02)
         dates = date_span(datetime.fromtimestamp(first), datetime.fromtimestamp(end - 1))
-        self.plot.getAxis("bottom").setLabel(f"{self.x_label}, {dates}", color=TEXT)
+        axis = self.plot.getAxis("bottom")
+        axis.setTicks(None)  # its own times again (see _show_empty)
+        axis.setLabel(f"{self.x_label}, {dates}", color=TEXT)
 
     def fit_values(self, largest: float) -> None:
         """The y axis from 0 to a little above `largest`."""
         self.plot.setYRange(0, (largest or 1.0) * 1.1, padding=0)
+
+    def fit_counts(self, largest: float, headroom: float = 1.1) -> None:
+        """The y axis from 0 to a little above `largest` (1 at least), ticked at whole numbers."""
+        self.plot.setYRange(0, max(largest, 1) * headroom, padding=0)
+        self.count_axis(largest)
 
     def count_axis(self, largest: float) -> None:
         """Whole-number ticks on the y axis for small counts (no "0.5 scores")."""

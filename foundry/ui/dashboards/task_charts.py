@@ -110,6 +110,7 @@ class ConfidenceHistogramChart(Chart):
     x_label = "Confidence (%)"
     y_label = "Scores"
     empty_x = PERCENT
+    y_counts = True
 
     def __init__(
         self, pass_threshold: float = PASS_THRESHOLD, uncertain: float = UNCERTAIN_THRESHOLD
@@ -146,8 +147,7 @@ class ConfidenceHistogramChart(Chart):
         uncertain_name = at_least("uncertain", self.uncertain_threshold)
         self.add_threshold(self.uncertain_threshold, uncertain_name, 90, UNCERTAIN_LINE)
         self.plot.setXRange(0, 100, padding=0.02)
-        self.plot.setYRange(0, max(int(self.counts.max()), 1) * 1.1, padding=0)
-        self.count_axis(int(self.counts.max()))
+        self.fit_counts(int(self.counts.max()))
 
     def _color(self, bin_start: float) -> str:
         if bin_start >= self.pass_threshold:
@@ -183,6 +183,7 @@ class IterationsChart(Chart):
     x_label = "Tasks by start time (mean per bin)"
     y_label = "Iterations"
     time_axis = True
+    y_counts = True
 
     def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
         return [
@@ -209,8 +210,7 @@ class IterationsChart(Chart):
         )
         self.add_legend(bars, "mean iterations of the tasks started")
         self.fit_times()
-        self.plot.setYRange(0, max(max(means), 1) * 1.15, padding=0)
-        self.count_axis(max(means))
+        self.fit_counts(max(means), headroom=1.15)
 
     def summarize(self) -> str:
         tasks = sum(row[2] for row in self.rows)

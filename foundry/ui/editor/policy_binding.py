@@ -33,7 +33,10 @@ from foundry.supervision.policy import PolicyEngine
 from foundry.supervision.policy_check import (
     CallToCheck,
     CheckedCall,
+    agent_sessions,
+    loop_key_note,
     recorded_calls,
+    recorded_schemas,
     what_if,
 )
 from foundry.supervision.rule_from_call import NoRuleProposed, rule_from_call
@@ -433,17 +436,17 @@ class PolicyBinding(QObject):
     async def _test_recorded(self, count: int) -> None:
         self.section.replay_summary.setText("Deciding the recorded calls…")
         calls = await self._calls_recorded(count)
-        results = await self._what_if(calls) if calls else []
+        results = await self._what_if(calls, await self._tool_schemas()) if calls else []
         if results is None:
             return
         changed = [result for result in results if result.changed]
         self._list_changed(changed, {call.id: call for call in calls})
         if not calls:
             self.section.replay_summary.setText("This agent has no recorded tool calls yet.")
-        else:
-            self.section.replay_summary.setText(
-                f"{len(changed)} of {len(calls)} recorded calls would be decided differently."
-            )
+            return
+        text = f"{len(changed)} of {len(calls)} recorded calls would be decided differently."
+        note = loop_key_note(results)
+        self.section.replay_summary.setText(text if note is None else f"{text} {note}")
 
     def _list_changed(self, changed: list[CheckedCall], calls: dict[str, CallToCheck]) -> None:
         table = self.section.changed
@@ -486,7 +489,24 @@ class PolicyBinding(QObject):
         store = await self._store_to_use()
         return await asyncio.to_thread(recorded_calls, store, document.path, count)
 
-    async def _what_if(self, calls: list[CallToCheck]) -> list[CheckedCall] | None:
+    async def _tool_schemas(self) -> dict[str, dict[str, Any]]:
+        """The tools' schemas, as recorded in the agent's sessions, and as listed on the Tools
+        page (newer)."""
+        document = self.editor.document
+        store = await self._store_to_use()
+
+        def recorded() -> dict[str, dict[str, Any]]:
+            sessions = agent_sessions(store, document.path) if document else []
+            return recorded_schemas(store, reversed(sessions))
+
+        schemas = await asyncio.to_thread(recorded)
+        for tools in self.editor.tools.known_tools.values():
+            schemas |= {tool.name: tool.parameters for tool in tools}
+        return schemas
+
+    async def _what_if(
+        self, calls: list[CallToCheck], tool_schemas: dict[str, dict[str, Any]] | None = None
+    ) -> list[CheckedCall] | None:
         """Decide `calls` under the policy as edited, on a worker thread; the policy is compiled
         once per edit (the snapshot an edit leaves is never changed afterwards)."""
         agent, document = self.editor.snapshot(), self.editor.document
@@ -502,7 +522,7 @@ class PolicyBinding(QObject):
 
         def decide() -> tuple[PolicyEngine, list[CheckedCall]]:
             engine = compiled or PolicyEngine(config, workspace, server_folders=folders)
-            return engine, what_if(store, engine, config, workspace, calls, folders)
+            return engine, what_if(store, engine, config, workspace, calls, folders, tool_schemas)
 
         engine, results = await asyncio.to_thread(decide)
         self._compiled = (config, engine)
