@@ -5,7 +5,8 @@ replaced by `[secret]`, whether or not content is shown: the value of a paramete
 it holds one (`password`, `apiKey`, `Authorization`, `client_secret`, ...), and in any text or
 key: a URL's password (`https://ana:[secret]@host`), `Bearer`/`Basic` credentials, `name=value`
 pairs whose name says secret, private keys, and tokens of well-known shapes (`sk-...`, `ghp_...`,
-`AKIA...`, JWTs). A base64 text that decodes to one of these is masked whole, and so is every
+`AKIA...`, JWTs). A percent-encoded text that hides one is shown decoded with it masked. A
+base64 text that decodes to one of these is masked whole, and so is every
 value a secret spans when it is split across values (`"sk-pr"` + `"oj-..."`).
 """
 
@@ -17,6 +18,7 @@ import bisect
 import functools
 import itertools
 import re
+import urllib.parse
 from typing import Any
 
 SECRET = "[secret]"
@@ -77,6 +79,7 @@ _HINT = re.compile(
     r"|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
 )
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
 def _may_hold_a_secret(text: str) -> bool:
@@ -93,7 +96,18 @@ def is_secret_name(key: str) -> bool:
 
 
 def mask_text(text: str) -> str:
-    """The text with every secret it shows replaced by [secret]."""
+    """The text with every secret it shows replaced by [secret]; a percent-encoded text
+    (`password%3D...`, a URL's query) that hides one is shown decoded, masked."""
+    masked = _mask_plain(text)
+    if _PERCENT_ESCAPE.search(text):
+        decoded = urllib.parse.unquote(text)  # shorter: each escape is one character less
+        shown = mask_text(decoded)  # and decoded again, for a text encoded twice
+        if shown != decoded:
+            return shown
+    return masked
+
+
+def _mask_plain(text: str) -> str:
     if _may_hold_a_secret(text):
         for pattern in _TEXT_SECRETS:
             text = pattern.sub(_keep_before_secret, text)

@@ -159,24 +159,37 @@ def test_the_approvals_api_json_masks_a_secret_in_its_forms(
         assert (value in shown) == (expected == KEPT), f"{case}: {expected}"
 
 
-LEFT_TO_THE_MASKER = [
-    ("URL-encoded name=value", "password%3Dhunter2%21"),
-    ("URL-encoded bearer", "Authorization: Bearer%20abcdefghijklmnop"),
-    ("URL-encoded URL password", "https%3A%2F%2Fana%3As3cr3t-pw%40host%2F"),
-    ("base64 not aligned on the token", base64.b64encode(("x" + TOKEN).encode()).decode()),
+PERCENT_ENCODED = [  # (what, the text, what the reviewer sees: decoded, the secret masked)
+    ("name=value", "password%3Dhunter2%21", "password=[secret]"),
+    ("bearer", "Authorization: Bearer%20abcdefghijklmnop", "Authorization: Bearer [secret]"),
+    ("URL password", "https%3A%2F%2Fana%3As3cr3t-pw%40host%2F", "https://ana:[secret]@host/"),
+    ("encoded twice", "a%252Fpassword%253Dx12345", "a/password=[secret]"),
+    ("a query", "q=caf%C3%A9&token=abc123def", "q=café&token=[secret]"),
 ]
+KEPT_ENCODED = ["path%20with%20spaces", "100%", "50%25 off", "%E2%82%AC 20"]
+
+
+@pytest.mark.parametrize(
+    ("case", "value", "shown"), PERCENT_ENCODED, ids=[c[0] for c in PERCENT_ENCODED]
+)
+def test_percent_encoded_secrets_are_shown_decoded_and_masked(
+    case: str, value: str, shown: str
+) -> None:
+    assert redact_params({"q": value})["q"] == shown, f"{case}: {MASKED}"
+
+
+@pytest.mark.parametrize("value", KEPT_ENCODED)
+def test_percent_encoded_text_without_a_secret_is_shown_as_it_is(value: str) -> None:
+    assert redact_params({"q": value})["q"] == value, KEPT
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="foundry/supervision/secrets.py does not decode these forms; reported to the helper "
-    "who owns its display masking (not changed here)",
+    reason="a token right after a letter has no boundary the token patterns know (xghp_...)",
 )
-@pytest.mark.parametrize(
-    ("case", "value"), LEFT_TO_THE_MASKER, ids=[c[0] for c in LEFT_TO_THE_MASKER]
-)
-def test_encoded_secrets_are_masked_in_what_a_reviewer_sees(case: str, value: str) -> None:
-    assert redact_params({"q": value})["q"] != value, f"{case}: {MASKED}"
+def test_a_base64_text_not_aligned_on_a_token_is_masked() -> None:
+    value = base64.b64encode(("x" + TOKEN).encode()).decode()
+    assert redact_params({"q": value})["q"] != value, MASKED
 
 
 def test_a_param_named_session_id_is_masked_as_the_credential_it_is_on_the_web() -> None:
