@@ -418,15 +418,21 @@ def percent_axes(view: DashboardView) -> list[tuple[Chart, str]]:
     ]
 
 
-def test_an_axis_that_says_percent_runs_to_100_with_or_without_data(
-    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
-) -> None:
+def shown_empty(qtbot: QtBot, bridge: EngineBridge) -> tuple[DashboardView, DashboardController]:
+    """The dashboards of an empty store, shown at 1280x800 once their figures are read."""
     view = DashboardView()
     qtbot.addWidget(view)
     controller = DashboardController(view, bridge, poll_ms=100)
     view.resize(1280, 800)
     view.show()
     qtbot.waitUntil(lambda: controller.shown_for is not None, timeout=20000)
+    return view, controller
+
+
+def test_an_axis_that_says_percent_runs_to_100_with_or_without_data(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    view, controller = shown_empty(qtbot, bridge)
     for chart, side in percent_axes(view):
         assert "(%)" in chart.plot.getAxis(side).labelText
         assert max(percent_ticks(chart, side)) == 100, chart.title  # not 0 to 1.0
@@ -464,12 +470,7 @@ def tick_texts(chart: Chart) -> list[str]:
 def test_an_empty_count_axis_is_ticked_0_and_1_and_an_empty_time_axis_tells_no_time(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
-    view = DashboardView()
-    qtbot.addWidget(view)
-    controller = DashboardController(view, bridge, poll_ms=100)
-    view.resize(1280, 800)
-    view.show()
-    qtbot.waitUntil(lambda: controller.shown_for is not None, timeout=20000)
+    view, controller = shown_empty(qtbot, bridge)
     for chart in count_axes(view):
         assert sorted(tick_texts(chart)) == ["0", "1"], chart.title  # not 0.0, 0.2, ... 1.0
     for chart in view.charts():
