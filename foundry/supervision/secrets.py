@@ -51,7 +51,10 @@ _TOKEN = re.compile(
 # JSON number or true, a query string's or an env line's value) up to what ends it there, so the
 # `}`, `]` or `&x=1` after it stays; unbounded, as a long value's tail would show (each
 # alternative is one pass, without backtracking)
-_NAMED_VALUE = r"(?:(?<=\")(?:[^\"\\\n]|\\.)+|(?<=')[^'\n]+|(?<![\"'])[^\s\"'&;,}\]]+)"
+_NAMED_VALUE = (
+    r"(?:(?<=\\\")(?:[^\\\n]|\\[^\"\n])+"  # in JSON escaped inside a string: up to its \"
+    r"|(?<=\")(?:[^\"\\\n]|\\.)+|(?<=')[^'\n]+|(?<![\"'])[^\s\"'&;,}\]]+)"
+)
 # the secrets themselves, which can be told when split across values (`"sk-pr"` + `"oj-..."`)
 _SPLIT_SECRETS = (_URL_PASSWORD, _PRIVATE_KEY, _TOKEN)
 # each match's part after the group `keep` becomes [secret]
@@ -60,7 +63,8 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)(?P<keep>\b(?:bearer|basic|token)\s+)[\w.~+/=-]{8,}"),
     re.compile(r"(?P<keep>(?<!\S)(?:-u|--user)[\s=]{1,4}[^\s:]{1,100}:)[^\s\"']{1,200}"),
     re.compile(
-        rf"(?i)(?P<keep>{_NAME}[\w.-]{{0,40}}[\"']?\s{{0,4}}[=:]\s{{0,4}}[\"']?){_NAMED_VALUE}"
+        rf"(?i)(?P<keep>{_NAME}[\w.-]{{0,40}}(?:\\?[\"'])?\s{{0,4}}[=:]\s{{0,4}}(?:\\?[\"'])?)"
+        rf"{_NAMED_VALUE}"
     ),
     # an option and its value: `--password hunter2`, `--api-key=...` (above)
     re.compile(

@@ -55,6 +55,10 @@ NAMED_VALUES = [
     ("opts{token=abc}", "abc", "}"),
     ("password=" + "x" * 2000 + " end", "x" * 10, " end"),
     ('{"password": "' + "y" * 2000 + '"}', "y" * 10, '"}'),
+    # JSON written inside a JSON string (a log line, a body sent as text): its quotes escaped
+    ('{\\"password\\": \\"two words\\"}', "two words", '\\"}'),
+    ('{\\"api_key\\":\\"k1\\", \\"n\\": 1}', "k1", '\\", \\"n\\": 1}'),
+    ('"{\\"token\\": \\"a\\\\\\\\b c\\"}"', "b c", '\\"}"'),
 ]
 
 
