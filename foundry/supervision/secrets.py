@@ -84,6 +84,7 @@ _HINT = re.compile(
 )
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+MAX_DECODINGS = 3  # a text encoded more often is hostile: `%252525...` would decode for ever
 
 
 def _may_hold_a_secret(text: str) -> bool:
@@ -101,14 +102,17 @@ def is_secret_name(key: str) -> bool:
 
 def mask_text(text: str) -> str:
     """The text with every secret it shows replaced by [secret]; a percent-encoded text
-    (`password%3D...`, a URL's query) that hides one is shown decoded, masked."""
-    masked = _mask_plain(text)
-    if _PERCENT_ESCAPE.search(text):
-        decoded = urllib.parse.unquote(text)  # shorter: each escape is one character less
-        shown = mask_text(decoded)  # and decoded again, for a text encoded twice
+    (`password%3D...`, a URL's query, encoded up to MAX_DECODINGS times) that hides one is
+    shown decoded, masked."""
+    decoded = text
+    for _ in range(MAX_DECODINGS):
+        if not _PERCENT_ESCAPE.search(decoded):
+            break
+        decoded = urllib.parse.unquote(decoded)
+        shown = _mask_plain(decoded)
         if shown != decoded:
             return shown
-    return masked
+    return _mask_plain(text)
 
 
 def _mask_plain(text: str) -> str:

@@ -183,6 +183,16 @@ def test_percent_encoded_text_without_a_secret_is_shown_as_it_is(value: str) -> 
     assert redact_params({"q": value})["q"] == value, KEPT
 
 
+def test_a_text_encoded_over_and_over_is_masked_without_decoding_for_ever() -> None:
+    """`%252525...`: each decoding leaves one more escape; it once overflowed the stack."""
+    from foundry.supervision.secrets import mask_text
+
+    hostile = "%" + "25" * 100_000
+    assert mask_text(hostile) == hostile
+    thrice = "password%25253Dhunter2"  # `password=hunter2` encoded three times
+    assert redact_params({"q": thrice})["q"] == "password=[secret]", MASKED
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="a token right after a letter has no boundary the token patterns know (xghp_...)",
