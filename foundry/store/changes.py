@@ -156,10 +156,11 @@ class ApprovalChanges:
         # else a store no other process can open: committed_here() tells everything
 
     def _run(self, watch: Callable[..., None], *args: Any) -> None:
-        self._thread = threading.Thread(
+        thread = threading.Thread(
             target=watch, args=args, name="foundry-store-changes", daemon=True
         )
-        self._thread.start()
+        thread.start()
+        self._thread = thread  # started first: `close` may join it from another thread
 
     def _version(self) -> int:
         """The counter as it is now: read before the subscriber first looks at the approvals,

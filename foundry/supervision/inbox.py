@@ -13,7 +13,7 @@ from foundry.llm.base import ToolCall
 from foundry.session.events import ApprovalRequested, ApprovalResolved, EventBody
 from foundry.session.gate import AskUser, GateDecision
 from foundry.store import AlreadyResolved, ApprovalRecord, Store
-from foundry.store.tables import utc_now
+from foundry.store.tables import new_id, utc_now
 from foundry.supervision.redaction import injection_risk
 from foundry.supervision.resolution import resolve_approval
 from foundry.supervision.wakeups import APPROVAL_WAKEUPS, Waiting
@@ -59,24 +59,32 @@ class HumanInbox:
         `injection` says whether the parameters read like a prompt injection, when the caller
         already looked; else it is looked at here, off the loop (the detector decodes)."""
         started = time.perf_counter()
-        creating = asyncio.ensure_future(
-            asyncio.to_thread(self._create, call, level, policy_rule, verdict, injection)
-        )
-        try:
-            approval = await asyncio.shield(creating)
-            await self._notify(
-                ApprovalRequested(
-                    approval_id=approval.id,
-                    tool=call.name,
-                    level=approval.level,
-                    reason=reason,
-                    expires_at=approval.expires_at,
+        approval_id = new_id()
+        # listening before the approval exists: every resolution after it wakes this call, so
+        # the approval need not be read back to see whether one came first
+        with APPROVAL_WAKEUPS.waiting(approval_id) as waiting:
+            async with self._store.approval_changes.waking(waiting.woken):
+                creating = asyncio.ensure_future(
+                    asyncio.to_thread(
+                        self._create, approval_id, call, level, policy_rule, verdict, injection
+                    )
                 )
-            )
-            resolved = await self._wait_for_anyone(approval, call)
-        except asyncio.CancelledError:  # the caller stopped waiting: no one is asked any more
-            await asyncio.shield(self._withdraw_once_created(creating))
-            raise
+                try:
+                    approval = await asyncio.shield(creating)
+                    waiting.woken.clear()  # the news of its own creation
+                    await self._notify(
+                        ApprovalRequested(
+                            approval_id=approval.id,
+                            tool=call.name,
+                            level=approval.level,
+                            reason=reason,
+                            expires_at=approval.expires_at,
+                        )
+                    )
+                    resolved = await self._wait_for_anyone(approval, call, waiting)
+                except asyncio.CancelledError:  # the caller stopped waiting: no one is asked
+                    await asyncio.shield(self._withdraw_once_created(creating))
+                    raise
         await self._notify(
             ApprovalResolved(
                 approval_id=resolved.id,
@@ -99,6 +107,7 @@ class HumanInbox:
 
     def _create(
         self,
+        approval_id: str,
         call: ToolCall,
         level: str,
         policy_rule: str | None,
@@ -109,6 +118,7 @@ class HumanInbox:
         if injection is None:
             injection = injection_risk(call.arguments)
         approval = ApprovalRecord(
+            id=approval_id,
             session_id=self._session,
             agent_id=self._agent,
             tool=call.name,
@@ -121,12 +131,14 @@ class HumanInbox:
         )
         return self._store.approvals.create(approval)
 
-    async def _wait_for_anyone(self, approval: ApprovalRecord, call: ToolCall) -> ApprovalRecord:
+    async def _wait_for_anyone(
+        self, approval: ApprovalRecord, call: ToolCall, waiting: Waiting
+    ) -> ApprovalRecord:
         """The inbox (API, UI, another Foundry) and, when there is one, the person at this
         terminal race to resolve it; the store takes the first resolution."""
         if self._ask is None:
-            return await self._wait_for(approval)
-        inbox = asyncio.ensure_future(self._wait_for(approval))
+            return await self._wait_for(approval, waiting)
+        inbox = asyncio.ensure_future(self._wait_for(approval, waiting))
         here = asyncio.ensure_future(self._ask(call))
         done, _ = await asyncio.wait({inbox, here}, return_when=asyncio.FIRST_COMPLETED)
         if inbox in done:
@@ -142,22 +154,21 @@ class HumanInbox:
         except AlreadyResolved as conflict:
             return conflict.approval
 
-    async def _wait_for(self, approval: ApprovalRecord) -> ApprovalRecord:
+    async def _wait_for(self, created: ApprovalRecord, waiting: Waiting) -> ApprovalRecord:
         """Wait until resolved or expired: woken at once by a resolution in this process or by
         the store's change watch (another process), reading the store again at least every
         poll in case a change went unseen; an expired approval is resolved as timed_out with
         the configured outcome."""
-        with APPROVAL_WAKEUPS.waiting(approval.id) as waiting:
-            async with self._store.approval_changes.waking(waiting.woken):
-                while True:
-                    current = await self._current(approval.id, waiting)
-                    if current.status != "pending":
-                        return current
-                    if current.expires_at is not None and utc_now() >= current.expires_at:
-                        return await self._time_out(current)
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(waiting.woken.wait(), self._next_look(current))
-                    waiting.woken.clear()
+        current = created
+        while True:
+            if current.status != "pending":
+                return current
+            if current.expires_at is not None and utc_now() >= current.expires_at:
+                return await self._time_out(current)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waiting.woken.wait(), self._next_look(current))
+            waiting.woken.clear()
+            current = await self._current(created.id, waiting)
 
     async def _current(self, approval_id: str, waiting: Waiting) -> ApprovalRecord:
         """The approval as this process resolved it, or else as the store holds it now."""

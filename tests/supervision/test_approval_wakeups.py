@@ -146,16 +146,18 @@ async def test_a_call_woken_by_this_process_takes_the_resolution_it_is_handed(
 ) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
     call = ToolCall(id="c", name="fs.write_file", arguments={"path": "x"})
-    deciding = asyncio.ensure_future(inbox(store, AN_HOUR).decide(call, "L0", "asks"))
-    approval_id = await first_pending(store)
-    await asyncio.sleep(0.2)  # the call reads its approval once, then waits
     reads: list[str] = []
     reading = store.approvals.get
     monkeypatch.setattr(store.approvals, "get", lambda i: reads.append(i) or reading(i))
+    deciding = asyncio.ensure_future(inbox(store, AN_HOUR).decide(call, "L0", "asks"))
+    approval_id = await first_pending(store)
+    await asyncio.sleep(0.2)  # the call waits
     await asyncio.to_thread(resolve_approval, store, approval_id, "denied", "human:test", "no")
     decision = await asyncio.wait_for(deciding, 30)
     assert (decision.allowed, decision.by, decision.reason) == (False, "human:test", "no")
-    assert reads == []  # the resolution came with the wake-up, not from the store again
+    # neither read back once stored (it listened before it was stored) nor once resolved (the
+    # resolution came with the wake-up)
+    assert reads == []
     store.close()
 
 
@@ -184,4 +186,29 @@ async def test_a_resolution_that_is_not_committed_wakes_no_one(tmp_path: Path) -
     await asyncio.to_thread(resolve_approval, store, approval_id, "denied", "human:test", "no")
     assert not (await asyncio.wait_for(deciding, 30)).allowed
     assert [(t.approval_id, t.decision) for t in store.traces.list()] == [(approval_id, "deny")]
+    store.close()
+
+
+async def test_a_decision_made_elsewhere_before_the_call_waits_is_not_missed(
+    tmp_path: Path,
+) -> None:
+    """Another process resolves the approval while this call still announces it (before it
+    waits): the call was listening from before the approval was stored, so it is woken."""
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    store = Store.open(url)
+
+    async def resolved_elsewhere_meanwhile(body: EventBody) -> None:
+        approval_id = getattr(body, "approval_id", None)
+        if body.kind == "approval_requested" and approval_id:
+            command = [sys.executable, "-c", RESOLVE_ELSEWHERE, url, approval_id]
+            elsewhere = await asyncio.create_subprocess_exec(*command)
+            assert await elsewhere.wait() == 0
+
+    # polled once an hour: only the change watch can tell the call in time
+    waiting = HumanInbox(
+        store, "agent", "session", resolved_elsewhere_meanwhile, timeout_s=AN_HOUR, poll_s=AN_HOUR
+    )
+    call = ToolCall(id="c", name="fs.write_file", arguments={"path": "x"})
+    decision = await asyncio.wait_for(waiting.decide(call, "L0", "asks"), 30)
+    assert decision.allowed and decision.by == "human:cli:far"
     store.close()
