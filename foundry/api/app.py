@@ -8,7 +8,7 @@ on the loop, and reads the store in a thread.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+from asyncio import FIRST_COMPLETED
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 
 from foundry.api.auth import TokenGuard, bearer_scheme
 from foundry.api.body_limit import MAX_BODY_BYTES, BodyLimit
+from foundry.api.server import HELD_UNTIL_STOP
 from foundry.api.strict_json import StrictJsonRoute
 from foundry.api.token import check_token
 from foundry.api.views import (
@@ -90,6 +91,7 @@ def openapi(request: Request) -> dict[str, Any]:
 @routes.get("/approvals")
 async def list_approvals(
     context: Context,
+    request: Request,
     status: Annotated[str | None, Query(max_length=32, description="e.g. pending")] = None,
     tool: Annotated[str | None, Query(max_length=200, description="glob, e.g. fs.*")] = None,
     wait: Annotated[
@@ -102,28 +104,51 @@ async def list_approvals(
         ),
     ] = 0,
 ) -> list[ApprovalView]:
-    records = await _approvals(context.store, status, tool, wait)
+    records = await _approvals(context.store, status, tool, wait, request)
     now = utc_now()
     return [approval_view(record, context.expose_content, now) for record in records]
 
 
 async def _approvals(
-    store: Store, status: str | None, tool: str | None, wait_s: float
+    store: Store, status: str | None, tool: str | None, wait_s: float, request: Request
 ) -> list[ApprovalRecord]:
-    """The approvals that match; with `wait_s`, the first non-empty answer within that time."""
+    """The approvals that match; with `wait_s`, the first non-empty answer within that time,
+    or what there is when the client goes away or the server stops (HELD_UNTIL_STOP)."""
     if not wait_s:
         return await asyncio.to_thread(store.approvals.list, status, tool)
     changed = asyncio.Event()
     deadline = asyncio.get_running_loop().time() + wait_s
-    async with store.approval_changes.waking(changed):
-        while True:
-            changed.clear()
-            records = await asyncio.to_thread(store.approvals.list, status, tool)
-            left = deadline - asyncio.get_running_loop().time()
-            if records or left <= 0:
-                return records
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), left)
+    ended = asyncio.ensure_future(_left_or_stopping(request))
+    try:
+        async with store.approval_changes.waking(changed):
+            while True:
+                changed.clear()
+                records = await asyncio.to_thread(store.approvals.list, status, tool)
+                left = deadline - asyncio.get_running_loop().time()
+                if records or left <= 0 or ended.done():
+                    return records
+                change = asyncio.ensure_future(changed.wait())
+                await asyncio.wait({change, ended}, timeout=left, return_when=FIRST_COMPLETED)
+                change.cancel()
+    finally:
+        ended.cancel()
+
+
+async def _left_or_stopping(request: Request) -> None:
+    """Until the client disconnects or the server stops."""
+    stopping: asyncio.Event = getattr(request.app.state, HELD_UNTIL_STOP)
+    stopped = asyncio.ensure_future(stopping.wait())
+    left = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({stopped, left}, return_when=FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        left.cancel()
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass  # the (empty) body of the GET
 
 
 @routes.get("/approvals/{approval_id}", responses=NOT_FOUND)
@@ -245,6 +270,7 @@ def create_app(store: Store, token: str, expose_content: bool = False) -> FastAP
         redoc_url=None,
     )
     app.state.context = ApiContext(store=store, expose_content=expose_content)
+    setattr(app.state, HELD_UNTIL_STOP, asyncio.Event())
     app.include_router(open_routes)
     app.include_router(routes)
     app.add_exception_handler(NotFound, _not_found)

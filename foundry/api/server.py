@@ -14,6 +14,10 @@ from starlette.types import ASGIApp
 log = logging.getLogger(__name__)
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0
+# An app that holds requests open (GET /approvals?wait=) keeps an asyncio.Event under this name
+# in its `state`: the server sets it when it stops, and those requests answer at once (else
+# stopping would wait for them, and then cancel them with an error logged).
+HELD_UNTIL_STOP = "held_until_stop"
 
 
 class ApiServerError(RuntimeError):
@@ -55,6 +59,7 @@ class ApiServer:
         )
         self._host = host
         self._port = port
+        self._app = app
         self._server = _EmbeddedServer(config)
         self._task: asyncio.Task[None] | None = None
 
@@ -82,6 +87,9 @@ class ApiServer:
         if task is None:
             return
         self._server.should_exit = True
+        holding = getattr(getattr(self._app, "state", None), HELD_UNTIL_STOP, None)
+        if isinstance(holding, asyncio.Event):
+            holding.set()
         try:
             await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT_S)
         except TimeoutError:

@@ -93,6 +93,12 @@ class ApprovalChanges:
             self._mine.difference_update(mine)
             return len(mine) < len(list(versions))
 
+    @property
+    def listening(self) -> int:
+        """How many subscribers there are now."""
+        with self._lock:
+            return len(self._listeners)
+
     @contextlib.contextmanager
     def subscribed(self, listener: Listener) -> Iterator[None]:
         """Call `listener` on every change while in the block. Blocking the first time (the

@@ -85,6 +85,44 @@ async def test_a_waiting_list_ends_empty_when_its_time_is_up(client: httpx.Async
     assert response.status_code == 200 and response.json() == []
 
 
+async def test_a_waiting_list_answers_when_the_server_stops(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Stopping the API (Ctrl+C on `foundry serve`) with a client waiting: the client gets
+    what there is, and the server stops without cancelling the request (which logged an error
+    after a 5 s wait, and gave the client a 500)."""
+    server = ApiServer(create_app(store, TOKEN))
+    base_url = await server.start()
+    async with httpx.AsyncClient(base_url=base_url, headers=AUTH, timeout=30) as client:
+        listing = asyncio.ensure_future(
+            client.get("/approvals", params={"status": "pending", "wait": 30})
+        )
+        await asyncio.sleep(0.3)
+        assert not listing.done()
+        await server.stop()
+        response = await asyncio.wait_for(listing, 20)
+    assert response.status_code == 200 and response.json() == []
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]
+
+
+async def test_a_waiting_list_stops_waiting_when_its_client_leaves(
+    store: Store, base_url: str
+) -> None:
+    async with httpx.AsyncClient(base_url=base_url, headers=AUTH, timeout=30) as client:
+        listing = asyncio.ensure_future(
+            client.get("/approvals", params={"status": "pending", "wait": 60})
+        )
+        await asyncio.sleep(0.3)
+        assert store.approval_changes.listening  # the request waits on the store's changes
+        listing.cancel()  # the client gives up: its connection closes
+        await asyncio.gather(listing, return_exceptions=True)
+    for _ in range(200):
+        if not store.approval_changes.listening:
+            break
+        await asyncio.sleep(0.05)
+    assert not store.approval_changes.listening  # no longer held for the minute it asked
+
+
 @pytest.mark.parametrize("wait", ["-1", "61", "nan", "inf", "soon", "1e308"])
 async def test_a_wait_out_of_bounds_is_refused(client: httpx.AsyncClient, wait: str) -> None:
     response = await client.get("/approvals", params={"wait": wait})
