@@ -12,10 +12,14 @@ The round trip: a SupervisedGate whose policy sends the call to a human waits on
 (default settings: woken by the store's change watch); a client asks GET /approvals?status=pending
 on the approvals API (on loopback), approves with POST, and the gate returns; then the tool runs
 for real (get_current_time of the time MCP server). Timed from the request to the tool's result.
-Three lines, on SQLite and (when FOUNDRY_DATABASE_URL names one) PostgreSQL: the client polling
-every 100 ms as before `wait=` (the baseline), the client waiting with `wait=` and the API in this
-process (target: under 15 ms median), and the API served by `foundry serve` in another process
-over the same store (the gate told within 100 ms).
+The client runs in a process of its own, as every client of the API does (the app's inbox,
+agent-mesh, a script); its times (when it saw the approval, when its approval was answered)
+come on the machine's monotonic clock. Four lines, on SQLite and (when FOUNDRY_DATABASE_URL
+names one) PostgreSQL: the client polling every 100 ms as before `wait=` (the baseline), the
+client waiting with `wait=` and the API in this process (target: under 15 ms median), the API
+served by `foundry serve` in another process over the same store (the gate told within 100 ms),
+and, for comparison with earlier runs, the client in the gate's process as this bench had it
+(its HTTP work then takes the same CPU as the call's).
 
 Run: python bench/policy.py [--seconds 5] [--rounds 20]
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import secrets
 import socket
@@ -150,25 +155,77 @@ async def first_pending(client: httpx.AsyncClient, poll_s: float | None) -> str:
         await asyncio.sleep(poll_s or 0)
 
 
-async def one_round_trip(
-    gate: SupervisedGate, tools: ToolHost, client: httpx.AsyncClient, poll_s: float | None
-) -> RoundTrip:
-    async def agent() -> float:
-        decision = await gate.review(TIME_CALL, True)
-        assert decision.allowed, decision.reason
-        result = await tools.call(TIME_CALL.name, decision.arguments or TIME_CALL.arguments)
-        assert not result.is_error, result.text
-        return time.perf_counter()
-
-    started = time.perf_counter()
-    calling = asyncio.create_task(agent())
+async def approve_next(client: httpx.AsyncClient, poll_s: float | None) -> tuple[float, float]:
+    """Approve the next approval that appears: when it was seen and when approved (the
+    monotonic clock, which is the whole machine's on Linux: another process can compare)."""
     approval_id = await first_pending(client, poll_s)
-    visible = time.perf_counter()
+    visible = time.monotonic()
     approve = await client.post(f"/approvals/{approval_id}/approve", json={"reasoning": "bench"})
     approve.raise_for_status()
-    approved = time.perf_counter()
-    ran = await calling
+    return visible, time.monotonic()
+
+
+async def approver(base_url: str, poll_s: float | None) -> None:
+    """The approving client in a process of its own, as clients are: approves approvals as
+    they appear, printing when it saw and approved each, until its input closes."""
+    async with httpx.AsyncClient(base_url=base_url, timeout=60) as client:
+        while True:
+            print(json.dumps(await approve_next(client, poll_s)), flush=True)
+
+
+async def one_round_trip(gate: SupervisedGate, tools: ToolHost, client: Approver) -> RoundTrip:
+    started = time.monotonic()
+    decision = await gate.review(TIME_CALL, True)
+    assert decision.allowed, decision.reason
+    result = await tools.call(TIME_CALL.name, decision.arguments or TIME_CALL.arguments)
+    assert not result.is_error, result.text
+    ran = time.monotonic()
+    visible, approved = await client.approved()
     return RoundTrip(visible - started, approved - started, ran - started)
+
+
+class Approver:
+    """The approving client: in a process of its own, or in this one (as the bench had it
+    before: its HTTP work then shares this process's CPU with the call's)."""
+
+    def __init__(self, base_url: str, poll_s: float | None, apart: bool) -> None:
+        self._base_url, self._poll_s, self._apart = base_url, poll_s, apart
+        self._process: asyncio.subprocess.Process | None = None
+        self._here: httpx.AsyncClient | None = None
+        self._approving: asyncio.Task[tuple[float, float]] | None = None
+
+    async def __aenter__(self) -> Approver:
+        if self._apart:
+            poll = ["--poll", str(self._poll_s)] if self._poll_s is not None else []
+            command = [sys.executable, __file__, "--approver", self._base_url, *poll]
+            self._process = await asyncio.create_subprocess_exec(
+                *command, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+        else:
+            self._here = httpx.AsyncClient(base_url=self._base_url, timeout=60)
+            self._approving = asyncio.create_task(approve_next(self._here, self._poll_s))
+        return self
+
+    async def approved(self) -> tuple[float, float]:
+        """When the approval of the call just made was seen and approved."""
+        if self._process is not None:
+            assert self._process.stdout is not None
+            visible, approved = json.loads(await self._process.stdout.readline())
+            return float(visible), float(approved)
+        assert self._here is not None and self._approving is not None
+        times = await self._approving
+        self._approving = asyncio.create_task(approve_next(self._here, self._poll_s))
+        return times
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._process is not None:
+            self._process.kill()
+            await self._process.wait()
+        if self._approving is not None:
+            self._approving.cancel()
+            await asyncio.gather(self._approving, return_exceptions=True)
+        if self._here is not None:
+            await self._here.aclose()
 
 
 @dataclass(frozen=True)
@@ -178,12 +235,14 @@ class Setting:
     label: str
     client_poll_s: float | None  # None: GET /approvals?wait=
     api_elsewhere: bool  # the API served by `foundry serve` in another process
+    client_apart: bool = True  # the approving client in a process of its own
 
 
 SETTINGS = (
     Setting("before: the client polls every 100 ms, API in this process", CLIENT_POLL_S, False),
     Setting("pushed: the client waits (wait=), API in this process", None, False),
     Setting("pushed: the client waits (wait=), API in another process", None, True),
+    Setting("pushed, the client in this process too (as measured before)", None, False, False),
 )
 
 
@@ -195,13 +254,12 @@ async def round_trips(rounds: int, url: str, setting: Setting) -> list[RoundTrip
         async with (
             api(store, url, root, setting.api_elsewhere) as base_url,
             ToolHost(servers, root) as tools,
-            httpx.AsyncClient(base_url=f"{base_url}/t/{TOKEN}", timeout=60) as client,
+            Approver(
+                f"{base_url}/t/{TOKEN}", setting.client_poll_s, setting.client_apart
+            ) as client,
         ):
             gate = SupervisedGate(store, TO_A_HUMAN, "bench", "bench", root, _ignore)
-            return [
-                await one_round_trip(gate, tools, client, setting.client_poll_s)
-                for _ in range(rounds)
-            ]
+            return [await one_round_trip(gate, tools, client) for _ in range(rounds)]
 
 
 @contextlib.asynccontextmanager
@@ -269,7 +327,7 @@ def print_round_trips(trips: list[RoundTrip], setting: Setting, database: str) -
 def api_figures(rounds: int) -> None:
     """Each setting on SQLite, and on PostgreSQL when FOUNDRY_DATABASE_URL names one; targets:
     under 15 ms median with the API in this process, the gate told within 100 ms otherwise."""
-    databases = [("SQLite", None)]
+    databases: list[tuple[str, str | None]] = [("SQLite", None)]
     if os.environ.get("FOUNDRY_DATABASE_URL", "").startswith("postgres"):
         databases.append(("PostgreSQL", os.environ["FOUNDRY_DATABASE_URL"]))
     for name, configured in databases:
@@ -305,7 +363,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="time per size, all rounds")
     parser.add_argument("--rounds", type=int, default=20, help="approval round trips (20)")
+    parser.add_argument("--approver", help=argparse.SUPPRESS)  # the client's process
+    parser.add_argument("--poll", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.approver:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(approver(args.approver, args.poll))
+        return
     l0_figures(args.seconds)
     api_figures(args.rounds)
 
