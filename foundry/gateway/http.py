@@ -36,17 +36,19 @@ async def serve_http(gateway: Gateway, home: FoundryHome, port: int) -> None:
     """Serve on loopback until interrupted, saying where and with which token."""
     app = http_app(gateway, load_or_create_token(home.config_dir))
     stop_watching = gateway.watch()
-    async with gateway.server.session_manager.run():
-        server = ApiServer(app, HOST, port)
-        await server.start()
-        print(
-            f"gateway at {server.url}{PATH}: send Authorization: Bearer <the token in "
-            f"{home.config_dir / TOKEN_FILE} or FOUNDRY_API_TOKEN>",
-            file=sys.stderr,
-            flush=True,
-        )
-        try:
+    server = ApiServer(app, HOST, port)
+    try:
+        async with gateway.server.session_manager.run():
+            await server.start()
+            print(
+                f"gateway at {server.url}{PATH}: send Authorization: Bearer <the token in "
+                f"{home.config_dir / TOKEN_FILE} or FOUNDRY_API_TOKEN>",
+                file=sys.stderr,
+                flush=True,
+            )
             await asyncio.Event().wait()
-        finally:
-            stop_watching()
-            await server.stop()
+    finally:
+        # the clients' sessions are ended first, with the streams they hold open: the server
+        # would otherwise wait for those, then cancel them with an error logged
+        stop_watching()
+        await server.stop()

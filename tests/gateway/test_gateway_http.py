@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -209,3 +210,26 @@ async def _eventually(check: Callable[[], bool], seconds: float = 10) -> bool:
     while not check() and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     return check()
+
+
+async def test_it_stops_at_once_with_a_client_connected(tmp_path: Path, foundry_home: Path) -> None:
+    """Ctrl+C with a client holding its stream open: the client's session is ended first, so
+    the server does not wait for the stream and then cancel it with an error (6.7 s before)."""
+    agent = gateway_agent(tmp_path / "agent", [POLICY])
+    port = free_port()
+    env = {**os.environ, "FOUNDRY_HOME": str(foundry_home), "FOUNDRY_API_TOKEN": TOKEN}
+    command = [sys.executable, "-m", "foundry.cli", "gateway", "--http", "--port", str(port)]
+    process = subprocess.Popen([*command, str(agent)], env=env, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    url = f"http://127.0.0.1:{port}/mcp"
+    assert url in process.stderr.readline()
+    try:
+        async with http_client(url) as client:
+            await client.list_tools()
+            await asyncio.sleep(0.5)  # its stream for the server's notifications is open
+            process.send_signal(signal.SIGINT)
+            await asyncio.to_thread(process.wait, 30)
+    finally:
+        process.kill()
+    said = process.stderr.read()
+    assert "Traceback" not in said and "graceful shutdown exceeded" not in said, said
