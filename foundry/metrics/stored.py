@@ -117,10 +117,20 @@ def fold_stored(session: Session, events: Sequence[Event]) -> None:
 
 
 def _advance(session: Session, events: int) -> None:
-    state = MetricsStateRecord.__table__  # type: ignore[attr-defined]
-    session.execute(
-        sa.update(state).values(version=state.c.version + 1, events=state.c.events + events)
-    )
+    session.execute(_ADVANCE, {"folded": events})
+
+
+# statements run in every append's transaction, built once (building one costs more than
+# SQLite takes to run it)
+_STATE = MetricsStateRecord.__table__  # type: ignore[attr-defined]
+_ADVANCE = sa.update(_STATE).values(
+    version=_STATE.c.version + 1, events=_STATE.c.events + sa.bindparam("folded")
+)
+_SESSION_LINKS = sa.select(
+    col(MetricSessionRecord.session_id),
+    col(MetricSessionRecord.agent),
+    col(MetricSessionRecord.task_id),
+).where(col(MetricSessionRecord.session_id).in_(sa.bindparam("ids", expanding=True)))
 
 
 def _chunks(keys: Collection[str]) -> Iterable[list[str]]:
@@ -132,12 +142,7 @@ def _chunks(keys: Collection[str]) -> Iterable[list[str]]:
 def _sessions(session: Session, ids: Collection[str]) -> dict[str, SessionLink]:
     found = {}
     for chunk in _chunks(ids):
-        query = sa.select(
-            col(MetricSessionRecord.session_id),
-            col(MetricSessionRecord.agent),
-            col(MetricSessionRecord.task_id),
-        ).where(col(MetricSessionRecord.session_id).in_(chunk))
-        for session_id, agent, task_id in session.execute(query):
+        for session_id, agent, task_id in session.execute(_SESSION_LINKS, {"ids": chunk}):
             found[session_id] = SessionLink(agent, task_id)
     return found
 

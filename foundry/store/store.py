@@ -56,6 +56,7 @@ _RESOLVE = (  # its SET clause: the columns named by the parameters it is run wi
     .returning(*_APPROVALS.c)
 )
 _ADD_TRACE = sa.insert(_TRACES)
+_ADD_EVENT = sa.insert(EventRecord.__table__)  # type: ignore[attr-defined]
 _ACTIVE_GRANTS = (
     sa.select(_GRANTS)
     .where(_GRANTS.c.revoked_at.is_(None), _GRANTS.c.expires_at > sa.bindparam("now"))
@@ -307,21 +308,31 @@ class EventLog(_Repository):
         (records that go with them, a decision's trace say) added in the same transaction."""
 
         def build(session: Session) -> list[EventRecord]:
-            session.add_all(also)
-            records = []
+            _insert(session, also)
+            rows: list[dict[str, Any]] = []
+            messages: list[MessageRecord] = []
             for event in events:
                 seq = self._store.numbers.next(session, EventRecord, event.session_id)
-                record = EventRecord(
-                    session_id=event.session_id, seq=seq, kind=event.kind, payload=event.payload
+                rows.append(
+                    {
+                        "session_id": event.session_id,
+                        "seq": seq,
+                        "kind": event.kind,
+                        "time": utc_now(),
+                        "payload": event.payload,
+                    }
                 )
-                session.add(record)
-                records.append(record)
                 if event.message is not None:
                     message = event.message
                     message.seq = self._store.numbers.next(
                         session, MessageRecord, message.session_id
                     )
-                    session.add(message)
+                    messages.append(message)
+            session.execute(_ADD_EVENT, rows)
+            _insert(session, messages)
+            # the records as stored (their ids are not read back): made without the ORM's
+            # bookkeeping, which cost more than the inserts
+            records = [EventRecord.model_construct(**row) for row in rows]
             for hook in self.hooks:
                 hook(session, records)
             return records
@@ -447,6 +458,15 @@ class ApprovalRepository(_Repository):
         if approval is None:
             return NotFound(f"no approval with id {approval_id!r}")
         return AlreadyResolved(approval)
+
+
+def _insert(session: Session, records: Sequence[SQLModel]) -> None:
+    """Insert records with SQLAlchemy Core, in order (an id the database numbers left out)."""
+    for record in records:
+        values = record.model_dump()
+        if values.get("id", 0) is None:
+            del values["id"]
+        session.execute(sa.insert(type(record).__table__), values)  # type: ignore[attr-defined]
 
 
 def _approval(row: sa.Row[Any]) -> ApprovalRecord:
