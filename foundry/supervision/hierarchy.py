@@ -81,10 +81,12 @@ class Route(BaseModel, frozen=True):
 class SupervisedGate:
     """An ApprovalGate that runs the hierarchy for one agent in one session.
 
-    `project_root` is the workspace; `server_folders` maps each MCP server to the folder it runs
-    in (None: unknown), so that a relative path is judged where the server will open it;
-    `tool_schemas` gives a tool's input schema, so that a call repeated with fields the tool
-    does not read is still seen as a loop.
+    `agent_path` is the agent's identity, the resolved path of its file (`trust_key`): a grant
+    bound to an agent file covers this agent only if it is that file (None: its file unknown,
+    so only grants by name cover it). `project_root` is the workspace; `server_folders` maps
+    each MCP server to the folder it runs in (None: unknown), so that a relative path is judged
+    where the server will open it; `tool_schemas` gives a tool's input schema, so that a call
+    repeated with fields the tool does not read is still seen as a loop.
     """
 
     def __init__(
@@ -103,6 +105,7 @@ class SupervisedGate:
         policy_engine: PolicyEngine | None = None,
         keep_trace: KeepTrace | None = None,
         tool_schemas: ToolSchemas | None = None,
+        agent_path: str | None = None,
     ) -> None:
         self._store = store
         self._schemas = tool_schemas
@@ -115,6 +118,7 @@ class SupervisedGate:
         self._server_folders = server_folders
         self._folders = ServerFolders(project_root, server_folders)
         self._agent = agent_id
+        self._agent_path = agent_path
         self._session = session_id
         self._notify = notify
         self._supervisor = supervisor
@@ -128,6 +132,7 @@ class SupervisedGate:
             on_timeout=config.on_timeout,
             ask=ask,
             poll_s=poll_s,
+            agent_path=agent_path,
         )
 
     async def review(self, call: ToolCall, permission_required: bool) -> GateDecision:
@@ -209,7 +214,7 @@ class SupervisedGate:
     def _grant_for(self, call: ToolCall) -> tuple[GrantRecord | None, str | None]:
         """An active grant that covers this call, scopes included; or None, and why the grants
         that name the tool do not reach it when that is the workspace limit (blocking)."""
-        grants = self._store.grants.covering(self._agent, call.name)
+        grants = self._store.grants.covering(self._agent, call.name, agent_path=self._agent_path)
         if not grants:
             return None, None
         paths = self._folders.paths_of(call.name, call.arguments)
