@@ -265,7 +265,11 @@ class SupervisedGate:
     def _view_of(self, call: ToolCall) -> CallUnderReview:
         """What the L1 supervisor is shown (blocking: the store, the filesystem, the detector)."""
         traces = self._store.traces.list(self._agent, 10)
-        grants = self._store.grants.active()
+        grants = [
+            grant
+            for grant in self._store.grants.active()
+            if grant.covers_agent(self._agent, self._agent_path)
+        ]
         return CallUnderReview(
             agent_id=self._agent,
             tool=call.name,

@@ -22,13 +22,15 @@ from typing import Any
 import httpx
 import pytest
 
-from foundry.agent.models import PolicyConfig
+from foundry.agent.models import PolicyConfig, PolicyRule
 from foundry.agent.trust import trust_key
 from foundry.api import create_app
 from foundry.api.views import approval_detail
+from foundry.llm.scripted import ScriptedProvider
 from foundry.store import ApprovalRecord, GrantRecord, Store
 from foundry.store.tables import utc_now
 from foundry.supervision.hierarchy import SupervisedGate
+from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
 from foundry.ui.inbox.actions import approve_with_grant, decide
 from foundry.ui.inbox.feed import load_context
 from tests.api.records import AUTH, TOKEN
@@ -471,6 +473,42 @@ async def test_the_inbox_and_the_api_show_the_grants_the_gate_applies(
         assert {g.id for g in listed.active_grants} == {g.id for g in gate_grants}, agent
     assert len(store.grants.covering("worker", "files.read_file", None, trust_key(first))) == 2
     assert len(store.grants.covering("worker", "files.read_file", None, trust_key(copy))) == 1
+
+
+class Watched(L1Supervisor):
+    """A scripted L1 supervisor that keeps what it is shown of each call."""
+
+    def __init__(self, folder: Path) -> None:
+        verdict = {"decision": "escalate", "confidence": 0.5, "reasoning": "ask"}
+        (folder / "verdict.json").write_text(json.dumps({"turns": [{"json": verdict}]}))
+        super().__init__(ScriptedProvider(folder / "verdict.json"), "x")
+        self.shown: list[CallUnderReview] = []
+
+    async def review(self, call: CallUnderReview) -> Verdict:
+        self.shown.append(call)
+        return await super().review(call)
+
+
+async def test_the_supervisor_is_shown_only_the_grants_of_the_agent_it_judges(
+    store: Store, tmp_path: Path
+) -> None:
+    first = agent_folder(tmp_path / "one")
+    copy = Path(shutil.copytree(first, tmp_path / "two"))
+    expires = utc_now() + timedelta(hours=1)
+    store.grants.add("files.*", expires, "human:ana", "worker", agent_path=trust_key(first))
+    store.grants.add("mail.*", expires, "api:bot", "worker")  # by name: every "worker"
+    store.grants.add("web.*", expires, "api:bot", "other")
+    to_supervisor = TO_A_PERSON.model_copy(
+        update={"rules": [PolicyRule(name="judge", tool="*", action="supervisor")]}
+    )
+    watched = Watched(tmp_path)
+    gate = SupervisedGate(
+        store, to_supervisor, "worker", "s1", copy, Recorder(), supervisor=watched,
+        agent_path=trust_key(copy),
+    )  # fmt: skip
+    await gate.route(call("shell.run", command="ls"))
+    (shown,) = watched.shown
+    assert shown.active_grants == ("worker mail.*",)
 
 
 async def test_a_tool_cannot_pass_for_another_servers_tool(tmp_path: Path) -> None:
