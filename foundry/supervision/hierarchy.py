@@ -1,8 +1,9 @@
 """The approval hierarchy every tool call passes: L0 policy, grants, L1 supervisor, L2 human.
 
 A grant only saves a question: it applies to a call the policy sends to the supervisor or a
-person, never to a path outside the workspace (or one that cannot be judged), and never to a
-call whose parameters read like a prompt injection. Such a call is not settled by an allow rule
+person, never to a path outside the workspace (or one that cannot be judged), never to a
+call whose parameters read like a prompt injection, and only to the agent it was made for (its
+file, not merely its name). Such a call is not settled by an allow rule
 either: it goes to the supervisor if there is one, else to a person. Every decision is traced:
 which level took it, who, why, how confidently and how fast.
 """
