@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -95,6 +94,11 @@ class TraceSummary(View):
 class GrantView(View):
     id: str
     agent: str = Field(description="glob of the agents it covers")
+    agent_path: str = Field(
+        default="",
+        description="the one agent file it covers (its resolved path), while that agent's name "
+        "matches `agent`; empty: every agent whose name matches `agent`",
+    )
     tools: str = Field(description="glob of the tools it covers")
     expires_at: datetime
     remaining: str
@@ -265,7 +269,7 @@ def approval_detail(
         active_grants=[
             grant_view(grant, now)
             for grant in grants
-            if fnmatch.fnmatchcase(record.agent_id, grant.agent_glob)
+            if grant.covers_agent(record.agent_id, record.agent_path)
         ],
     )
 
@@ -280,6 +284,7 @@ def grant_view(grant: GrantRecord, now: datetime) -> GrantView:
     return GrantView(
         id=grant.id,
         agent=grant.agent_glob,
+        agent_path=grant.agent_path or "",
         tools=grant.tool_glob,
         expires_at=grant.expires_at,
         remaining=go_duration(grant.expires_at - now),

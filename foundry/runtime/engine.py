@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from foundry.agent.document import AgentDocument, load_agent
 from foundry.agent.models import Agent, GuardianSupervisorEntry, PolicyConfig
-from foundry.agent.trust import TrustCheck, TrustStore
+from foundry.agent.trust import TrustCheck, TrustStore, trust_key
 from foundry.llm.base import ModelProvider, ToolCall
 from foundry.llm.registry import ModelChoice, open_provider
 from foundry.metrics.stored import keep_aggregates
@@ -245,7 +245,13 @@ class Engine:
         # decided before each call is forwarded; the call and its trace are recorded off its
         # path, gathered with the session's next events (the inbox's events are written at once)
         gate = await self._gate(
-            record.id, document, None, document.base_dir, keep_trace=self._journal.keep, tools=host
+            record.id,
+            document,
+            await self._in_writer(trust_key, document.path),
+            None,
+            document.base_dir,
+            keep_trace=self._journal.keep,
+            tools=host,
         )
         emit = functools.partial(self._journal.record_later, record.id)
         guardian = next(
@@ -311,7 +317,8 @@ class Engine:
             message_supervisors(agent, document.base_dir),
         )
         tools = host if extra_tools is None else CombinedTools(host, extra_tools)
-        review = self._human_review(session_id, agent, ask)
+        identity = await self._in_writer(trust_key, document.path)
+        review = self._human_review(session_id, agent, identity, ask)
         chain = SupervisionChain(supervisors, review, self._review_times)
         chat = ChatSession(
             session_id,
@@ -321,6 +328,7 @@ class Engine:
             await self._gate(
                 session_id,
                 document,
+                identity,
                 ask,
                 project_root or document.base_dir,
                 extra_tools,
@@ -334,9 +342,12 @@ class Engine:
         )
         return _Live(chat=chat, provider=provider, tools=tools, document=document, host=host)
 
-    def _inbox(self, session_id: str, agent: Agent, ask: AskUser | None) -> HumanInbox:
+    def _inbox(
+        self, session_id: str, agent: Agent, identity: str, ask: AskUser | None
+    ) -> HumanInbox:
         """The approval inbox of a session: the app's inbox, the API, `foundry approvals` and
-        the person at this terminal (`ask`) race to answer; the policy's timeout applies."""
+        the person at this terminal (`ask`) race to answer; the policy's timeout applies. Its
+        approvals name the agent's file (`identity`), which a grant made on one is bound to."""
         config = policy_entry_config(agent.supervisors) or PolicyConfig()
         return HumanInbox(
             self.store,
@@ -346,11 +357,14 @@ class Engine:
             timeout_s=float(config.approval_timeout_seconds),
             on_timeout=config.on_timeout,
             ask=ask,
+            agent_path=identity,
         )
 
-    def _human_review(self, session_id: str, agent: Agent, ask: AskUser | None) -> HumanReview:
+    def _human_review(
+        self, session_id: str, agent: Agent, identity: str, ask: AskUser | None
+    ) -> HumanReview:
         """A message a supervisor wants a human to see goes to the approval inbox."""
-        inbox = self._inbox(session_id, agent, ask)
+        inbox = self._inbox(session_id, agent, identity, ask)
 
         async def review(direction: Direction, content: str, reason: str) -> bool:
             call = ToolCall(
@@ -414,22 +428,24 @@ class Engine:
         self,
         session_id: str,
         document: AgentDocument,
+        identity: str,
         ask: AskUser | None,
         project_root: Path,
         extra_tools: Any = None,
         keep_trace: KeepTrace | None = None,
         tools: Any = None,
     ) -> ApprovalGate:
-        """The approval hierarchy if the agent has a policy supervisor, else its toolPermission.
-        It judges paths where each server runs: the agent's MCP servers in their working
-        folders, a task's in-process tools (`extra_tools`) in the workspace, and knows the
-        schemas of the `tools` on offer. Its traces are stored before each decision returns,
-        or handed to `keep_trace`."""
+        """The approval hierarchy if the agent has a policy supervisor, else its toolPermission,
+        for the agent whose file is `identity` (its resolved path, as trust keys it: grants are
+        bound to it). It judges paths where each server runs: the agent's MCP servers in their
+        working folders, a task's in-process tools (`extra_tools`) in the workspace, and knows
+        the schemas of the `tools` on offer. Its traces are stored before each decision
+        returns, or handed to `keep_trace`."""
         agent = document.agent
         assert agent is not None
         config = policy_entry_config(agent.supervisors)
         if config is None:
-            inbox = self._inbox(session_id, agent, ask)
+            inbox = self._inbox(session_id, agent, identity, ask)
             gate = PermissionGate(agent.settings.tool_permission, inbox.ask_permission)
             return TracedGate(gate, self.store, agent.metadata.name, session_id, keep_trace)
         supervisor = await self._in_writer(open_l1_supervisor, document.base_dir, config)
@@ -440,6 +456,7 @@ class Engine:
             self.store,
             config,
             agent_id=agent.metadata.name,
+            agent_path=identity,
             session_id=session_id,
             project_root=project_root,
             notify=lambda body: self._emit(session_id, body),

@@ -489,13 +489,16 @@ class GrantRepository(_Repository):
         agent_glob: str = "*",
         param_scope: list[dict[str, Any]] | None = None,
         path_scope: str | None = None,
+        agent_path: str | None = None,
     ) -> GrantRecord:
         """A grant; `param_scope` (policy conditions, all of which must hold) and `path_scope`
         (a folder every path of a covered call must lie in; relative: to the workspace) narrow
-        it. However wide, a grant never covers a path outside the workspace."""
+        it, and `agent_path` binds it to one agent file (see GrantRecord). However wide, a grant
+        never covers a path outside the workspace."""
         return self._add(
             GrantRecord(
                 agent_glob=agent_glob,
+                agent_path=agent_path,
                 tool_glob=tool_glob,
                 param_scope=param_scope,
                 path_scope=path_scope,
@@ -511,16 +514,31 @@ class GrantRepository(_Repository):
             rows = session.execute(_ACTIVE_GRANTS, {"now": now or utc_now()}).all()
         return [GrantRecord(**row._mapping) for row in rows]
 
-    def matching(self, agent_id: str, tool: str, now: datetime | None = None) -> GrantRecord | None:
-        """The first active grant whose globs cover `agent_id` calling `tool`, if any."""
-        return next(iter(self.covering(agent_id, tool, now)), None)
+    def matching(
+        self,
+        agent_id: str,
+        tool: str,
+        now: datetime | None = None,
+        agent_path: str | None = None,
+    ) -> GrantRecord | None:
+        """The first active grant that covers the agent `agent_id` (of the file `agent_path`)
+        calling `tool`, if any."""
+        return next(iter(self.covering(agent_id, tool, now, agent_path)), None)
 
-    def covering(self, agent_id: str, tool: str, now: datetime | None = None) -> list[GrantRecord]:
-        """Every active grant whose globs cover `agent_id` calling `tool` (scopes not checked)."""
+    def covering(
+        self,
+        agent_id: str,
+        tool: str,
+        now: datetime | None = None,
+        agent_path: str | None = None,
+    ) -> list[GrantRecord]:
+        """Every active grant that covers the agent `agent_id`, whose file is `agent_path`
+        (None: unknown, so no grant bound to a file covers it), calling `tool` (scopes not
+        checked)."""
         return [
             grant
             for grant in self.active(now)
-            if fnmatch.fnmatchcase(agent_id, grant.agent_glob)
+            if grant.covers_agent(agent_id, agent_path)
             and fnmatch.fnmatchcase(tool, grant.tool_glob)
         ]
 

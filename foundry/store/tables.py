@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -98,6 +99,7 @@ class ApprovalRecord(SQLModel, table=True):
     id: str = Field(default_factory=lambda: uuid.uuid4().hex[:16], primary_key=True, max_length=64)
     session_id: str | None = Field(default=None, index=True, max_length=64)
     agent_id: str = Field(index=True)
+    agent_path: str | None = None  # the agent's identity: its file's resolved path (trust_key)
     tool: str = Field(index=True)
     params: dict[str, Any] = _json(default_factory=dict)
     policy_rule: str | None = None
@@ -114,7 +116,11 @@ class ApprovalRecord(SQLModel, table=True):
 
 
 class GrantRecord(SQLModel, table=True):
-    """Standing permission for matching agents to call matching tools until it expires."""
+    """Standing permission for matching agents to call matching tools until it expires.
+
+    `agent_path` binds it to one agent file (its resolved path, as trust keys agents): it then
+    covers only that agent, and only while its name matches `agent_glob`. Without one (a grant
+    made through the API, or before grants were bound) it covers every agent the glob names."""
 
     __tablename__ = "grants"
 
@@ -122,6 +128,7 @@ class GrantRecord(SQLModel, table=True):
         default_factory=lambda: "g_" + uuid.uuid4().hex[:12], primary_key=True, max_length=64
     )
     agent_glob: str = "*"
+    agent_path: str | None = None
     tool_glob: str
     param_scope: list[dict[str, Any]] | None = _json(default=None)  # conditions on parameters
     path_scope: str | None = None  # a folder (relative: to the workspace) every path must be in
@@ -129,6 +136,13 @@ class GrantRecord(SQLModel, table=True):
     created_at: datetime = _time(default_factory=utc_now)
     expires_at: datetime = _time()
     revoked_at: datetime | None = _time(default=None)
+
+    def covers_agent(self, agent_id: str, agent_path: str | None) -> bool:
+        """Whether the agent named `agent_id`, whose file is `agent_path` (None: unknown), is
+        one this grant was made for (its tools and scopes aside)."""
+        if not fnmatch.fnmatchcase(agent_id, self.agent_glob):
+            return False
+        return self.agent_path is None or self.agent_path == agent_path
 
 
 class TraceRecord(SQLModel, table=True):

@@ -1,8 +1,9 @@
 """The approval hierarchy every tool call passes: L0 policy, grants, L1 supervisor, L2 human.
 
 A grant only saves a question: it applies to a call the policy sends to the supervisor or a
-person, never to a path outside the workspace (or one that cannot be judged), and never to a
-call whose parameters read like a prompt injection. Such a call is not settled by an allow rule
+person, never to a path outside the workspace (or one that cannot be judged), never to a
+call whose parameters read like a prompt injection, and only to the agent it was made for (its
+file, not merely its name). Such a call is not settled by an allow rule
 either: it goes to the supervisor if there is one, else to a person. Every decision is traced:
 which level took it, who, why, how confidently and how fast.
 """
@@ -81,10 +82,12 @@ class Route(BaseModel, frozen=True):
 class SupervisedGate:
     """An ApprovalGate that runs the hierarchy for one agent in one session.
 
-    `project_root` is the workspace; `server_folders` maps each MCP server to the folder it runs
-    in (None: unknown), so that a relative path is judged where the server will open it;
-    `tool_schemas` gives a tool's input schema, so that a call repeated with fields the tool
-    does not read is still seen as a loop.
+    `agent_path` is the agent's identity, the resolved path of its file (`trust_key`): a grant
+    bound to an agent file covers this agent only if it is that file (None: its file unknown,
+    so only grants by name cover it). `project_root` is the workspace; `server_folders` maps
+    each MCP server to the folder it runs in (None: unknown), so that a relative path is judged
+    where the server will open it; `tool_schemas` gives a tool's input schema, so that a call
+    repeated with fields the tool does not read is still seen as a loop.
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class SupervisedGate:
         policy_engine: PolicyEngine | None = None,
         keep_trace: KeepTrace | None = None,
         tool_schemas: ToolSchemas | None = None,
+        agent_path: str | None = None,
     ) -> None:
         self._store = store
         self._schemas = tool_schemas
@@ -115,6 +119,7 @@ class SupervisedGate:
         self._server_folders = server_folders
         self._folders = ServerFolders(project_root, server_folders)
         self._agent = agent_id
+        self._agent_path = agent_path
         self._session = session_id
         self._notify = notify
         self._supervisor = supervisor
@@ -128,6 +133,7 @@ class SupervisedGate:
             on_timeout=config.on_timeout,
             ask=ask,
             poll_s=poll_s,
+            agent_path=agent_path,
         )
 
     async def review(self, call: ToolCall, permission_required: bool) -> GateDecision:
@@ -209,7 +215,7 @@ class SupervisedGate:
     def _grant_for(self, call: ToolCall) -> tuple[GrantRecord | None, str | None]:
         """An active grant that covers this call, scopes included; or None, and why the grants
         that name the tool do not reach it when that is the workspace limit (blocking)."""
-        grants = self._store.grants.covering(self._agent, call.name)
+        grants = self._store.grants.covering(self._agent, call.name, agent_path=self._agent_path)
         if not grants:
             return None, None
         paths = self._folders.paths_of(call.name, call.arguments)
@@ -260,7 +266,11 @@ class SupervisedGate:
     def _view_of(self, call: ToolCall) -> CallUnderReview:
         """What the L1 supervisor is shown (blocking: the store, the filesystem, the detector)."""
         traces = self._store.traces.list(self._agent, 10)
-        grants = self._store.grants.active()
+        grants = [
+            grant
+            for grant in self._store.grants.active()
+            if grant.covers_agent(self._agent, self._agent_path)
+        ]
         return CallUnderReview(
             agent_id=self._agent,
             tool=call.name,

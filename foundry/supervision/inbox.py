@@ -36,9 +36,11 @@ class HumanInbox:
         on_timeout: Literal["allow", "deny"] = "deny",
         ask: AskUser | None = None,
         poll_s: float = POLL_S,
+        agent_path: str | None = None,
     ) -> None:
         self._store = store
         self._agent = agent_id
+        self._agent_path = agent_path  # the agent's file, which a grant made here is bound to
         self._session = session_id
         self._notify = notify
         self._timeout_s = timeout_s
@@ -121,6 +123,7 @@ class HumanInbox:
             id=approval_id,
             session_id=self._session,
             agent_id=self._agent,
+            agent_path=self._agent_path,
             tool=call.name,
             params=call.arguments,
             policy_rule=policy_rule,

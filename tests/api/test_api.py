@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from foundry.api import ApiServer, create_app, load_or_create_token
-from foundry.store import Store
+from foundry.store import ApprovalRecord, Store
 from foundry.store.tables import utc_now
 from tests.api.conftest import Serve
 from tests.api.records import AUTH, TOKEN, pending, trace
@@ -161,6 +161,30 @@ async def test_detail_shows_recent_traces_and_active_grants(
     assert detail["active_grants"][0]["agent"] == "claude"
     assert detail["active_grants"][0]["remaining"] in ("29m59s", "30m0s")
     assert detail["active_grants"][0]["granted_by"] == "me"
+
+
+async def test_grants_show_the_agent_file_they_are_bound_to(
+    store: Store, client: httpx.AsyncClient
+) -> None:
+    """A grant made in the inbox belongs to the agent file it was made for: GET /grants says
+    which, and an approval of another agent file of the same name is not shown it."""
+    expires = utc_now() + timedelta(minutes=30)
+    bound = store.grants.add("fs.*", expires, "human:ana", "claude", agent_path="/agents/claude")
+    by_name = store.grants.add("fs.read", expires, "me", "claude")
+    mine = store.approvals.create(
+        ApprovalRecord(agent_id="claude", agent_path="/agents/claude", tool="fs.read")
+    )
+    copy = store.approvals.create(
+        ApprovalRecord(agent_id="claude", agent_path="/downloads/claude", tool="fs.read")
+    )
+
+    listed = {g["id"]: g["agent_path"] for g in (await client.get("/grants")).json()}
+    shown_mine = (await client.get(f"/approvals/{mine.id}")).json()["active_grants"]
+    shown_copy = (await client.get(f"/approvals/{copy.id}")).json()["active_grants"]
+
+    assert listed == {bound.id: "/agents/claude", by_name.id: ""}
+    assert {g["id"] for g in shown_mine} == {bound.id, by_name.id}
+    assert {g["id"] for g in shown_copy} == {by_name.id}
 
 
 async def test_approve_resolves_and_traces_the_decision(
@@ -402,6 +426,7 @@ async def test_grants_can_be_created_listed_and_revoked(client: httpx.AsyncClien
         "10m0s",
     )
     assert (second["agent"], second["granted_by"]) == ("*", "api:http:127.0.0.1")
+    assert first["agent_path"] == second["agent_path"] == ""  # by name, as agent-mesh means
     listed = (await client.get("/grants")).json()
     assert {g["id"] for g in listed} == {first["id"], second["id"]}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from foundry.store.database import (
     head_revision,
     migrate,
 )
+from foundry.store.tables import utc_now
 
 
 def test_an_empty_database_is_migrated_to_the_latest_schema(database_url: str) -> None:
@@ -35,7 +37,7 @@ def test_the_newest_revision_foundry_names_is_the_migrations_head() -> None:
 
 def test_a_database_one_revision_behind_is_upgraded(database_url: str) -> None:
     engine = create_database_engine(database_url)
-    migrate(engine, "0007")
+    migrate(engine, "0008")
     engine.dispose()
 
     with Store.open(database_url) as store:
@@ -62,6 +64,40 @@ def test_an_older_database_is_upgraded_and_keeps_its_data(database_url: str) -> 
         assert store.sessions.get(session.id).agent_name == "Old"
         assert store.events.list(session.id)[0].payload == {"text": "from before the upgrade"}
         assert store.approvals.list() == []
+
+
+def test_grants_and_approvals_from_before_agent_files_keep_their_meaning(
+    database_url: str,
+) -> None:
+    """A grant stored before grants named their agent file still covers the agents its glob
+    names (as a grant made through the API does); an approval from then names no file."""
+    engine = create_database_engine(database_url)
+    migrate(engine, "0008")
+    expires = utc_now() + timedelta(hours=1)
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "INSERT INTO grants (id, agent_glob, tool_glob, granted_by, created_at, "
+                "expires_at) VALUES ('g_old', 'worker', 'fs.*', 'human:ana', :now, :expires)"
+            ),
+            {"now": utc_now(), "expires": expires},
+        )
+        connection.execute(
+            sa.text(
+                "INSERT INTO approvals (id, agent_id, tool, params, level, status, "
+                "injection_risk, created_at) VALUES ('a_old', 'worker', 'fs.read', '{}', 'L0', "
+                "'pending', false, :now)"
+            ),
+            {"now": utc_now()},
+        )
+    engine.dispose()
+
+    with Store.open(database_url) as store:
+        (old,) = store.grants.active()
+        assert (old.id, old.agent_path) == ("g_old", None)
+        assert store.grants.matching("worker", "fs.read", agent_path="/anywhere/worker") == old
+        assert store.grants.matching("other", "fs.read", agent_path="/anywhere/other") is None
+        assert store.approvals.get("a_old").agent_path is None
 
 
 def test_a_database_from_a_newer_foundry_is_refused(database_url: str) -> None:

@@ -157,6 +157,28 @@ def test_grants_match_by_glob_until_they_expire_or_are_revoked(store: Store) -> 
     assert store.grants.active() == []
 
 
+def test_a_grant_bound_to_an_agent_file_covers_only_that_file_under_its_name(
+    store: Store,
+) -> None:
+    now = utc_now()
+    bound = store.grants.add(
+        "fs.*", now + timedelta(minutes=30), "human:ana", "claude", agent_path="/agents/claude"
+    )
+    mine = store.grants.matching("claude", "fs.read", agent_path="/agents/claude")
+    assert mine is not None and mine.agent_path == "/agents/claude" == bound.agent_path
+    assert store.grants.matching("claude", "fs.read", agent_path="/copy/claude") is None
+    assert store.grants.matching("claude", "fs.read") is None  # an agent of unknown file
+    assert store.grants.matching("renamed", "fs.read", agent_path="/agents/claude") is None
+
+
+def test_an_approval_keeps_the_agent_file_that_asked(store: Store) -> None:
+    made = store.approvals.create(
+        ApprovalRecord(agent_id="claude", agent_path="/agents/claude", tool="fs.read")
+    )
+    assert store.approvals.get(made.id).agent_path == "/agents/claude"
+    assert store.approvals.list()[0].agent_path == "/agents/claude"
+
+
 def test_traces_record_who_decided_and_how_confidently(store: Store) -> None:
     store.traces.add(
         TraceRecord(

@@ -317,6 +317,7 @@ def test_a_grant_lets_the_next_call_through_without_asking(
     assert len(store.approvals.list()) == 1  # the second call never asked
     (grant,) = store.grants.active()
     assert grant.tool_glob == "time.*" and grant.agent_glob == "granted"
+    assert grant.agent_path == str((tmp_path / "granted").resolve())  # this agent file only
     assert grant.path_scope == "."  # the call names no path: the workspace is proposed
     assert timedelta(minutes=14) < grant.expires_at - utc_now() <= timedelta(minutes=15)
     assert "granted in the workspace until" in view.banner.text()
@@ -782,6 +783,8 @@ def test_the_detail_shows_the_verdict_recent_calls_and_grants(
     ]
     assert recent[0].text(3) == "human:cli:ana (human)"
     assert "fs.read_*" in detail.grants.text() and "by human:gui:ana" in detail.grants.text()
+    # a grant bound to no agent file covers every agent of its name, and says so
+    assert "for any agent named <code>assistant</code>" in detail.grants.text()
     assert not detail.injection.isVisible()
     key(qtbot, view, Qt.Key.Key_J)
     assert detail.record.tool == "web.fetch" and detail.injection.isVisible()

@@ -98,6 +98,7 @@ def approve_with_grant(
 ) -> Resolution:
     """Approve, and let the same agent call tools matching `tool_glob` for `duration` without
     asking, within `path_scope` (a folder, or None, chosen explicitly, for the whole workspace).
+    The same agent is its name and its file: another agent file of that name is not covered.
     The grant is stored first so that the agent's very next call finds it; it is revoked again
     if someone else had already resolved the approval."""
     grant = store.grants.add(
@@ -105,6 +106,7 @@ def approve_with_grant(
         utc_now() + duration,
         resolver,
         agent_glob=glob.escape(approval.agent_id),
+        agent_path=approval.agent_path,
         path_scope=path_scope,
     )
     reasoning = (

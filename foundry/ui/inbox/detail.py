@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from foundry.store import ApprovalRecord
+from foundry.store import ApprovalRecord, GrantRecord
 from foundry.store.tables import utc_now
 from foundry.ui.inbox.actions import describe_duration, describe_scope, grant_scopes
 from foundry.ui.inbox.feed import ApprovalContext
@@ -391,6 +391,7 @@ class ApprovalDetailView(QWidget):
         grants = [
             f"<code>{escape(grant.tool_glob)}</code> {escape(describe_scope(grant.path_scope))}"
             f" · {describe_duration(grant.expires_at - now)} left · by {escape(grant.granted_by)}"
+            f"{_by_name(grant)}"
             for grant in context.grants
         ]
         self.grants.setText("<br>".join(grants) if grants else "<i>none</i>")
@@ -509,3 +510,11 @@ def _tree_item(node: ParamNode) -> QTreeWidgetItem:
         item.setFont(1, font)
     item.addChildren([_tree_item(child) for child in node.children])
     return item
+
+
+def _by_name(grant: GrantRecord) -> str:
+    """What a grant bound to no agent file (the API's, or one from before grants were bound)
+    is said to cover: every agent its glob names, wherever its file is."""
+    if grant.agent_path is not None:
+        return ""
+    return f" · for any agent named <code>{escape(grant.agent_glob)}</code>"

@@ -3,7 +3,6 @@ context a reviewer needs beside one approval."""
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
 
 from foundry.session.events import ApprovalRequested
@@ -70,11 +69,11 @@ class ApprovalContext:
 
 def load_context(store: Store, approval: ApprovalRecord) -> ApprovalContext:
     """The approval's request reason (from its session's log), its agent's recent tool calls and
-    the active grants that cover its agent."""
+    the active grants that cover its agent (its name and its file, as the gate judges them)."""
     grants = [
         grant
         for grant in store.grants.active()
-        if fnmatch.fnmatchcase(approval.agent_id, grant.agent_glob)
+        if grant.covers_agent(approval.agent_id, approval.agent_path)
     ]
     return ApprovalContext(
         approval_id=approval.id,
