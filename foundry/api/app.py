@@ -8,6 +8,7 @@ on the loop, and reads the store in a thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from asyncio import FIRST_COMPLETED
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -147,8 +148,11 @@ async def _left_or_stopping(request: Request) -> None:
 
 
 async def _disconnected(request: Request) -> None:
-    while (await request.receive())["type"] != "http.disconnect":
-        pass  # the (empty) body of the GET
+    """Until the client disconnects, or sends a body no GET has (over the body limit): it is
+    then as good as gone."""
+    with contextlib.suppress(Exception):
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
 
 
 @routes.get("/approvals/{approval_id}", responses=NOT_FOUND)

@@ -5,6 +5,7 @@ that is not one, 409 for a second resolution, 422 for a body it does not take)."
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -154,3 +155,20 @@ async def test_held_requests_do_not_hold_up_a_decision(
     assert all(answer.status_code == 200 for answer in answers)
     assert all([a["id"] for a in answer.json()] == [matching.id] for answer in answers)
     assert TOKEN not in refused.text
+
+
+async def test_a_held_request_sending_an_endless_body_is_let_go(
+    store: Store, base_url: str, client: httpx.AsyncClient
+) -> None:
+    """A `wait=` list whose client streams a body past the limit (no GET has one) is answered
+    and let go, not held for its minute."""
+
+    async def endless() -> AsyncIterator[bytes]:
+        for _ in range(40):  # 2.5 MiB, over the 1 MiB limit
+            yield b"x" * 65536
+
+    answer = await client.request(
+        "GET", "/approvals", params={"status": "pending", "wait": 60}, content=endless()
+    )
+    assert answer.status_code == 200 and answer.json() == []
+    assert not store.approval_changes.listening
