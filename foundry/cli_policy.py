@@ -43,6 +43,7 @@ def _check(args: argparse.Namespace) -> list[CheckedCall]:
     import asyncio
 
     from foundry.agent.document import load_agent
+    from foundry.agent.trust import trust_key
     from foundry.store import Store
     from foundry.supervision.policy_check import PolicyChecker, PolicyCheckError
 
@@ -57,7 +58,13 @@ def _check(args: argparse.Namespace) -> list[CheckedCall]:
         folders = _server_folders(document)
         schemas = _tool_schemas(args, store, document)
         checker = PolicyChecker(
-            store, config, workspace.resolve(), folders, supervisor, tool_schemas=schemas
+            store,
+            config,
+            workspace.resolve(),
+            folders,
+            supervisor,
+            tool_schemas=schemas,
+            agent_path=trust_key(document.path) if document else None,
         )
         return asyncio.run(_check_all(checker, calls))
 

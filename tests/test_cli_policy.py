@@ -236,3 +236,31 @@ def test_a_malformed_calls_file_names_its_line(
     path.write_text(json.dumps(CALLS[0]) + "\n" + '{"id": "x", "params": {}}\n')
     assert main(["policy", "check", "--calls", str(path)]) == 1
     assert f"{path}:2: tool: Field required" in capsys.readouterr().err
+
+
+def test_a_grant_bound_to_the_agents_file_applies_in_the_dry_run_as_it_does_live(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A person's grant, made for this agent's file: the dry run of that agent's policy uses
+    it (as its chats would), and the dry run of a copy under the same name does not."""
+    from datetime import timedelta
+
+    from foundry.agent.trust import trust_key
+    from foundry.store.tables import utc_now
+
+    agent, copy = workspace / "agent", workspace.parent / "copy"
+    for folder in (agent, copy):
+        create_agent(folder, new_agent("checked", "", ""))
+    with Store.open() as store:
+        store.grants.add(
+            "mail.send",
+            utc_now() + timedelta(hours=1),
+            "human:gui:ana",
+            agent_glob="checked",
+            agent_path=trust_key(agent),
+        )
+    calls = str(write_lines(workspace.parent / "calls.jsonl", CALLS[-1:]))
+    mine = checked(capsys, str(agent), "--workspace", str(workspace), "--calls", calls)["mail"]
+    theirs = checked(capsys, str(copy), "--workspace", str(workspace), "--calls", calls)["mail"]
+    assert (mine["level"], mine["outcome"]) == ("grant", "allow"), mine
+    assert (theirs["level"], theirs["outcome"]) == ("human", "human"), theirs

@@ -66,7 +66,9 @@ class CheckedCall(BaseModel, frozen=True):
 
 
 class PolicyChecker:
-    """Decides calls under one policy: one gate per agent name, sharing the store's grants."""
+    """Decides calls under one policy: one gate per agent name, sharing the store's grants.
+    `agent_path` is the agent's file (`trust_key`), whose grants then apply as they do live;
+    without it only grants by name do."""
 
     def __init__(
         self,
@@ -77,8 +79,10 @@ class PolicyChecker:
         supervisor: L1Supervisor | None = None,
         compiled: PolicyEngine | None = None,
         tool_schemas: Schemas | None = None,
+        agent_path: str | None = None,
     ) -> None:
         self._store = store
+        self._agent_path = agent_path
         self._config = config
         self._compiled = compiled
         self._workspace = workspace
@@ -107,6 +111,7 @@ class PolicyChecker:
                 self._store,
                 self._config,
                 agent_id=agent,
+                agent_path=self._agent_path,
                 session_id="policy-check",
                 project_root=self._workspace,
                 notify=_ignore,
@@ -287,12 +292,19 @@ def what_if(
     calls: list[CallToCheck],
     server_folders: ServerPlaces | None = None,
     tool_schemas: Schemas | None = None,
+    agent_path: str | None = None,
 ) -> list[CheckedCall]:
     """Decide `calls` under `config` (compiled once into `compiled`, nothing counted from one
     what-if to the next) on this thread, in an event loop of its own, without the L1
     supervisor's model (its verdict is what a trial would wait for): for a worker thread."""
     checker = PolicyChecker(
-        store, config, workspace, server_folders, compiled=compiled, tool_schemas=tool_schemas
+        store,
+        config,
+        workspace,
+        server_folders,
+        compiled=compiled,
+        tool_schemas=tool_schemas,
+        agent_path=agent_path,
     )
     return asyncio.run(check_calls(checker, calls))
 

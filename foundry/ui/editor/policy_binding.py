@@ -27,6 +27,7 @@ from foundry.agent.models import (
 )
 from foundry.agent.names import free_name
 from foundry.agent.templates import default_policy_entry
+from foundry.agent.trust import trust_key
 from foundry.store import Store
 from foundry.supervision.paths import server_folders
 from foundry.supervision.policy import PolicyEngine
@@ -522,7 +523,11 @@ class PolicyBinding(QObject):
 
         def decide() -> tuple[PolicyEngine, list[CheckedCall]]:
             engine = compiled or PolicyEngine(config, workspace, server_folders=folders)
-            return engine, what_if(store, engine, config, workspace, calls, folders, tool_schemas)
+            identity = trust_key(document.path)  # its grants apply, as in its chats
+            decided = what_if(
+                store, engine, config, workspace, calls, folders, tool_schemas, identity
+            )
+            return engine, decided
 
         engine, results = await asyncio.to_thread(decide)
         self._compiled = (config, engine)
