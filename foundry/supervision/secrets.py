@@ -22,6 +22,10 @@ import urllib.parse
 from typing import Any
 
 SECRET = "[secret]"
+# what a secret is replaced by while a text is masked: a value of one character that ends no
+# value, so masking again (a decoded level, a pattern after another) leaves it as it is; shown
+# as SECRET (a text holding this private-use character shows SECRET in its place)
+_MARK = "\ue000"
 
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 SECRET_WORDS = frozenset(
@@ -42,33 +46,62 @@ _PRIVATE_KEY = re.compile(
     r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,20000}?"
     r"(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"
 )
+# a token's shape is told from a word by its prefix, so it is found right after a letter too
+# (`xghp_...`, as a base64 text decodes when it hides one behind a letter); only `sk-` and `ghs_`
+# end words (`task-`, `laughs_`), so glued to one they are a token when their next 40
+# characters hold a digit and a capital, as a random token's do and a word's seldom does
+_GLUED_RANDOM = r"(?=(?:sk|ghs)[\w-]{0,42}?\d)(?=(?:sk|ghs)[\w-]{0,42}?[A-Z])"
 _TOKEN = re.compile(
-    r"\b(?:sk-(?:proj-|live-|test-|ant-)?[\w-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}"
-    r"|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}"
-    r"|glpat-[\w-]{20,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})"
+    rf"(?:\b|{_GLUED_RANDOM})(?:sk-(?:proj-|live-|test-|ant-)?[\w-]{{16,}}|ghs_[A-Za-z0-9]{{20,}})"
+    r"|gh[pour]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}"
+    r"|AIza[\w-]{30,}|glpat-[\w-]{20,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"
 )
-# a named secret's value: a quoted one up to its closing quote (spaces and all), a bare one (a
-# JSON number or true, a query string's or an env line's value) up to what ends it there, so the
-# `}`, `]` or `&x=1` after it stays; unbounded, as a long value's tail would show (each
-# alternative is one pass, without backtracking)
-_NAMED_VALUE = (
-    r"(?:(?<=\\\")(?:[^\\\n]|\\[^\"\n])+"  # in JSON escaped inside a string: up to its \"
-    r"|(?<=\")(?:[^\"\\\n]|\\.)+|(?<=')[^'\n]+|(?<![\"'])[^\s\"'&;,}\]]+)"
+
+
+def _value_up_to(ends: str) -> str:
+    """A value running up to one of `ends`, or to `,` `)` `}` `]` that nothing of it follows:
+    `{"password": 123}` and `f(token=x)` keep their brackets, `hunter2}x` is masked whole."""
+    closers = r",)}\]"
+    inside = rf"[^{ends}{closers}]"
+    return rf"{inside}(?:{inside}|[{closers}]+(?={inside}))*"
+
+
+# a quoted value up to its closing quote, spaces and all (one pass each, without backtracking)
+_QUOTED_VALUE = (
+    r"(?<=\\\")(?:[^\\\n]|\\[^\"\n])+"  # in JSON escaped inside a string: up to its \"
+    r"|(?<=\")(?:[^\"\\\n]|\\.)+|(?<=')[^'\n]+"
 )
+# a bare one (a JSON number or true, a query string's, an env line's or a command line's value)
+# up to what ends it there, so the `}`, `]` or `&x=1` after it stays; unbounded, as a long
+# value's tail would show
+_BARE_VALUE = _value_up_to(r"\s\"'&;")
+_NAMED_VALUE = rf"(?:{_QUOTED_VALUE}|(?<![\"']){_BARE_VALUE})"
+# a header's value runs to the end of its line (`Cookie: a=1; b=2`, `Authorization: Digest ...`)
+_HEADER_VALUE = _value_up_to(r"\r\n\"'\\&")
+_SCHEME = r"(?:bearer|basic|token|digest|negotiate)(?:\s+|%20|\+)"
 # the secrets themselves, which can be told when split across values (`"sk-pr"` + `"oj-..."`)
 _SPLIT_SECRETS = (_URL_PASSWORD, _PRIVATE_KEY, _TOKEN)
 # each match's part after the group `keep` becomes [secret]
 _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     *_SPLIT_SECRETS,
     re.compile(r"(?i)(?P<keep>\b(?:bearer|basic|token)\s+)[\w.~+/=-]{8,}"),
-    re.compile(r"(?P<keep>(?<!\S)(?:-u|--user)[\s=]{1,4}[^\s:]{1,100}:)[^\s\"']{1,200}"),
+    re.compile(
+        r"(?i)(?P<keep>\b(?:proxy-)?authorization(?:\\?[\"'])?\s{0,4}[=:]\s{0,4}(?:\\?[\"'])?"
+        rf"(?:{_SCHEME})?|\b(?:set-)?cookie(?:\\?[\"'])?\s{{0,4}}:\s{{0,4}}(?:\\?[\"'])?){_HEADER_VALUE}"
+    ),
+    re.compile(
+        r"(?P<keep>(?<![\w-])(?:-u|--user)[\s=]{1,4}(?P<quote>\\?[\"'])?[^\s:\"']{1,100}:)"
+        rf"(?(quote)[^\"'\\\n]+|{_BARE_VALUE})"
+    ),
     re.compile(
         rf"(?i)(?P<keep>{_NAME}[\w.-]{{0,40}}(?:\\?[\"'])?\s{{0,4}}[=:]\s{{0,4}}(?:\\?[\"'])?)"
         rf"{_NAMED_VALUE}"
     ),
-    # an option and its value: `--password hunter2`, `--api-key=...` (above)
+    # an option and its value: `--password hunter2`, `--api-key "two words"` (`--api-key=...`
+    # above); a value starting with `-` is the next option
     re.compile(
-        rf"(?i)(?P<keep>(?<!\S)--?[\w-]{{0,20}}{_NAME}[\w-]{{0,20}}\s{{1,4}}[\"']?)[^\s\"'-][^\s\"']{{0,500}}"
+        rf"(?i)(?P<keep>(?<![\w-])--?[\w-]{{0,20}}{_NAME}[\w-]{{0,20}}\s{{1,4}}(?:\\?[\"'])?)"
+        rf"(?:{_QUOTED_VALUE}|(?<![\"'])(?!-){_BARE_VALUE})"
     ),
 )
 _BASE64 = re.compile(
@@ -79,12 +112,17 @@ _BASE64 = re.compile(
 # what one of the patterns above needs in the (lowercased) text, or a base64 text: most texts
 # have neither, and these two searches are all they cost
 _HINT = re.compile(
-    r"://|bearer|basic|token|-u|passw|passphrase|secret|api.?key|access.?key|private|sk-"
-    r"|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
+    r"://|bearer|basic|token|authorization|cookie|-u|passw|passphrase|secret|api.?key"
+    r"|access.?key|private|sk-|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
 )
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 MAX_DECODINGS = 3  # a text encoded more often is hostile: `%252525...` would decode for ever
+_ENCODED_NAME_PAIR = re.compile(
+    rf"(?<![^\s&;?\"'{{,(\[])(?P<name>[\w.~+-]{{0,60}}+%[\w.~%+-]{{2,60}}+)="
+    rf"{_BARE_VALUE}"
+)
+_SECRET_NAME = re.compile(_NAME, re.IGNORECASE)
 
 
 def _may_hold_a_secret(text: str) -> bool:
@@ -104,15 +142,20 @@ def mask_text(text: str) -> str:
     """The text with every secret it shows replaced by [secret]; a percent-encoded text
     (`password%3D...`, a URL's query, encoded up to MAX_DECODINGS times) that hides one is
     shown decoded, masked."""
-    decoded = text
+    return _masked_decoded(text).replace(_MARK, SECRET)
+
+
+def _masked_decoded(text: str) -> str:
+    """Masked at each level of percent-encoding before it is decoded, so a value ends where
+    its own level's encoding ends it: `token=abc%20def` up to the end, not at the space."""
+    masked = _mask_plain(text)
+    decoded, decoded_masked = text, masked
     for _ in range(MAX_DECODINGS):
-        if not _PERCENT_ESCAPE.search(decoded):
+        if not _PERCENT_ESCAPE.search(decoded_masked):
             break
         decoded = urllib.parse.unquote(decoded)
-        shown = _mask_plain(decoded)
-        if shown != decoded:
-            return shown
-    return _mask_plain(text)
+        decoded_masked = _mask_plain(urllib.parse.unquote(_mask_encoded_names(decoded_masked)))
+    return decoded_masked if decoded_masked != decoded else masked
 
 
 def _mask_plain(text: str) -> str:
@@ -122,6 +165,18 @@ def _mask_plain(text: str) -> str:
     return _BASE64.sub(_masked_if_secret, text) if _LONG_RUN.search(text) else text
 
 
+def _mask_encoded_names(text: str) -> str:
+    """`pass%77ord=abc%20def`: a form's value whose name is encoded too."""
+    return _ENCODED_NAME_PAIR.sub(_masked_if_secret_name, text)
+
+
+def _masked_if_secret_name(match: re.Match[str]) -> str:
+    name = match["name"]
+    for _ in range(MAX_DECODINGS):
+        name = urllib.parse.unquote(name)
+    return f"{match['name']}={_MARK}" if _SECRET_NAME.search(name) else match.group()
+
+
 @functools.lru_cache(maxsize=4096)
 def _masked_key(key: str) -> str:
     return mask_text(key)
@@ -129,7 +184,7 @@ def _masked_key(key: str) -> str:
 
 def _keep_before_secret(match: re.Match[str]) -> str:
     keep = match.groupdict().get("keep")
-    return (keep or "") + SECRET
+    return (keep or "") + _MARK
 
 
 def _masked_if_secret(match: re.Match[str]) -> str:
@@ -140,10 +195,13 @@ def _masked_if_secret(match: re.Match[str]) -> str:
             altchars=b"-_" if "-" in blob or "_" in blob else None,
             validate=True,
         )
-        text = decoded.decode("utf-8")
     except (binascii.Error, ValueError):
         return blob
-    return SECRET if mask_text(text) != text or _is_basic_pair(text) else blob
+    # read past bytes that are not text: `\xff` before a token must not hide it
+    text = decoded.decode("utf-8", "replace")
+    if _masked_decoded(text) != text or _is_basic_pair(text):
+        return _MARK
+    return blob
 
 
 def _is_basic_pair(text: str) -> bool:

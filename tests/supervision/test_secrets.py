@@ -29,6 +29,11 @@ TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
         ("api_token: xyz789", f"api_token: {SECRET}"),
         ("access_token=qwerty&x=1", f"access_token={SECRET}&x=1"),
         ("tokenValue=qwerty1", f"tokenValue={SECRET}"),
+        # a token glued to a word: its prefix tells it (`sk-` and `ghs_` by a random body)
+        (f"key{TOKEN} now", f"key{SECRET} now"),
+        ("idsk-proj-Xy12Ab34Cd56Ef78Gh90Ij12 x", f"id{SECRET} x"),
+        ("laughsghs_Ab12Cd34Ef56Gh78Ij90Kl", f"laughs{SECRET}"),
+        ("xAKIAIOSFODNN7EXAMPLE", f"x{SECRET}"),
     ],
 )
 def test_secrets_in_text_are_masked(text: str, shown: str) -> None:
@@ -59,6 +64,31 @@ NAMED_VALUES = [
     ('{\\"password\\": \\"two words\\"}', "two words", '\\"}'),
     ('{\\"api_key\\":\\"k1\\", \\"n\\": 1}', "k1", '\\", \\"n\\": 1}'),
     ('"{\\"token\\": \\"a\\\\\\\\b c\\"}"', "b c", '\\"}"'),
+    # a bracket or comma inside a bare value is part of it; only after it does it end it
+    ("password=abc}def", "}def", ""),
+    ("SECRETS=a,b,c", "b,c", ""),
+    ("f(token=abc)", "abc", ")"),
+    # an option's value, on a command line or in a JSON string
+    ("--password hunter2}", "hunter2", "}"),
+    ('{"cmd": "run --password hunter2}"}', "hunter2", '}"}'),
+    ('{"cmd":"--password hunter2"}', "hunter2", '"}'),
+    ("--password hunter2]", "hunter2", "]"),
+    ("--password hunter2;ls", "hunter2", ";ls"),
+    ("--password hunter2&&ls", "hunter2", "&&ls"),
+    ("(--password hunter2)", "hunter2", ")"),
+    ("--api-key k}9 --x", "k}9", " --x"),
+    ("--password 'two words' && ls", "words", "' && ls"),
+    ('run --password \\"two words\\" now', "words", '\\" now'),
+    ("--password " + "z" * 2000 + " end", "z" * 10, " end"),
+    ("curl -u ana:hunter2} x", "hunter2", "} x"),
+    ('curl -u "ana:two words" x', "words", '" x'),
+    ("curl -u ana:" + "q" * 400 + " x", "q" * 10, " x"),
+    # a header's value runs to its line's end
+    ("Authorization: abcdef123456", "abcdef123456", ""),
+    ("Authorization: token abc", "abc", ""),
+    ("Authorization: Bearer abc", "abc", ""),
+    ('{"headers": "Authorization: Basic YW5hOmh1bnRlcjI="}', "YW5h", '"}'),
+    ("Cookie: sessionid=abc; csrf=x\nHost: h", "csrf=x", "\nHost: h"),
 ]
 
 
@@ -91,6 +121,13 @@ def test_a_named_value_is_masked_up_to_its_end_and_what_follows_stays(
         "num_tokens: 5",
         "TOKENS=4096",
         "tokenizer=gpt2 tokenize=true",
+        # words that end in a token's prefix, and options that are no secret
+        "task-queue-worker-settings-v2",
+        "disk-cleanup-scheduler-2024-daily",
+        "she laughs_loudlyandoftenwithfriends",
+        "mkdir -p build/out && ssh -p 2222 host",
+        "Authorization required for this page",
+        "f(a, b) and [1, 2]",
     ],
 )
 def test_ordinary_values_are_left_alone(value: str) -> None:
