@@ -48,11 +48,14 @@ _PRIVATE_KEY = re.compile(
 )
 # a token's shape is told from a word by its prefix, so it is found right after a letter too
 # (`xghp_...`, as a base64 text decodes when it hides one behind a letter); only `sk-` and `ghs_`
-# end words (`task-`, `laughs_`), so glued to one they are a token when their next 40
-# characters hold a digit and a capital, as a random token's do and a word's seldom does
-_GLUED_RANDOM = r"(?=(?:sk|ghs)[\w-]{0,42}?\d)(?=(?:sk|ghs)[\w-]{0,42}?[A-Z])"
+# end words (`task-`, `laughs_`), so right after a letter they are a token when their next 42
+# characters hold a digit and a capital, as a random token's almost always do (all but about
+# 2 in 1,000) and a word's seldom does (each alternative starts with a letter: re skips ahead
+# to one)
+_RANDOM_AHEAD = r"(?=[A-Za-z_-]{0,42}+\d)(?=[a-z0-9_-]{0,42}+[A-Z])"  # one pass each
 _TOKEN = re.compile(
-    rf"(?:\b|{_GLUED_RANDOM})(?:sk-(?:proj-|live-|test-|ant-)?[\w-]{{16,}}|ghs_[A-Za-z0-9]{{20,}})"
+    rf"sk(?:(?<!\wsk)|{_RANDOM_AHEAD})-(?:proj-|live-|test-|ant-)?[\w-]{{16,}}"
+    rf"|ghs(?:(?<!\wghs)|{_RANDOM_AHEAD})_[A-Za-z0-9]{{20,}}"
     r"|gh[pour]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}"
     r"|AIza[\w-]{30,}|glpat-[\w-]{20,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"
 )
@@ -63,13 +66,13 @@ def _value_up_to(ends: str) -> str:
     `{"password": 123}` and `f(token=x)` keep their brackets, `hunter2}x` is masked whole."""
     closers = r",)}\]"
     inside = rf"[^{ends}{closers}]"
-    return rf"{inside}(?:{inside}|[{closers}]+(?={inside}))*"
+    return rf"{inside}++(?:[{closers}]++{inside}++)*+"  # possessive: one pass, never back
 
 
 # a quoted value up to its closing quote, spaces and all (one pass each, without backtracking)
 _QUOTED_VALUE = (
-    r"(?<=\\\")(?:[^\\\n]|\\[^\"\n])+"  # in JSON escaped inside a string: up to its \"
-    r"|(?<=\")(?:[^\"\\\n]|\\.)+|(?<=')[^'\n]+"
+    r"(?<=\\\")(?:[^\\\n]++|\\[^\"\n])++"  # in JSON escaped inside a string: up to its \"
+    r"|(?<=\")(?:[^\"\\\n]++|\\.)++|(?<=')[^'\n]++"
 )
 # a bare one (a JSON number or true, a query string's, an env line's or a command line's value)
 # up to what ends it there, so the `}`, `]` or `&x=1` after it stays; unbounded, as a long
@@ -86,8 +89,8 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     *_SPLIT_SECRETS,
     re.compile(r"(?i)(?P<keep>\b(?:bearer|basic|token)\s+)[\w.~+/=-]{8,}"),
     re.compile(
-        r"(?i)(?P<keep>\b(?:proxy-)?authorization(?:\\?[\"'])?\s{0,4}[=:]\s{0,4}(?:\\?[\"'])?"
-        rf"(?:{_SCHEME})?|\b(?:set-)?cookie(?:\\?[\"'])?\s{{0,4}}:\s{{0,4}}(?:\\?[\"'])?){_HEADER_VALUE}"
+        r"(?i)(?P<keep>authorization(?:\\?[\"'])?\s{0,4}[=:]\s{0,4}(?:\\?[\"'])?"
+        rf"(?:{_SCHEME})?|cookie(?:\\?[\"'])?\s{{0,4}}:\s{{0,4}}(?:\\?[\"'])?){_HEADER_VALUE}"
     ),
     re.compile(
         r"(?P<keep>(?<![\w-])(?:-u|--user)[\s=]{1,4}(?P<quote>\\?[\"'])?[^\s:\"']{1,100}:)"
@@ -197,11 +200,12 @@ def _masked_if_secret(match: re.Match[str]) -> str:
         )
     except (binascii.Error, ValueError):
         return blob
-    # read past bytes that are not text: `\xff` before a token must not hide it
-    text = decoded.decode("utf-8", "replace")
-    if _masked_decoded(text) != text or _is_basic_pair(text):
-        return _MARK
-    return blob
+    try:
+        text = decoded.decode("utf-8")
+    except UnicodeDecodeError:  # bytes, not text; they may still carry a secret's own shape
+        text = decoded.decode("utf-8", "replace")  # (`\xff` before a token must not hide it)
+        return _MARK if any(shape.search(text) for shape in _SPLIT_SECRETS) else blob
+    return _MARK if _masked_decoded(text) != text or _is_basic_pair(text) else blob
 
 
 def _is_basic_pair(text: str) -> bool:
