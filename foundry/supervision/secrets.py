@@ -84,6 +84,7 @@ _HEADER_VALUE = _value_up_to(r"\r\n\"'\\&")
 _SCHEME = r"(?:bearer|basic|token|digest|negotiate)(?:\s+|%20|\+)"
 # the secrets themselves, which can be told when split across values (`"sk-pr"` + `"oj-..."`)
 _SPLIT_SECRETS = (_URL_PASSWORD, _PRIVATE_KEY, _TOKEN)
+_SHAPES_IN_BYTES = tuple(re.compile(shape.pattern.encode()) for shape in _SPLIT_SECRETS)
 # each match's part after the group `keep` becomes [secret]
 _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     *_SPLIT_SECRETS,
@@ -192,20 +193,38 @@ def _keep_before_secret(match: re.Match[str]) -> str:
 
 def _masked_if_secret(match: re.Match[str]) -> str:
     blob = match.group()
+    text = _base64_text(blob)
+    if text is not None and (_masked_decoded(text) != text or _is_basic_pair(text)):
+        return _MARK
+    # bytes that are not text before a token (`\xff` + token), or a word before the base64
+    # text that shifts it (`key_` + base64, `/data/` + base64): read from each of its first
+    # four characters, it shows the secret's own shape
+    return _MARK if any(_holds_a_shape(blob[start:]) for start in range(4)) else blob
+
+
+def _base64_bytes(blob: str) -> bytes | None:
     try:
-        decoded = base64.b64decode(
+        return base64.b64decode(
             blob + "=" * (-len(blob) % 4),
             altchars=b"-_" if "-" in blob or "_" in blob else None,
             validate=True,
         )
     except (binascii.Error, ValueError):
-        return blob
+        return None
+
+
+def _base64_text(blob: str) -> str | None:
+    decoded = _base64_bytes(blob)
     try:
-        text = decoded.decode("utf-8")
-    except UnicodeDecodeError:  # bytes, not text; they may still carry a secret's own shape
-        text = decoded.decode("utf-8", "replace")  # (`\xff` before a token must not hide it)
-        return _MARK if any(shape.search(text) for shape in _SPLIT_SECRETS) else blob
-    return _MARK if _masked_decoded(text) != text or _is_basic_pair(text) else blob
+        return None if decoded is None else decoded.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _holds_a_shape(blob: str) -> bool:
+    """Whether a base64 text decodes to bytes that hold a token or a private key."""
+    decoded = _base64_bytes(blob)
+    return decoded is not None and any(shape.search(decoded) for shape in _SHAPES_IN_BYTES)
 
 
 def _is_basic_pair(text: str) -> bool:

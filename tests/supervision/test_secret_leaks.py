@@ -237,6 +237,18 @@ def test_a_base64_text_not_aligned_on_a_token_is_masked(
     assert (redact_params({"q": value})["q"] == value) == (expected == KEPT), f"{case}: {expected}"
 
 
+@pytest.mark.parametrize("before", ["a", "ab", "abc", "key_", "/data/"])
+def test_a_word_before_a_base64_text_does_not_hide_its_token(before: str) -> None:
+    """The word shifts the base64 text by one to three characters: decoded as it is, it is
+    noise; read from where the base64 text starts, it is the token."""
+    for raw, encode in [(TOKEN, base64.b64encode), ("x" + TOKEN, base64.urlsafe_b64encode)]:
+        value = before + encode(raw.encode()).decode().rstrip("=")
+        assert redact_params({"q": value})["q"] != value, MASKED
+    for raw_bytes in [bytes(range(48)), b"nothing secret in this sentence at all"]:
+        value = before + base64.b64encode(raw_bytes).decode()
+        assert redact_params({"q": value})["q"] == value, KEPT
+
+
 def test_a_param_named_session_id_is_masked_as_the_credential_it_is_on_the_web() -> None:
     """A web session's id logs its holder in (a cookie's `sessionid`): masked like a token,
     deliberately, though a reviewer then sees less."""
