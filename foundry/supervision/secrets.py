@@ -98,7 +98,8 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
         rf"(?(quote)[^\"'\\\n]+|{_BARE_VALUE})"
     ),
     re.compile(
-        rf"(?i)(?P<keep>{_NAME}[\w.-]{{0,40}}(?:\\?[\"'])?\s{{0,4}}[=:]\s{{0,4}}(?:\\?[\"'])?)"
+        rf"(?i)(?P<keep>{_NAME}[\w.-]{{0,40}}(?:\\?[\"'])?\s{{0,4}}(?:=>|:=|[=:])\s{{0,4}}"
+        rf"(?:\\?[\"'])?)"
         rf"{_NAMED_VALUE}"
     ),
     # an option and its value: `--password hunter2`, `--api-key "two words"` (`--api-key=...`
@@ -106,6 +107,18 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     re.compile(
         rf"(?i)(?P<keep>(?<![\w-])--?[\w-]{{0,20}}{_NAME}[\w-]{{0,20}}\s{{1,4}}(?:\\?[\"'])?)"
         rf"(?:{_QUOTED_VALUE}|(?<![\"'])(?!-){_BARE_VALUE})"
+    ),
+    # in SQL: `WITH PASSWORD 'x'`, `IDENTIFIED BY 'x'`
+    re.compile(
+        r"(?i)(?P<keep>\b(?:passw(?:or)?d|identified\s{1,4}by(?:\s{1,4}password)?)\s{1,4}\\?[\"'])"
+        rf"(?:{_QUOTED_VALUE})"
+    ),
+    # the forms of their own some tools take: `mysql -phunter2` (among its first 20 arguments),
+    # `sshpass -p hunter2`, openssl's `-pass pass:hunter2`
+    re.compile(
+        r"(?P<keep>(?:\b(?i:mysql|mariadb)\w*(?:\s++(?!-p[^\s-])[^\s;&|]++){0,20}+\s++-p(?=[^\s-])"
+        r"|\bsshpass\s{1,4}-p\s{0,4}|(?<![\w-])-pass(?:in|out)?\s{1,4}pass:)(?:\\?[\"'])?)"
+        rf"{_NAMED_VALUE}"
     ),
 )
 _BASE64 = re.compile(
@@ -116,7 +129,8 @@ _BASE64 = re.compile(
 # what one of the patterns above needs in the (lowercased) text, or a base64 text: most texts
 # have neither, and these two searches are all they cost
 _HINT = re.compile(
-    r"://|bearer|basic|token|authorization|cookie|-u|passw|passphrase|secret|api.?key"
+    r"://|bearer|basic|token|authorization|cookie|-u|passw|passphrase|pass:|identified"
+    r"|mysql|mariadb|sshpass|secret|api.?key"
     r"|access.?key|private|sk-|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
 )
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")

@@ -83,6 +83,15 @@ NAMED_VALUES = [
     ("curl -u ana:hunter2} x", "hunter2", "} x"),
     ('curl -u "ana:two words" x', "words", '" x'),
     ("curl -u ana:" + "q" * 400 + " x", "q" * 10, " x"),
+    # other languages' and tools' ways to give one
+    ("$db = ['password' => 'hunter 2'];", "hunter 2", "'];"),
+    ('password := "hunter 2"', "hunter 2", '"'),
+    ("ALTER USER ana WITH PASSWORD 'hunter 2';", "hunter 2", "';"),
+    ("CREATE USER ana IDENTIFIED BY 'pw 2';", "pw 2", "';"),
+    ("mysql -uroot -phunter2 db", "hunter2", " db"),
+    ("mysqldump -p'two words' db", "words", "' db"),
+    ("sshpass -p hunter2 ssh host", "hunter2", " ssh host"),
+    ("openssl enc -aes256 -pass pass:hunter2 -in f", "hunter2", " -in f"),
     # a header's value runs to its line's end
     ("Authorization: abcdef123456", "abcdef123456", ""),
     ("Authorization: token abc", "abc", ""),
@@ -127,6 +136,9 @@ def test_a_named_value_is_masked_up_to_its_end_and_what_follows_stays(
         "she laughs_loudlyandoftenwithfriends",
         "mkdir -p build/out && ssh -p 2222 host",
         "Authorization required for this page",
+        "mysql -h db -P3306 -p shop",  # -p alone asks for the password
+        "openssl enc -pass env:DB_KEY -in f",  # names where the password is
+        "the password is asked for",
         "f(a, b) and [1, 2]",
     ],
 )
