@@ -3,11 +3,16 @@
 Traces, the L1 supervisor, the inbox, the API and the CLI are shown parameters with every secret
 replaced by `[secret]`, whether or not content is shown: the value of a parameter whose name says
 it holds one (`password`, `apiKey`, `Authorization`, `client_secret`, ...), and in any text or
-key: a URL's password (`https://ana:[secret]@host`), `Bearer`/`Basic` credentials, `name=value`
-pairs whose name says secret, private keys, and tokens of well-known shapes (`sk-...`, `ghp_...`,
-`AKIA...`, JWTs). A percent-encoded text that hides one is shown decoded with it masked. A
-base64 text that decodes to one of these is masked whole, and so is every
-value a secret spans when it is split across values (`"sk-pr"` + `"oj-..."`).
+key: a URL's password (`https://ana:[secret]@host`), `Bearer`/`Basic` credentials, the
+`Authorization:` and `Cookie:` headers, `name=value` pairs whose name says secret (`=`, `:`,
+`=>`, `:=`), options (`--password x`, `curl -u ana:x`, `mysql -px`, `sshpass -p x`), SQL's
+`PASSWORD 'x'`, private keys, and tokens of well-known shapes (`sk-...`, `ghp_...`, `AKIA...`,
+JWTs), also glued to a word. A value is masked up to its end as the text delimits it (a quote,
+whitespace, `&`; a bracket or comma only when nothing of the value follows it). A
+percent-encoded text that hides one is shown decoded with it masked, each value up to where its
+own level of encoding ends it. A base64 text that decodes to one of these is masked whole (also
+shifted by a word before it), and so is every value a secret spans when it is split across
+values (`"sk-pr"` + `"oj-..."`).
 """
 
 from __future__ import annotations
