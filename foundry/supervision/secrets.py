@@ -23,6 +23,7 @@ import bisect
 import functools
 import itertools
 import re
+import unicodedata
 import urllib.parse
 from typing import Any
 
@@ -146,6 +147,11 @@ _ENCODED_NAME_PAIR = re.compile(
     rf"{_BARE_VALUE}"
 )
 _SECRET_NAME = re.compile(_NAME, re.IGNORECASE)
+# zero-width and direction characters, soft hyphens, joiners, variation selectors and tags
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f"
+    "\ufeff\U000e0000-\U000e0fff]"
+)
 
 
 def _may_hold_a_secret(text: str) -> bool:
@@ -156,7 +162,7 @@ def _may_hold_a_secret(text: str) -> bool:
 @functools.lru_cache(maxsize=4096)  # a few names come again and again: path, content, ...
 def is_secret_name(key: str) -> bool:
     """Whether a parameter's name says its value is a secret: `password`, `api_key`, ..."""
-    words = [word.lower() for word in _WORDS.findall(key)]
+    words = [word.lower() for word in _WORDS.findall(key if key.isascii() else _as_it_reads(key))]
     pairs = [first + second for first, second in itertools.pairwise(words)]
     return any(word in SECRET_WORDS for word in [*words, *pairs])
 
@@ -182,6 +188,22 @@ def _masked_decoded(text: str) -> str:
 
 
 def _mask_plain(text: str) -> str:
+    if not text.isascii():
+        readable = _as_it_reads(text)
+        if readable != text and (masked := _mask_as_written(readable)) != readable:
+            return masked  # a secret that shows once the text reads as it looks
+    return _mask_as_written(text)
+
+
+def _as_it_reads(text: str) -> str:
+    """Without the characters a reader does not see (`pass\u200bword`), full-width and styled
+    letters read as the letters they look like (NFKC)."""
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return _INVISIBLE.sub("", text)
+
+
+def _mask_as_written(text: str) -> str:
     if _may_hold_a_secret(text):
         for pattern in _TEXT_SECRETS:
             text = pattern.sub(_keep_before_secret, text)

@@ -34,6 +34,12 @@ TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
         ("idsk-proj-Xy12Ab34Cd56Ef78Gh90Ij12 x", f"id{SECRET} x"),
         ("laughsghs_Ab12Cd34Ef56Gh78Ij90Kl", f"laughs{SECRET}"),
         ("xAKIAIOSFODNN7EXAMPLE", f"x{SECRET}"),
+        # a text that reads as a secret once shown: invisible characters, full-width letters
+        ("pass\u200bword=hunter2", f"password={SECRET}"),
+        ("--pass\u2060word hunter2", f"--password {SECRET}"),
+        (f"push {TOKEN[:8]}\u200b{TOKEN[8:]} now", f"push {SECRET} now"),
+        ("\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44=hunter2", f"password={SECRET}"),
+        ("pass%E2%80%8Bword%3Dhunter2", f"password={SECRET}"),
     ],
 )
 def test_secrets_in_text_are_masked(text: str, shown: str) -> None:
@@ -140,6 +146,8 @@ def test_a_named_value_is_masked_up_to_its_end_and_what_follows_stays(
         "openssl enc -pass env:DB_KEY -in f",  # names where the password is
         "the password is asked for",
         "f(a, b) and [1, 2]",
+        "café, naïve, 東京",
+        "family \U0001f468\u200d\U0001f469\u200d\U0001f467 emoji",  # joiners kept
     ],
 )
 def test_ordinary_values_are_left_alone(value: str) -> None:
@@ -159,6 +167,8 @@ def test_ordinary_values_are_left_alone(value: str) -> None:
         ("max_tokens", False),
         ("author", False),
         ("keyboard_layout", False),
+        ("\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44", True),  # full-width
+        ("api\u200bKey", True),
     ],
 )
 def test_a_name_says_secret(key: str, secret: bool) -> None:
