@@ -10,9 +10,10 @@ key: a URL's password (`https://ana:[secret]@host`), `Bearer`/`Basic` credential
 JWTs), also glued to a word. A value is masked up to its end as the text delimits it (a quote,
 whitespace, `&`; a bracket or comma only when nothing of the value follows it). A
 percent-encoded text that hides one is shown decoded with it masked, each value up to where its
-own level of encoding ends it. A base64 text that decodes to one of these is masked whole (also
-shifted by a word before it), and so is every value a secret spans when it is split across
-values (`"sk-pr"` + `"oj-..."`).
+own level of encoding ends it; one that reads as a secret only once shown (a zero-width space
+in `password`, full-width letters) is shown as it reads, masked. A base64 text that decodes to
+one of these is masked whole (also shifted by a word before it), and so is every value a secret
+spans when it is split across values (`"sk-pr"` + `"oj-..."`).
 """
 
 from __future__ import annotations
