@@ -91,7 +91,9 @@ _HEADER_VALUE = _value_up_to(r"\r\n\"'\\&")
 _SCHEME = r"(?:bearer|basic|token|digest|negotiate)(?:\s+|%20|\+)"
 # the secrets themselves, which can be told when split across values (`"sk-pr"` + `"oj-..."`)
 _SPLIT_SECRETS = (_URL_PASSWORD, _PRIVATE_KEY, _TOKEN)
-_SHAPES_IN_BYTES = tuple(re.compile(shape.pattern.encode()) for shape in _SPLIT_SECRETS)
+_SHAPES_IN_BYTES = re.compile(
+    b"|".join(b"(?:%s)" % shape.pattern.encode() for shape in _SPLIT_SECRETS)
+)
 # each match's part after the group `keep` becomes [secret]
 _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     *_SPLIT_SECRETS,
@@ -140,6 +142,7 @@ _HINT = re.compile(
     r"|mysql|mariadb|sshpass|secret|api.?key"
     r"|access.?key|private|sk-|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
 )
+_HEX = re.compile(r"[0-9a-fA-F]+")
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 MAX_DECODINGS = 3  # a text encoded more often is hostile: `%252525...` would decode for ever
@@ -235,6 +238,8 @@ def _keep_before_secret(match: re.Match[str]) -> str:
 
 def _masked_if_secret(match: re.Match[str]) -> str:
     blob = match.group()
+    if _HEX.fullmatch(blob):  # a hash or an id: no secret's base64 is only hex digits
+        return blob
     text = _base64_text(blob)
     if text is not None and (_masked_decoded(text) != text or _is_basic_pair(text)):
         return _MARK
@@ -266,7 +271,7 @@ def _base64_text(blob: str) -> str | None:
 def _holds_a_shape(blob: str) -> bool:
     """Whether a base64 text decodes to bytes that hold a token or a private key."""
     decoded = _base64_bytes(blob)
-    return decoded is not None and any(shape.search(decoded) for shape in _SHAPES_IN_BYTES)
+    return decoded is not None and _SHAPES_IN_BYTES.search(decoded) is not None
 
 
 def _is_basic_pair(text: str) -> bool:
@@ -293,7 +298,14 @@ def _masked(value: Any, secret: bool) -> Any:
     if isinstance(value, list | tuple):
         masked, before = [], None
         for item in value:
-            masked.append(_masked(item, secret or _secret_option(before)))
+            shown = _masked(item, secret or _secret_option(before))
+            if (
+                isinstance(item, str)
+                and shown == item
+                and _secret_in_command(value[0], before, item)
+            ):
+                shown = SECRET
+            masked.append(shown)
             before = item
         return masked
     return value
@@ -302,6 +314,15 @@ def _masked(value: Any, secret: bool) -> Any:
 def _secret_option(item: Any) -> bool:
     """An argument like `--password` or `--api-key`: the next one is its value."""
     return isinstance(item, str) and item.startswith("-") and is_secret_name(item.lstrip("-"))
+
+
+def _secret_in_command(program: Any, before: Any, item: str) -> bool:
+    """Whether an argument is a secret as the command line reads it, after its program and the
+    argument before it: `["sshpass", "-p", x]`, `["mysql", "-px"]`, `["curl", "-u", "ana:x"]`."""
+    if not isinstance(program, str) or not isinstance(before, str):
+        return False
+    line = (f"{program} " if before is program else f"{program} {before} ") + item
+    return _may_hold_a_secret(line) and not mask_text(line).endswith(item)
 
 
 def _mask_split_secrets(original: Any, masked: Any) -> Any:

@@ -198,6 +198,26 @@ def test_a_secret_split_across_values_masks_each_part() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        (["sshpass", "-p", "hunter2", "ssh", "h"], ["sshpass", "-p", SECRET, "ssh", "h"]),
+        (["mysql", "-uroot", "-phunter2", "db"], ["mysql", "-uroot", SECRET, "db"]),
+        (["openssl", "enc", "-pass", "pass:hunter2"], ["openssl", "enc", "-pass", SECRET]),
+        (["curl", "-u", "ana:hunter2", "https://x"], ["curl", "-u", SECRET, "https://x"]),
+        (["app", "--password", "hunter2"], ["app", "--password", SECRET]),
+        # kept: what is no secret in its command, and an argument that masks itself
+        (["ssh", "-p", "2222", "h"], ["ssh", "-p", "2222", "h"]),
+        (["mysql", "-P3306", "-p", "db"], ["mysql", "-P3306", "-p", "db"]),
+        (["git", "commit", "-m", "token=abc"], ["git", "commit", "-m", f"token={SECRET}"]),
+    ],
+)
+def test_a_commands_argument_is_masked_as_its_command_line_reads(
+    command: list[str], shown: list[str]
+) -> None:
+    assert mask_secrets({"argv": command}) == {"argv": shown}
+
+
 def test_masking_leaves_the_parameters_as_they_were() -> None:
     params = {"password": "hunter2", "url": "https://a:b@c"}
     mask_secrets(params)
