@@ -91,9 +91,7 @@ _HEADER_VALUE = _value_up_to(r"\r\n\"'\\&")
 _SCHEME = r"(?:bearer|basic|token|digest|negotiate)(?:\s+|%20|\+)"
 # the secrets themselves, which can be told when split across values (`"sk-pr"` + `"oj-..."`)
 _SPLIT_SECRETS = (_URL_PASSWORD, _PRIVATE_KEY, _TOKEN)
-_SHAPES_IN_BYTES = re.compile(
-    b"|".join(b"(?:%s)" % shape.pattern.encode() for shape in _SPLIT_SECRETS)
-)
+_SHAPES_IN_BYTES = tuple(re.compile(shape.pattern.encode()) for shape in _SPLIT_SECRETS)
 # each match's part after the group `keep` becomes [secret]
 _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     *_SPLIT_SECRETS,
@@ -123,10 +121,11 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
         rf"(?:{_QUOTED_VALUE})"
     ),
     # the forms of their own some tools take: `mysql -phunter2` (among its first 20 arguments),
-    # `sshpass -p hunter2`, openssl's `-pass pass:hunter2`
+    # `sshpass -p hunter2`, openssl's `-pass pass:hunter2` (starting with a letter or `-`, not an
+    # assertion, so re skips ahead to one)
     re.compile(
-        r"(?P<keep>(?:\b(?i:mysql|mariadb)\w*(?:\s++(?!-p[^\s-])[^\s;&|]++){0,20}+\s++-p(?=[^\s-])"
-        r"|\bsshpass\s{1,4}-p\s{0,4}|(?<![\w-])-pass(?:in|out)?\s{1,4}pass:)(?:\\?[\"'])?)"
+        r"(?P<keep>(?:(?i:mysql|mariadb)\w*(?:\s++(?!-p[^\s-])[^\s;&|]++){0,20}+\s++-p(?=[^\s-])"
+        r"|sshpass\s{1,4}-p\s{0,4}|-pass(?:in|out)?\s{1,4}pass:)(?:\\?[\"'])?)"
         rf"{_NAMED_VALUE}"
     ),
 )
@@ -271,7 +270,7 @@ def _base64_text(blob: str) -> str | None:
 def _holds_a_shape(blob: str) -> bool:
     """Whether a base64 text decodes to bytes that hold a token or a private key."""
     decoded = _base64_bytes(blob)
-    return decoded is not None and _SHAPES_IN_BYTES.search(decoded) is not None
+    return decoded is not None and any(shape.search(decoded) for shape in _SHAPES_IN_BYTES)
 
 
 def _is_basic_pair(text: str) -> bool:
