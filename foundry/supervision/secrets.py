@@ -121,11 +121,13 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
         rf"(?:{_QUOTED_VALUE})"
     ),
     # the forms of their own some tools take: `mysql -phunter2` (among its first 20 arguments),
-    # `sshpass -p hunter2`, openssl's `-pass pass:hunter2` (starting with a letter or `-`, not an
-    # assertion, so re skips ahead to one)
+    # `sshpass -p x`, `docker login -u ana -p x`, `redis-cli -a x`, openssl's `-pass pass:x`
+    # (starting with a letter or `-`, not an assertion, so re skips ahead to one)
     re.compile(
         r"(?P<keep>(?:(?i:mysql|mariadb)\w*(?:\s++(?!-p[^\s-])[^\s;&|]++){0,20}+\s++-p(?=[^\s-])"
-        r"|sshpass\s{1,4}-p\s{0,4}|-pass(?:in|out)?\s{1,4}pass:)(?:\\?[\"'])?)"
+        r"|(?:sshpass|docker\s{1,4}login|podman\s{1,4}login|redis-cli)"
+        r"(?:\s++(?!-[pa]\s)[^\s;&|]++){0,20}+\s++-[pa]\s{1,4}|-pass(?:in|out)?\s{1,4}pass:)"
+        r"(?:\\?[\"'])?)"
         rf"{_NAMED_VALUE}"
     ),
 )
@@ -138,7 +140,7 @@ _BASE64 = re.compile(
 # have neither, and these two searches are all they cost
 _HINT = re.compile(
     r"://|bearer|basic|token|authorization|cookie|-u|passw|passphrase|pass:|identified"
-    r"|mysql|mariadb|sshpass|secret|api.?key"
+    r"|mysql|mariadb|sshpass|login|redis-cli|secret|api.?key"
     r"|access.?key|private|sk-|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
 )
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -296,13 +298,9 @@ def _masked(value: Any, secret: bool) -> Any:
         }
     if isinstance(value, list | tuple):
         masked, before = [], None
-        for item in value:
+        for index, item in enumerate(value):
             shown = _masked(item, secret or _secret_option(before))
-            if (
-                isinstance(item, str)
-                and shown == item
-                and _secret_in_command(value[0], before, item)
-            ):
+            if isinstance(item, str) and shown == item and _secret_in_command(value, index):
                 shown = SECRET
             masked.append(shown)
             before = item
@@ -315,13 +313,15 @@ def _secret_option(item: Any) -> bool:
     return isinstance(item, str) and item.startswith("-") and is_secret_name(item.lstrip("-"))
 
 
-def _secret_in_command(program: Any, before: Any, item: str) -> bool:
-    """Whether an argument is a secret as the command line reads it, after its program and the
-    argument before it: `["sshpass", "-p", x]`, `["mysql", "-px"]`, `["curl", "-u", "ana:x"]`."""
-    if not isinstance(program, str) or not isinstance(before, str):
+def _secret_in_command(command: list[Any] | tuple[Any, ...], index: int) -> bool:
+    """Whether an argument is a secret as the command line reads it after its program, the
+    program's first argument and the argument before it: `["sshpass", "-p", x]`,
+    `["docker", "login", "-u", "ana", "-p", x]`, `["mysql", "-px"]`, `["curl", "-u", "ana:x"]`."""
+    words = [*command[: min(index - 1, 2)], *command[index - 1 : index + 1]] if index else []
+    if not all(isinstance(word, str) for word in words):
         return False
-    line = (f"{program} " if before is program else f"{program} {before} ") + item
-    return _may_hold_a_secret(line) and not mask_text(line).endswith(item)
+    line = " ".join(words)
+    return _may_hold_a_secret(line) and not mask_text(line).endswith(command[index])
 
 
 def _mask_split_secrets(original: Any, masked: Any) -> Any:

@@ -97,6 +97,8 @@ NAMED_VALUES = [
     ("mysql -uroot -phunter2 db", "hunter2", " db"),
     ("mysqldump -p'two words' db", "words", "' db"),
     ("sshpass -p hunter2 ssh host", "hunter2", " ssh host"),
+    ("docker login -u ana -p hunter2 registry.example", "hunter2", " registry.example"),
+    ("redis-cli -h db -a hunter2 ping", "hunter2", " ping"),
     ("openssl enc -aes256 -pass pass:hunter2 -in f", "hunter2", " -in f"),
     # a header's value runs to its line's end
     ("Authorization: abcdef123456", "abcdef123456", ""),
@@ -207,7 +209,9 @@ def test_a_secret_split_across_values_masks_each_part() -> None:
         (["curl", "-u", "ana:hunter2", "https://x"], ["curl", "-u", SECRET, "https://x"]),
         (["app", "--password", "hunter2"], ["app", "--password", SECRET]),
         # kept: what is no secret in its command, and an argument that masks itself
+        (["docker", "login", "-p", "hunter2"], ["docker", "login", "-p", SECRET]),
         (["ssh", "-p", "2222", "h"], ["ssh", "-p", "2222", "h"]),
+        (["docker", "run", "-p", "8080:80", "app"], ["docker", "run", "-p", "8080:80", "app"]),
         (["mysql", "-P3306", "-p", "db"], ["mysql", "-P3306", "-p", "db"]),
         (["git", "commit", "-m", "token=abc"], ["git", "commit", "-m", f"token={SECRET}"]),
     ],
