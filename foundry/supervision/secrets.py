@@ -3,11 +3,17 @@
 Traces, the L1 supervisor, the inbox, the API and the CLI are shown parameters with every secret
 replaced by `[secret]`, whether or not content is shown: the value of a parameter whose name says
 it holds one (`password`, `apiKey`, `Authorization`, `client_secret`, ...), and in any text or
-key: a URL's password (`https://ana:[secret]@host`), `Bearer`/`Basic` credentials, `name=value`
-pairs whose name says secret, private keys, and tokens of well-known shapes (`sk-...`, `ghp_...`,
-`AKIA...`, JWTs). A percent-encoded text that hides one is shown decoded with it masked. A
-base64 text that decodes to one of these is masked whole, and so is every
-value a secret spans when it is split across values (`"sk-pr"` + `"oj-..."`).
+key: a URL's password (`https://ana:[secret]@host`), `Bearer`/`Basic` credentials, the
+`Authorization:` and `Cookie:` headers, `name=value` pairs whose name says secret (`=`, `:`,
+`=>`, `:=`), options (`--password x`, `curl -u ana:x`, `mysql -px`, `sshpass -p x`), SQL's
+`PASSWORD 'x'`, private keys, and tokens of well-known shapes (`sk-...`, `ghp_...`, `AKIA...`,
+JWTs), also glued to a word. A value is masked up to its end as the text delimits it (a quote,
+whitespace, `&`; a bracket or comma only when nothing of the value follows it). A
+percent-encoded text that hides one is shown decoded with it masked, each value up to where its
+own level of encoding ends it; one that reads as a secret only once shown (a zero-width space
+in `password`, full-width letters) is shown as it reads, masked. A base64 text that decodes to
+one of these is masked whole (also shifted by a word before it), and so is every value a secret
+spans when it is split across values (`"sk-pr"` + `"oj-..."`).
 """
 
 from __future__ import annotations
@@ -18,10 +24,15 @@ import bisect
 import functools
 import itertools
 import re
+import unicodedata
 import urllib.parse
 from typing import Any
 
 SECRET = "[secret]"
+# what a secret is replaced by while a text is masked: a value of one character that ends no
+# value, so masking again (a decoded level, a pattern after another) leaves it as it is; shown
+# as SECRET (a text holding this private-use character shows SECRET in its place)
+_MARK = "\ue000"
 
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 SECRET_WORDS = frozenset(
@@ -42,33 +53,82 @@ _PRIVATE_KEY = re.compile(
     r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]{0,20000}?"
     r"(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"
 )
+# a token's shape is told from a word by its prefix, so it is found right after a letter too
+# (`xghp_...`, as a base64 text decodes when it hides one behind a letter); only `sk-` and `ghs_`
+# end words (`task-`, `laughs_`), so right after a letter they are a token when their next 42
+# characters hold a digit and a capital, as a random token's almost always do (all but about
+# 2 in 1,000) and a word's seldom does (each alternative starts with a letter: re skips ahead
+# to one)
+_RANDOM_AHEAD = r"(?=[A-Za-z_-]{0,42}+\d)(?=[a-z0-9_-]{0,42}+[A-Z])"  # one pass each
 _TOKEN = re.compile(
-    r"\b(?:sk-(?:proj-|live-|test-|ant-)?[\w-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}"
-    r"|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}"
-    r"|glpat-[\w-]{20,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})"
+    rf"sk(?:(?<!\wsk)|{_RANDOM_AHEAD})-(?:proj-|live-|test-|ant-)?[\w-]{{16,}}"
+    rf"|ghs(?:(?<!\wghs)|{_RANDOM_AHEAD})_[A-Za-z0-9]{{20,}}"
+    r"|gh[pour]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}"
+    r"|AIza[\w-]{30,}|glpat-[\w-]{20,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"
 )
-# a named secret's value: a quoted one up to its closing quote (spaces and all), a bare one (a
-# JSON number or true, a query string's or an env line's value) up to what ends it there, so the
-# `}`, `]` or `&x=1` after it stays; unbounded, as a long value's tail would show (each
-# alternative is one pass, without backtracking)
-_NAMED_VALUE = (
-    r"(?:(?<=\\\")(?:[^\\\n]|\\[^\"\n])+"  # in JSON escaped inside a string: up to its \"
-    r"|(?<=\")(?:[^\"\\\n]|\\.)+|(?<=')[^'\n]+|(?<![\"'])[^\s\"'&;,}\]]+)"
+
+
+def _value_up_to(ends: str) -> str:
+    """A value running up to one of `ends`, or to `,` `)` `}` `]` that nothing of it follows:
+    `{"password": 123}` and `f(token=x)` keep their brackets, `hunter2}x` is masked whole."""
+    closers = r",)}\]"
+    inside = rf"[^{ends}{closers}]"
+    return rf"{inside}++(?:[{closers}]++{inside}++)*+"  # possessive: one pass, never back
+
+
+# a quoted value up to its closing quote, spaces and all (one pass each, without backtracking)
+_QUOTED_VALUE = (
+    r"(?<=\\\")(?:[^\\\n]++|\\[^\"\n])++"  # in JSON escaped inside a string: up to its \"
+    r"|(?<=\")(?:[^\"\\\n]++|\\.)++|(?<=')[^'\n]++"
 )
+# a bare one (a JSON number or true, a query string's, an env line's or a command line's value)
+# up to what ends it there, so the `}`, `]` or `&x=1` after it stays; unbounded, as a long
+# value's tail would show
+_BARE_VALUE = _value_up_to(r"\s\"'&;")
+_NAMED_VALUE = rf"(?:{_QUOTED_VALUE}|(?<![\"']){_BARE_VALUE})"
+# a header's value runs to the end of its line (`Cookie: a=1; b=2`, `Authorization: Digest ...`)
+_HEADER_VALUE = _value_up_to(r"\r\n\"'\\&")
+_SCHEME = r"(?:bearer|basic|token|digest|negotiate)(?:\s+|%20|\+)"
 # the secrets themselves, which can be told when split across values (`"sk-pr"` + `"oj-..."`)
 _SPLIT_SECRETS = (_URL_PASSWORD, _PRIVATE_KEY, _TOKEN)
+_SHAPES_IN_BYTES = tuple(re.compile(shape.pattern.encode()) for shape in _SPLIT_SECRETS)
 # each match's part after the group `keep` becomes [secret]
 _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     *_SPLIT_SECRETS,
     re.compile(r"(?i)(?P<keep>\b(?:bearer|basic|token)\s+)[\w.~+/=-]{8,}"),
-    re.compile(r"(?P<keep>(?<!\S)(?:-u|--user)[\s=]{1,4}[^\s:]{1,100}:)[^\s\"']{1,200}"),
     re.compile(
-        rf"(?i)(?P<keep>{_NAME}[\w.-]{{0,40}}(?:\\?[\"'])?\s{{0,4}}[=:]\s{{0,4}}(?:\\?[\"'])?)"
+        r"(?i)(?P<keep>authorization(?:\\?[\"'])?\s{0,4}[=:]\s{0,4}(?:\\?[\"'])?"
+        rf"(?:{_SCHEME})?|cookie(?:\\?[\"'])?\s{{0,4}}:\s{{0,4}}(?:\\?[\"'])?){_HEADER_VALUE}"
+    ),
+    re.compile(
+        r"(?P<keep>(?<![\w-])(?:-u|--user)[\s=]{1,4}(?P<quote>\\?[\"'])?[^\s:\"']{1,100}:)"
+        rf"(?(quote)[^\"'\\\n]+|{_BARE_VALUE})"
+    ),
+    re.compile(
+        rf"(?i)(?P<keep>{_NAME}[\w.-]{{0,40}}(?:\\?[\"'])?\s{{0,4}}(?:=>|:=|[=:])\s{{0,4}}"
+        rf"(?:\\?[\"'])?)"
         rf"{_NAMED_VALUE}"
     ),
-    # an option and its value: `--password hunter2`, `--api-key=...` (above)
+    # an option and its value: `--password hunter2`, `--api-key "two words"` (`--api-key=...`
+    # above); a value starting with `-` is the next option
     re.compile(
-        rf"(?i)(?P<keep>(?<!\S)--?[\w-]{{0,20}}{_NAME}[\w-]{{0,20}}\s{{1,4}}[\"']?)[^\s\"'-][^\s\"']{{0,500}}"
+        rf"(?i)(?P<keep>(?<![\w-])--?[\w-]{{0,20}}{_NAME}[\w-]{{0,20}}\s{{1,4}}(?:\\?[\"'])?)"
+        rf"(?:{_QUOTED_VALUE}|(?<![\"'])(?!-){_BARE_VALUE})"
+    ),
+    # in SQL: `WITH PASSWORD 'x'`, `IDENTIFIED BY 'x'`
+    re.compile(
+        r"(?i)(?P<keep>\b(?:passw(?:or)?d|identified\s{1,4}by(?:\s{1,4}password)?)\s{1,4}\\?[\"'])"
+        rf"(?:{_QUOTED_VALUE})"
+    ),
+    # the forms of their own some tools take: `mysql -phunter2` (among its first 20 arguments),
+    # `sshpass -p x`, `docker login -u ana -p x`, `redis-cli -a x`, openssl's `-pass pass:x`
+    # (starting with a letter or `-`, not an assertion, so re skips ahead to one)
+    re.compile(
+        r"(?P<keep>(?:(?i:mysql|mariadb)\w*(?:\s++(?!-p[^\s-])[^\s;&|]++){0,20}+\s++-p(?=[^\s-])"
+        r"|(?:sshpass|docker\s{1,4}login|podman\s{1,4}login|redis-cli)"
+        r"(?:\s++(?!-[pa]\s)[^\s;&|]++){0,20}+\s++-[pa]\s{1,4}|-pass(?:in|out)?\s{1,4}pass:)"
+        r"(?:\\?[\"'])?)"
+        rf"{_NAMED_VALUE}"
     ),
 )
 _BASE64 = re.compile(
@@ -79,12 +139,24 @@ _BASE64 = re.compile(
 # what one of the patterns above needs in the (lowercased) text, or a base64 text: most texts
 # have neither, and these two searches are all they cost
 _HINT = re.compile(
-    r"://|bearer|basic|token|-u|passw|passphrase|secret|api.?key|access.?key|private|sk-"
-    r"|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
+    r"://|bearer|basic|token|authorization|cookie|-u|passw|passphrase|pass:|identified"
+    r"|mysql|mariadb|sshpass|login|redis-cli|secret|api.?key"
+    r"|access.?key|private|sk-|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
 )
+_HEX = re.compile(r"[0-9a-fA-F]+")
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 MAX_DECODINGS = 3  # a text encoded more often is hostile: `%252525...` would decode for ever
+_ENCODED_NAME_PAIR = re.compile(
+    rf"(?<![^\s&;?\"'{{,(\[])(?P<name>[\w.~+-]{{0,60}}+%[\w.~%+-]{{2,60}}+)="
+    rf"{_BARE_VALUE}"
+)
+_SECRET_NAME = re.compile(_NAME, re.IGNORECASE)
+# zero-width and direction characters, soft hyphens, joiners, variation selectors and tags
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f"
+    "\ufeff\U000e0000-\U000e0fff]"
+)
 
 
 def _may_hold_a_secret(text: str) -> bool:
@@ -95,7 +167,7 @@ def _may_hold_a_secret(text: str) -> bool:
 @functools.lru_cache(maxsize=4096)  # a few names come again and again: path, content, ...
 def is_secret_name(key: str) -> bool:
     """Whether a parameter's name says its value is a secret: `password`, `api_key`, ..."""
-    words = [word.lower() for word in _WORDS.findall(key)]
+    words = [word.lower() for word in _WORDS.findall(key if key.isascii() else _as_it_reads(key))]
     pairs = [first + second for first, second in itertools.pairwise(words)]
     return any(word in SECRET_WORDS for word in [*words, *pairs])
 
@@ -104,22 +176,55 @@ def mask_text(text: str) -> str:
     """The text with every secret it shows replaced by [secret]; a percent-encoded text
     (`password%3D...`, a URL's query, encoded up to MAX_DECODINGS times) that hides one is
     shown decoded, masked."""
-    decoded = text
+    return _masked_decoded(text).replace(_MARK, SECRET)
+
+
+def _masked_decoded(text: str) -> str:
+    """Masked at each level of percent-encoding before it is decoded, so a value ends where
+    its own level's encoding ends it: `token=abc%20def` up to the end, not at the space."""
+    masked = _mask_plain(text)
+    decoded, decoded_masked = text, masked
     for _ in range(MAX_DECODINGS):
-        if not _PERCENT_ESCAPE.search(decoded):
+        if not _PERCENT_ESCAPE.search(decoded_masked):
             break
         decoded = urllib.parse.unquote(decoded)
-        shown = _mask_plain(decoded)
-        if shown != decoded:
-            return shown
-    return _mask_plain(text)
+        decoded_masked = _mask_plain(urllib.parse.unquote(_mask_encoded_names(decoded_masked)))
+    return decoded_masked if decoded_masked != decoded else masked
 
 
 def _mask_plain(text: str) -> str:
+    if not text.isascii():
+        readable = _as_it_reads(text)
+        if readable != text and (masked := _mask_as_written(readable)) != readable:
+            return masked  # a secret that shows once the text reads as it looks
+    return _mask_as_written(text)
+
+
+def _as_it_reads(text: str) -> str:
+    """Without the characters a reader does not see (`pass\u200bword`), full-width and styled
+    letters read as the letters they look like (NFKC)."""
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return _INVISIBLE.sub("", text)
+
+
+def _mask_as_written(text: str) -> str:
     if _may_hold_a_secret(text):
         for pattern in _TEXT_SECRETS:
             text = pattern.sub(_keep_before_secret, text)
     return _BASE64.sub(_masked_if_secret, text) if _LONG_RUN.search(text) else text
+
+
+def _mask_encoded_names(text: str) -> str:
+    """`pass%77ord=abc%20def`: a form's value whose name is encoded too."""
+    return _ENCODED_NAME_PAIR.sub(_masked_if_secret_name, text)
+
+
+def _masked_if_secret_name(match: re.Match[str]) -> str:
+    name = match["name"]
+    for _ in range(MAX_DECODINGS):
+        name = urllib.parse.unquote(name)
+    return f"{match['name']}={_MARK}" if _SECRET_NAME.search(name) else match.group()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -129,21 +234,45 @@ def _masked_key(key: str) -> str:
 
 def _keep_before_secret(match: re.Match[str]) -> str:
     keep = match.groupdict().get("keep")
-    return (keep or "") + SECRET
+    return (keep or "") + _MARK
 
 
 def _masked_if_secret(match: re.Match[str]) -> str:
     blob = match.group()
+    if _HEX.fullmatch(blob):  # a hash or an id: no secret's base64 is only hex digits
+        return blob
+    text = _base64_text(blob)
+    if text is not None and (_masked_decoded(text) != text or _is_basic_pair(text)):
+        return _MARK
+    # bytes that are not text before a token (`\xff` + token), or a word before the base64
+    # text that shifts it (`key_` + base64, `/data/` + base64): read from each of its first
+    # four characters, it shows the secret's own shape
+    return _MARK if any(_holds_a_shape(blob[start:]) for start in range(4)) else blob
+
+
+def _base64_bytes(blob: str) -> bytes | None:
     try:
-        decoded = base64.b64decode(
+        return base64.b64decode(
             blob + "=" * (-len(blob) % 4),
             altchars=b"-_" if "-" in blob or "_" in blob else None,
             validate=True,
         )
-        text = decoded.decode("utf-8")
     except (binascii.Error, ValueError):
-        return blob
-    return SECRET if mask_text(text) != text or _is_basic_pair(text) else blob
+        return None
+
+
+def _base64_text(blob: str) -> str | None:
+    decoded = _base64_bytes(blob)
+    try:
+        return None if decoded is None else decoded.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _holds_a_shape(blob: str) -> bool:
+    """Whether a base64 text decodes to bytes that hold a token or a private key."""
+    decoded = _base64_bytes(blob)
+    return decoded is not None and any(shape.search(decoded) for shape in _SHAPES_IN_BYTES)
 
 
 def _is_basic_pair(text: str) -> bool:
@@ -169,8 +298,11 @@ def _masked(value: Any, secret: bool) -> Any:
         }
     if isinstance(value, list | tuple):
         masked, before = [], None
-        for item in value:
-            masked.append(_masked(item, secret or _secret_option(before)))
+        for index, item in enumerate(value):
+            shown = _masked(item, secret or _secret_option(before))
+            if isinstance(item, str) and shown == item and _secret_in_command(value, index):
+                shown = SECRET
+            masked.append(shown)
             before = item
         return masked
     return value
@@ -179,6 +311,17 @@ def _masked(value: Any, secret: bool) -> Any:
 def _secret_option(item: Any) -> bool:
     """An argument like `--password` or `--api-key`: the next one is its value."""
     return isinstance(item, str) and item.startswith("-") and is_secret_name(item.lstrip("-"))
+
+
+def _secret_in_command(command: list[Any] | tuple[Any, ...], index: int) -> bool:
+    """Whether an argument is a secret as the command line reads it after its program, the
+    program's first argument and the argument before it: `["sshpass", "-p", x]`,
+    `["docker", "login", "-u", "ana", "-p", x]`, `["mysql", "-px"]`, `["curl", "-u", "ana:x"]`."""
+    words = [*command[: min(index - 1, 2)], *command[index - 1 : index + 1]] if index else []
+    if not all(isinstance(word, str) for word in words):
+        return False
+    line = " ".join(words)
+    return _may_hold_a_secret(line) and not mask_text(line).endswith(command[index])
 
 
 def _mask_split_secrets(original: Any, masked: Any) -> Any:

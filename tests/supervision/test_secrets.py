@@ -29,6 +29,17 @@ TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
         ("api_token: xyz789", f"api_token: {SECRET}"),
         ("access_token=qwerty&x=1", f"access_token={SECRET}&x=1"),
         ("tokenValue=qwerty1", f"tokenValue={SECRET}"),
+        # a token glued to a word: its prefix tells it (`sk-` and `ghs_` by a random body)
+        (f"key{TOKEN} now", f"key{SECRET} now"),
+        ("idsk-proj-Xy12Ab34Cd56Ef78Gh90Ij12 x", f"id{SECRET} x"),
+        ("laughsghs_Ab12Cd34Ef56Gh78Ij90Kl", f"laughs{SECRET}"),
+        ("xAKIAIOSFODNN7EXAMPLE", f"x{SECRET}"),
+        # a text that reads as a secret once shown: invisible characters, full-width letters
+        ("pass\u200bword=hunter2", f"password={SECRET}"),
+        ("--pass\u2060word hunter2", f"--password {SECRET}"),
+        (f"push {TOKEN[:8]}\u200b{TOKEN[8:]} now", f"push {SECRET} now"),
+        ("\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44=hunter2", f"password={SECRET}"),
+        ("pass%E2%80%8Bword%3Dhunter2", f"password={SECRET}"),
     ],
 )
 def test_secrets_in_text_are_masked(text: str, shown: str) -> None:
@@ -59,6 +70,42 @@ NAMED_VALUES = [
     ('{\\"password\\": \\"two words\\"}', "two words", '\\"}'),
     ('{\\"api_key\\":\\"k1\\", \\"n\\": 1}', "k1", '\\", \\"n\\": 1}'),
     ('"{\\"token\\": \\"a\\\\\\\\b c\\"}"', "b c", '\\"}"'),
+    # a bracket or comma inside a bare value is part of it; only after it does it end it
+    ("password=abc}def", "}def", ""),
+    ("SECRETS=a,b,c", "b,c", ""),
+    ("f(token=abc)", "abc", ")"),
+    # an option's value, on a command line or in a JSON string
+    ("--password hunter2}", "hunter2", "}"),
+    ('{"cmd": "run --password hunter2}"}', "hunter2", '}"}'),
+    ('{"cmd":"--password hunter2"}', "hunter2", '"}'),
+    ("--password hunter2]", "hunter2", "]"),
+    ("--password hunter2;ls", "hunter2", ";ls"),
+    ("--password hunter2&&ls", "hunter2", "&&ls"),
+    ("(--password hunter2)", "hunter2", ")"),
+    ("--api-key k}9 --x", "k}9", " --x"),
+    ("--password 'two words' && ls", "words", "' && ls"),
+    ('run --password \\"two words\\" now', "words", '\\" now'),
+    ("--password " + "z" * 2000 + " end", "z" * 10, " end"),
+    ("curl -u ana:hunter2} x", "hunter2", "} x"),
+    ('curl -u "ana:two words" x', "words", '" x'),
+    ("curl -u ana:" + "q" * 400 + " x", "q" * 10, " x"),
+    # other languages' and tools' ways to give one
+    ("$db = ['password' => 'hunter 2'];", "hunter 2", "'];"),
+    ('password := "hunter 2"', "hunter 2", '"'),
+    ("ALTER USER ana WITH PASSWORD 'hunter 2';", "hunter 2", "';"),
+    ("CREATE USER ana IDENTIFIED BY 'pw 2';", "pw 2", "';"),
+    ("mysql -uroot -phunter2 db", "hunter2", " db"),
+    ("mysqldump -p'two words' db", "words", "' db"),
+    ("sshpass -p hunter2 ssh host", "hunter2", " ssh host"),
+    ("docker login -u ana -p hunter2 registry.example", "hunter2", " registry.example"),
+    ("redis-cli -h db -a hunter2 ping", "hunter2", " ping"),
+    ("openssl enc -aes256 -pass pass:hunter2 -in f", "hunter2", " -in f"),
+    # a header's value runs to its line's end
+    ("Authorization: abcdef123456", "abcdef123456", ""),
+    ("Authorization: token abc", "abc", ""),
+    ("Authorization: Bearer abc", "abc", ""),
+    ('{"headers": "Authorization: Basic YW5hOmh1bnRlcjI="}', "YW5h", '"}'),
+    ("Cookie: sessionid=abc; csrf=x\nHost: h", "csrf=x", "\nHost: h"),
 ]
 
 
@@ -91,6 +138,18 @@ def test_a_named_value_is_masked_up_to_its_end_and_what_follows_stays(
         "num_tokens: 5",
         "TOKENS=4096",
         "tokenizer=gpt2 tokenize=true",
+        # words that end in a token's prefix, and options that are no secret
+        "task-queue-worker-settings-v2",
+        "disk-cleanup-scheduler-2024-daily",
+        "she laughs_loudlyandoftenwithfriends",
+        "mkdir -p build/out && ssh -p 2222 host",
+        "Authorization required for this page",
+        "mysql -h db -P3306 -p shop",  # -p alone asks for the password
+        "openssl enc -pass env:DB_KEY -in f",  # names where the password is
+        "the password is asked for",
+        "f(a, b) and [1, 2]",
+        "café, naïve, 東京",
+        "family \U0001f468\u200d\U0001f469\u200d\U0001f467 emoji",  # joiners kept
     ],
 )
 def test_ordinary_values_are_left_alone(value: str) -> None:
@@ -110,6 +169,8 @@ def test_ordinary_values_are_left_alone(value: str) -> None:
         ("max_tokens", False),
         ("author", False),
         ("keyboard_layout", False),
+        ("\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44", True),  # full-width
+        ("api\u200bKey", True),
     ],
 )
 def test_a_name_says_secret(key: str, secret: bool) -> None:
@@ -137,6 +198,28 @@ def test_a_secret_split_across_values_masks_each_part() -> None:
         "tail": [SECRET],
         "n": " 7",
     }
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        (["sshpass", "-p", "hunter2", "ssh", "h"], ["sshpass", "-p", SECRET, "ssh", "h"]),
+        (["mysql", "-uroot", "-phunter2", "db"], ["mysql", "-uroot", SECRET, "db"]),
+        (["openssl", "enc", "-pass", "pass:hunter2"], ["openssl", "enc", "-pass", SECRET]),
+        (["curl", "-u", "ana:hunter2", "https://x"], ["curl", "-u", SECRET, "https://x"]),
+        (["app", "--password", "hunter2"], ["app", "--password", SECRET]),
+        # kept: what is no secret in its command, and an argument that masks itself
+        (["docker", "login", "-p", "hunter2"], ["docker", "login", "-p", SECRET]),
+        (["ssh", "-p", "2222", "h"], ["ssh", "-p", "2222", "h"]),
+        (["docker", "run", "-p", "8080:80", "app"], ["docker", "run", "-p", "8080:80", "app"]),
+        (["mysql", "-P3306", "-p", "db"], ["mysql", "-P3306", "-p", "db"]),
+        (["git", "commit", "-m", "token=abc"], ["git", "commit", "-m", f"token={SECRET}"]),
+    ],
+)
+def test_a_commands_argument_is_masked_as_its_command_line_reads(
+    command: list[str], shown: list[str]
+) -> None:
+    assert mask_secrets({"argv": command}) == {"argv": shown}
 
 
 def test_masking_leaves_the_parameters_as_they_were() -> None:
