@@ -119,32 +119,22 @@ async def _approvals(
         return await asyncio.to_thread(store.approvals.list, status, tool)
     changed = asyncio.Event()
     deadline = asyncio.get_running_loop().time() + wait_s
-    ended = asyncio.ensure_future(_left_or_stopping(request))
+    stopping: asyncio.Event = getattr(request.app.state, HELD_UNTIL_STOP)
+    ends = {asyncio.ensure_future(stopping.wait()), asyncio.ensure_future(_disconnected(request))}
     try:
         async with store.approval_changes.waking(changed):
             while True:
                 changed.clear()
                 records = await asyncio.to_thread(store.approvals.list, status, tool)
                 left = deadline - asyncio.get_running_loop().time()
-                if records or left <= 0 or ended.done():
+                if records or left <= 0 or any(end.done() for end in ends):
                     return records
                 change = asyncio.ensure_future(changed.wait())
-                await asyncio.wait({change, ended}, timeout=left, return_when=FIRST_COMPLETED)
+                await asyncio.wait({change, *ends}, timeout=left, return_when=FIRST_COMPLETED)
                 change.cancel()
     finally:
-        ended.cancel()
-
-
-async def _left_or_stopping(request: Request) -> None:
-    """Until the client disconnects or the server stops."""
-    stopping: asyncio.Event = getattr(request.app.state, HELD_UNTIL_STOP)
-    stopped = asyncio.ensure_future(stopping.wait())
-    left = asyncio.ensure_future(_disconnected(request))
-    try:
-        await asyncio.wait({stopped, left}, return_when=FIRST_COMPLETED)
-    finally:
-        stopped.cancel()
-        left.cancel()
+        for end in ends:
+            end.cancel()
 
 
 async def _disconnected(request: Request) -> None:

@@ -94,7 +94,7 @@ class ApprovalChanges:
             return len(mine) < len(list(versions))
 
     @property
-    def listening(self) -> int:
+    def listeners(self) -> int:
         """How many subscribers there are now."""
         with self._lock:
             return len(self._listeners)

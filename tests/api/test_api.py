@@ -113,14 +113,14 @@ async def test_a_waiting_list_stops_waiting_when_its_client_leaves(
             client.get("/approvals", params={"status": "pending", "wait": 60})
         )
         await asyncio.sleep(0.3)
-        assert store.approval_changes.listening  # the request waits on the store's changes
+        assert store.approval_changes.listeners  # the request waits on the store's changes
         listing.cancel()  # the client gives up: its connection closes
         await asyncio.gather(listing, return_exceptions=True)
     for _ in range(200):
-        if not store.approval_changes.listening:
+        if not store.approval_changes.listeners:
             break
         await asyncio.sleep(0.05)
-    assert not store.approval_changes.listening  # no longer held for the minute it asked
+    assert not store.approval_changes.listeners  # no longer held for the minute it asked
 
 
 @pytest.mark.parametrize("wait", ["-1", "61", "nan", "inf", "soon", "1e308"])

@@ -171,4 +171,4 @@ async def test_a_held_request_sending_an_endless_body_is_let_go(
         "GET", "/approvals", params={"status": "pending", "wait": 60}, content=endless()
     )
     assert answer.status_code == 200 and answer.json() == []
-    assert not store.approval_changes.listening
+    assert not store.approval_changes.listeners
