@@ -147,6 +147,8 @@ class ChatSession:
         # a resumed turn must not decide or run again.
         self._decided: dict[str, ToolCallDecided] = {}
         self._finished: dict[str, ToolCallFinished] = {}
+        # How many messages there were when the log's last turn started, until the turn ends.
+        self._open_turn_from: int | None = None
 
     # -- state, rebuilt from events -------------------------------------------------------------
 
@@ -165,6 +167,10 @@ class ChatSession:
             self.context.apply(body)
         elif isinstance(body, ContextItemSaved):
             self._apply_saved_item(body)
+        elif isinstance(body, TurnStarted):
+            self._open_turn_from = len(self.messages)
+        elif isinstance(body, TurnFinished):
+            self._open_turn_from = None
 
     def _apply_saved_item(self, body: ContextItemSaved) -> None:
         """The session's own copy of the agent gets the item (in its place, or last if new), or
@@ -207,9 +213,12 @@ class ChatSession:
 
     @property
     def needs_resume(self) -> bool:
-        """Whether the last turn was cut short: the agent still owes a reply."""
-        if not self.messages:
-            return False
+        """Whether the last turn was cut short: the agent still owes a reply, or the log lacks
+        the turn's end (a kill right after the reply was stored)."""
+        return bool(self.messages) and (self._owes_reply or self._open_turn_from is not None)
+
+    @property
+    def _owes_reply(self) -> bool:
         last = self.messages[-1]
         return last.role != "assistant" or bool(last.tool_calls)
 
@@ -283,8 +292,23 @@ class ChatSession:
         if not self.needs_resume:
             last = self.messages[-1].content if self.messages else ""
             return TurnResult(reply=last, ended_by="reply")
+        if not self._owes_reply:
+            return await self._end_open_turn()
         await self.record(TurnStarted())
         return await self._run_turn()
+
+    async def _end_open_turn(self) -> TurnResult:
+        """Store the end of a turn whose reply is stored (or whose user message never was)."""
+        turn_messages = self.messages[self._open_turn_from or 0 :]
+        if turn_messages:
+            ended = TurnResult(reply=turn_messages[-1].content, ended_by="reply")
+        else:
+            ended = TurnResult(reply="", ended_by="cancelled")
+        model_calls = sum(message.role == "assistant" for message in turn_messages)
+        await self.record(
+            TurnFinished(reply=ended.reply, model_calls=model_calls, ended_by=ended.ended_by)
+        )
+        return ended
 
     def _apply_mentions(self, text: str) -> None:
         known = {(c.item, c.name) for c in self.candidates()}

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -235,6 +237,54 @@ def test_a_session_reopens_where_it_was_and_continues(tmp_path: Path, tokyo_agen
         events = second.submit(second.events(session_id)).result()
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert sum(isinstance(e.body, SessionStarted) for e in events) == 1
+
+
+def answered_once(url: str, agent: Path, then: Callable[[Engine, str], None] | None = None) -> str:
+    """A session of `agent` in the store at `url` after one turn (and `then` done with it)."""
+    with Engine(Store.open(url)) as engine:
+        session_id = engine.submit(engine.open_session(agent)).result()
+        engine.submit(engine.send(session_id, "What time is it in Tokyo?")).result(60)
+        if then is not None:
+            then(engine, session_id)
+    return session_id
+
+
+def test_a_turn_killed_after_its_reply_was_stored_gets_its_end_without_a_model_call(
+    tmp_path: Path, tokyo_agent: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
+    session_id = answered_once(url, tokyo_agent)
+    with sqlite3.connect(tmp_path / "shared.sqlite3") as database:  # the kill came before the end
+        database.execute("DELETE FROM events WHERE kind = 'turn_finished'")
+    with Engine(Store.open(url)) as second:
+        chat = second.submit(second.reopen_session(session_id)).result(30)
+        assert chat.needs_resume
+        result = second.submit(second.resume(session_id)).result(30)
+        events = second.submit(second.events(session_id)).result()
+        assert not second.session(session_id).needs_resume
+    assert result.reply == "It is evening in Tokyo (Asia/Tokyo)."
+    assert [e.kind for e in events].count("message") == 4  # no model call made again
+    assert isinstance(events[-1].body, TurnFinished)
+    assert events[-1].body.reply == result.reply and events[-1].body.model_calls == 2
+
+
+def test_a_turn_killed_before_its_message_was_stored_ends_as_cancelled(
+    tmp_path: Path, tokyo_agent: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
+
+    def start_a_turn_and_die(engine: Engine, session_id: str) -> None:
+        engine.store.events.append(session_id, "turn_started", {})
+
+    session_id = answered_once(url, tokyo_agent, start_a_turn_and_die)
+    with Engine(Store.open(url)) as second:
+        chat = second.submit(second.reopen_session(session_id)).result(30)
+        assert chat.needs_resume
+        result = second.submit(second.resume(session_id)).result(30)
+        last = second.submit(second.events(session_id)).result()[-1]
+    assert result.ended_by == "cancelled" and result.reply == ""
+    assert isinstance(last.body, TurnFinished) and last.body.ended_by == "cancelled"
+    assert last.body.model_calls == 0
 
 
 def test_messages_are_projected_into_the_messages_table(engine: Engine, tokyo_agent: Path) -> None:
