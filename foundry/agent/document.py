@@ -87,6 +87,11 @@ def resolve_agent_path(path: Path) -> Path:
     return path
 
 
+def is_agent_path(path: Path) -> bool:
+    """An agent folder, or a file in the one-file YAML format."""
+    return is_agent_folder(path) or (path.is_file() and is_yaml_agent(path))
+
+
 def ignored_config(path: Path) -> Path | None:
     """The `tsagent.json` that is not read because a YAML agent file beside it is, if any."""
     if resolve_agent_path(path) != path and is_agent_folder(path):

@@ -10,18 +10,12 @@ from PySide6.QtCore import QMimeData, Signal
 from PySide6.QtWidgets import QMenu, QWidget
 
 from foundry.agent.atomic import write_file_atomically
-from foundry.agent.folder import is_agent_folder
+from foundry.agent.document import is_agent_path
 from foundry.home import FoundryHome
 
 log = logging.getLogger(__name__)
 RECENT_FILE = "recent-agents.json"
 MAX_RECENT = 10
-AGENT_SUFFIXES = (".yaml", ".yml")
-
-
-def is_agent_path(path: Path) -> bool:
-    """An agent folder, or a file in the one-file YAML format."""
-    return is_agent_folder(path) or (path.is_file() and path.suffix.lower() in AGENT_SUFFIXES)
 
 
 def agent_paths_in(mime: QMimeData) -> list[Path]:
