@@ -69,6 +69,13 @@ class ApprovalView(View):
 
     id: str
     agent_id: str
+    agent_path: str = Field(
+        default="",
+        description="the agent file that asked (its resolved path, as trust keys agents): two "
+        "agents may share a name, never a file; empty when unknown. Shown whether content is "
+        "exposed or not, as a grant's `agent_path` is: it is where the agent lives, named by "
+        "whoever placed it, not text a model wrote",
+    )
     tool: str
     params: dict[str, Any]
     policy_rule: str = Field(description="the policy rule that asked for approval; empty if none")
@@ -231,6 +238,7 @@ def _approval_fields(record: ApprovalRecord, expose_content: bool, now: datetime
     return {
         "id": record.id,
         "agent_id": record.agent_id,
+        "agent_path": record.agent_path or "",
         "tool": record.tool,
         "params": redact_params(record.params, expose_content),
         "policy_rule": record.policy_rule or "",

@@ -187,6 +187,27 @@ async def test_grants_show_the_agent_file_they_are_bound_to(
     assert {g["id"] for g in shown_copy} == {by_name.id}
 
 
+@pytest.mark.parametrize("expose_content", [False, True])
+async def test_approvals_show_the_agent_file_that_asked(
+    store: Store, serve: Serve, expose_content: bool
+) -> None:
+    """Two agents named claude: a supervisor tells them apart by their file, content exposed
+    or not; an approval that recorded no file shows an empty one, never null."""
+    mine = pending(store, agent_path="/agents/claude")
+    copy = pending(store, agent_path="/downloads/claude")
+    unknown = pending(store)
+    base = await serve(expose_content=expose_content)
+
+    async with httpx.AsyncClient(base_url=base, headers=AUTH, timeout=10) as client:
+        listed = {a["id"]: a["agent_path"] for a in (await client.get("/approvals")).json()}
+        detail = (await client.get(f"/approvals/{mine.id}")).json()
+        approved = (await client.post(f"/approvals/{copy.id}/approve")).json()
+
+    assert listed == {mine.id: "/agents/claude", copy.id: "/downloads/claude", unknown.id: ""}
+    assert detail["agent_path"] == "/agents/claude"
+    assert approved["agent_path"] == "/downloads/claude"
+
+
 async def test_approve_resolves_and_traces_the_decision(
     store: Store, client: httpx.AsyncClient
 ) -> None:
