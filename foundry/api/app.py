@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 
 from foundry.api.auth import TokenGuard, bearer_scheme
 from foundry.api.body_limit import MAX_BODY_BYTES, BodyLimit
+from foundry.api.grant_binding import BindingError, bind_grant
 from foundry.api.server import HELD_UNTIL_STOP
 from foundry.api.strict_json import StrictJsonRoute
 from foundry.api.token import check_token
@@ -181,11 +182,17 @@ def list_grants(context: Context) -> list[GrantView]:
 @routes.post("/grants", status_code=201, responses=TOO_LARGE)
 def create_grant(context: Context, request: Request, body: NewGrant) -> GrantView:
     now = utc_now()
+    try:
+        binding = bind_grant(context.store, body.agent_glob(), body.approval_id, body.agent_path)
+    except BindingError as error:
+        problem = {"type": "value_error", "loc": ("body", error.field), "msg": str(error)}
+        raise RequestValidationError([problem]) from None
     grant = context.store.grants.add(
         tool_glob=body.tools,
         expires_at=body.expiry(now),
         granted_by=api_resolver(body.granted_by, _caller(request)),
-        agent_glob=body.agent,
+        agent_glob=binding.agent_glob,
+        agent_path=binding.agent_path,
         param_scope=[c.model_dump(mode="json") for c in body.params] if body.params else None,
     )
     return grant_view(grant, now)

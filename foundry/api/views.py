@@ -163,12 +163,35 @@ class Resolution(BaseModel):
 
 
 class NewGrant(BaseModel):
-    """A grant to create: which tools, for which agents, until when (one of three forms)."""
+    """A grant to create: which tools, for which agents, until when (one of three forms).
+    `approval_id` or `agent_path` binds it to one agent file, as the inbox's Approve + grant
+    does; without either it covers every agent whose name matches `agent`."""
 
     model_config = ConfigDict(extra="forbid")
 
     tools: str = Field(min_length=1, max_length=200)
-    agent: str = Field(default="*", min_length=1, max_length=200)
+    agent: str = Field(
+        default="*",
+        min_length=1,
+        max_length=200,
+        description="glob of the agents' names; a bound grant's must match its agent's name, "
+        "and is that name when left out",
+    )
+    approval_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="bind the grant to the agent that asked for this approval: its name and "
+        "its file, as the approval recorded them",
+    )
+    agent_path: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4096,
+        description="bind the grant to the agent at this absolute path on the machine that "
+        "runs the API (its folder or YAML file; links and `..` resolved): an agent must be "
+        "there now. With `approval_id`, it must be that approval's agent file",
+    )
     duration_seconds: float | None = Field(
         default=None, gt=0, le=MAX_GRANT.total_seconds(), allow_inf_nan=False
     )
@@ -201,6 +224,10 @@ class NewGrant(BaseModel):
         if self.expires_at is not None and not utc_now() < self.expires_at <= utc_now() + MAX_GRANT:
             raise ValueError("expires_at must be in the future and at most 10 years away")
         return self
+
+    def agent_glob(self) -> str | None:
+        """The glob of names the client gave, None when it gave none."""
+        return self.agent if "agent" in self.model_fields_set else None
 
     def expiry(self, now: datetime) -> datetime:
         if self.expires_at is not None:

@@ -120,7 +120,8 @@ class GrantRecord(SQLModel, table=True):
 
     `agent_path` binds it to one agent file (its resolved path, as trust keys agents): it then
     covers only that agent, and only while its name matches `agent_glob`. Without one (a grant
-    made through the API, or before grants were bound) it covers every agent the glob names."""
+    made through the API by name alone, or before grants were bound) it covers every agent the
+    glob names."""
 
     __tablename__ = "grants"
 

@@ -16,7 +16,7 @@ from foundry.api import ApiServer, create_app, load_or_create_token
 from foundry.store import ApprovalRecord, Store
 from foundry.store.tables import utc_now
 from tests.api.conftest import Serve
-from tests.api.records import AUTH, TOKEN, pending, trace
+from tests.api.records import AUTH, TOKEN, agent_folder, pending, trace
 
 # -- approvals ------------------------------------------------------------------------------------
 
@@ -206,6 +206,61 @@ async def test_approvals_show_the_agent_file_that_asked(
     assert listed == {mine.id: "/agents/claude", copy.id: "/downloads/claude", unknown.id: ""}
     assert detail["agent_path"] == "/agents/claude"
     assert approved["agent_path"] == "/downloads/claude"
+
+
+async def test_a_grant_on_an_approval_is_bound_to_the_agent_that_asked(
+    store: Store, client: httpx.AsyncClient
+) -> None:
+    """POST /grants with `approval_id` copies the approval's agent: its name (escaped) and its
+    file; an approval of another file with the same name is not covered."""
+    mine = pending(store, agent="claude*", agent_path="/agents/claude")
+    copy = pending(store, agent="claude*", agent_path="/downloads/claude")
+
+    made = await client.post(
+        "/grants", json={"tools": "fs.read", "duration": "1h", "approval_id": mine.id}
+    )
+
+    assert made.status_code == 201, made.text
+    assert (made.json()["agent"], made.json()["agent_path"]) == ("claude[*]", "/agents/claude")
+    shown_mine = (await client.get(f"/approvals/{mine.id}")).json()["active_grants"]
+    shown_copy = (await client.get(f"/approvals/{copy.id}")).json()["active_grants"]
+    assert [g["id"] for g in shown_mine] == [made.json()["id"]]
+    assert shown_copy == []
+
+
+async def test_a_bound_grant_keeps_an_agent_glob_that_names_its_agent(
+    store: Store, client: httpx.AsyncClient
+) -> None:
+    approval = pending(store, agent_path="/agents/claude")
+    body = {"tools": "fs.read", "duration": "1h", "approval_id": approval.id, "agent": "cl*"}
+
+    made = await client.post("/grants", json=body)
+
+    assert made.status_code == 201, made.text
+    assert (made.json()["agent"], made.json()["agent_path"]) == ("cl*", "/agents/claude")
+
+
+async def test_a_grant_on_an_agent_path_is_bound_to_the_agent_file_there(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """The path is normalised as trust keys agents (a link, `..`), and the name is read from
+    the agent there; a folder holding tsagent.yaml is that file."""
+    folder = agent_folder(tmp_path / "agents" / "one", name="worker")
+    (tmp_path / "link").symlink_to(folder, target_is_directory=True)
+    yaml_folder = tmp_path / "two"
+    yaml_folder.mkdir()
+    (yaml_folder / "tsagent.yaml").write_text("metadata:\n  name: writer\n")
+    written = {
+        str(tmp_path / "link"): (str(folder.resolve()), "worker"),
+        str(folder / ".." / "one"): (str(folder.resolve()), "worker"),
+        str(yaml_folder): (str((yaml_folder / "tsagent.yaml").resolve()), "writer"),
+    }
+
+    for given, (identity, name) in written.items():
+        body = {"tools": "fs.read", "duration": "1h", "agent_path": given}
+        made = await client.post("/grants", json=body)
+        assert made.status_code == 201, (given, made.text)
+        assert (made.json()["agent_path"], made.json()["agent"]) == (identity, name), given
 
 
 async def test_approve_resolves_and_traces_the_decision(

@@ -1,11 +1,14 @@
 """Attacks on the approvals API from a local process: races, forged fields, guessed ids, odd
-paths and held requests. Labels: allowed (200), rejected (401 without the token, 404 for an id
-that is not one, 409 for a second resolution, 422 for a body it does not take)."""
+paths, held requests, grants bound to agents they are not. Labels: allowed (200, 201), rejected
+(401 without the token, 404 for an id that is not one, 409 for a second resolution, 422 for a
+body it does not take)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import shutil
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,7 +16,7 @@ import pytest
 
 from foundry.store import Store
 from foundry.supervision.resolution import resolve_approval
-from tests.api.records import TOKEN, pending
+from tests.api.records import TOKEN, agent_folder, pending
 
 
 async def test_a_race_of_resolutions_has_one_winner(
@@ -172,3 +175,135 @@ async def test_a_held_request_sending_an_endless_body_is_let_go(
     )
     assert answer.status_code == 200 and answer.json() == []
     assert not store.approval_changes.listeners
+
+
+# -- grants bound to one agent file -----------------------------------------------------------
+
+
+def _loop(tmp_path: Path) -> str:
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    return str(tmp_path / "a")
+
+
+def _not_an_agent(tmp_path: Path) -> str:
+    (tmp_path / "notes.txt").write_text("metadata:\n  name: worker\n")
+    return str(tmp_path / "notes.txt")
+
+
+def _broken_agent(tmp_path: Path) -> str:
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "tsagent.json").write_text('{"metadata": ')
+    return str(tmp_path / "broken")
+
+
+# (case, the agent_path a client sends, given the folder holding the agent "one")
+UNBINDABLE: list[tuple[str, Callable[[Path], str]]] = [
+    ("a relative path", lambda tmp_path: "one"),
+    ("a relative path climbing out", lambda tmp_path: "../one"),
+    ("a path from the home folder", lambda tmp_path: "~/one"),
+    ("a file that does not exist (yet)", lambda tmp_path: str(tmp_path / "later")),
+    ("a folder that holds no agent", lambda tmp_path: str(tmp_path)),
+    ("a folder inside the agent", lambda tmp_path: str(tmp_path / "one" / "src")),
+    ("a file that is not an agent", _not_an_agent),
+    ("an agent that cannot be read (whose name is not known)", _broken_agent),
+    ("a loop of symbolic links", _loop),
+    ("a name too long for the file system", lambda tmp_path: "/" + "x" * 300),
+    ("longer than a path may be", lambda tmp_path: "/" + "x/" * 3000),
+    ("empty", lambda tmp_path: ""),
+]
+
+
+@pytest.mark.parametrize(("case", "given"), UNBINDABLE, ids=[c[0] for c in UNBINDABLE])
+async def test_a_grant_cannot_be_bound_to_a_path_that_is_no_agent(
+    store: Store, client: httpx.AsyncClient, tmp_path: Path, case: str, given: Callable[[Path], str]
+) -> None:
+    """rejected 422 naming agent_path: never a grant bound to a file that is not an agent now
+    (it would go to whoever puts one there), nor one that covers more than that file."""
+    agent_folder(tmp_path / "one")
+    body = {"tools": "fs.read", "duration": "1h", "agent_path": given(tmp_path)}
+    answer = await client.post("/grants", json=body)
+    assert answer.status_code == 422, (case, answer.text)
+    assert answer.json()["detail"][0]["loc"] == ["body", "agent_path"], case
+    assert len(answer.text) < 1000, case  # the input is not echoed back
+    assert store.grants.active() == [], case
+
+
+async def test_a_nul_in_an_agent_path_is_refused(store: Store, client: httpx.AsyncClient) -> None:
+    """rejected 422: a path cut short at a NUL would name another file."""
+    body = b'{"tools": "fs.read", "duration": "1h", "agent_path": "/tmp/a\\u0000/b"}'
+    answer = await client.post(
+        "/grants", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["detail"][0]["loc"] == ["body", "agent_path"]
+    assert store.grants.active() == []
+
+
+# (case, the body's binding fields given an approval of the agent "one" and a copy "two")
+MISMATCHED: list[tuple[str, Callable[[str, Path], dict[str, Any]], str]] = [
+    ("an approval that is not there", lambda approval, tmp: {"approval_id": "nope"}, "approval_id"),
+    ("an id too long to be one", lambda approval, tmp: {"approval_id": "a" * 201}, "approval_id"),
+    (
+        "an agent glob that is not the approval's agent",
+        lambda approval, tmp: {"approval_id": approval, "agent": "other*"},
+        "agent",
+    ),
+    (
+        "another file than the approval's",
+        lambda approval, tmp: {"approval_id": approval, "agent_path": str(tmp / "two")},
+        "agent_path",
+    ),
+    (
+        "an agent glob that is not the name of the agent at the path",
+        lambda approval, tmp: {"agent_path": str(tmp / "one"), "agent": "other"},
+        "agent",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "binding", "field"), MISMATCHED, ids=[c[0] for c in MISMATCHED])
+async def test_a_binding_that_does_not_agree_is_refused(
+    store: Store,
+    client: httpx.AsyncClient,
+    tmp_path: Path,
+    case: str,
+    binding: Callable[[str, Path], dict[str, Any]],
+    field: str,
+) -> None:
+    """rejected 422 naming the field: the name, the approval and the path must all be one
+    agent's, else the grant would cover an agent the client did not mean."""
+    one = agent_folder(tmp_path / "one")
+    shutil.copytree(one, tmp_path / "two")
+    approval = pending(store, agent="worker", agent_path=str(one.resolve()))
+    body = {"tools": "fs.read", "duration": "1h", **binding(approval.id, tmp_path)}
+    answer = await client.post("/grants", json=body)
+    assert answer.status_code == 422, (case, answer.text)
+    assert answer.json()["detail"][0]["loc"] == ["body", field], case
+    assert store.grants.active() == [], case
+
+
+async def test_an_approval_that_names_no_file_gives_no_grant_by_name_instead(
+    store: Store, client: httpx.AsyncClient
+) -> None:
+    """rejected 422: asked to bind, the API never quietly makes a grant for every agent of
+    the name (an approval made outside a session, or before approvals named their file)."""
+    approval = pending(store, agent="worker")
+    body = {"tools": "fs.read", "duration": "1h", "approval_id": approval.id}
+    answer = await client.post("/grants", json=body)
+    assert answer.status_code == 422
+    assert "by name" in answer.json()["detail"][0]["msg"]
+    assert store.grants.active() == []
+
+
+async def test_an_approval_and_a_path_to_its_file_agree(
+    store: Store, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """allowed 201: the approval's own file written through a link is the same file."""
+    one = agent_folder(tmp_path / "one")
+    (tmp_path / "link").symlink_to(one, target_is_directory=True)
+    approval = pending(store, agent="worker", agent_path=str(one.resolve()))
+    body = {"tools": "fs.read", "duration": "1h", "approval_id": approval.id}
+    answer = await client.post("/grants", json={**body, "agent_path": str(tmp_path / "link")})
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["agent_path"] == str(one.resolve())

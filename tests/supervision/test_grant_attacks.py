@@ -33,7 +33,7 @@ from foundry.supervision.hierarchy import SupervisedGate
 from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
 from foundry.ui.inbox.actions import approve_with_grant, decide
 from foundry.ui.inbox.feed import load_context
-from tests.api.records import AUTH, TOKEN
+from tests.api.records import AUTH, TOKEN, agent_folder
 from tests.supervision.test_hierarchy import Recorder, call
 
 ASKS, COVERED = "asks a person", "covered by the grant"
@@ -311,13 +311,6 @@ async def test_the_inbox_grant_is_the_approvals_agent_whatever_its_name(
 # -- whose grant it is: the agent's file, not its name ---------------------------------------
 
 
-def agent_folder(folder: Path, name: str = "worker") -> Path:
-    """A real agent folder (tsagent.json naming it `name`) holding src/ to work in."""
-    (folder / "src").mkdir(parents=True)
-    (folder / "tsagent.json").write_text(json.dumps({"metadata": {"name": name}}))
-    return folder
-
-
 def agent_gate(store: Store, agent: Path, name: str = "worker") -> SupervisedGate:
     """The gate of the agent at `agent` (however that path is written), as the engine builds
     it: the agent is known by its resolved path, as trust knows it, and works in its folder."""
@@ -328,9 +321,8 @@ def agent_gate(store: Store, agent: Path, name: str = "worker") -> SupervisedGat
     )
 
 
-async def grant_from_the_inbox(store: Store, asking: SupervisedGate) -> ApprovalRecord:
-    """The agent asks a person, who approves with a grant of files.read_file in src (the
-    inbox's Approve + grant); returns the approval it was made on."""
+async def asked(store: Store, asking: SupervisedGate) -> tuple[Awaitable[Any], ApprovalRecord]:
+    """The agent asks a person to let it read src/a: its review, waiting, and its approval."""
     review = asyncio.create_task(asking.review(call("files.read_file", path="src/a"), True))
     for _ in range(500):
         pending = await asyncio.to_thread(store.approvals.list, "pending")
@@ -338,6 +330,13 @@ async def grant_from_the_inbox(store: Store, asking: SupervisedGate) -> Approval
             break
         await asyncio.sleep(0.01)
     (approval,) = pending
+    return review, approval
+
+
+async def grant_from_the_inbox(store: Store, asking: SupervisedGate) -> ApprovalRecord:
+    """The agent asks a person, who approves with a grant of files.read_file in src (the
+    inbox's Approve + grant); returns the approval it was made on."""
+    review, approval = await asked(store, asking)
     outcome = await asyncio.to_thread(
         approve_with_grant,
         store,
@@ -349,6 +348,50 @@ async def grant_from_the_inbox(store: Store, asking: SupervisedGate) -> Approval
     )
     assert outcome.grant is not None and (await review).allowed
     return approval
+
+
+def api_client(store: Store) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=create_app(store, TOKEN))
+    return httpx.AsyncClient(transport=transport, base_url="http://t", headers=AUTH)
+
+
+async def grant_through_the_api(
+    store: Store, first: Path, binding: Callable[[ApprovalRecord], dict[str, str]]
+) -> ApprovalRecord:
+    """The agent at `first` asks; a supervisor grants files.read_file for an hour through
+    POST /grants, bound by `binding`, then approves (the grant first, as the inbox makes it,
+    so that the agent's next call finds it); returns the approval."""
+    review, approval = await asked(store, agent_gate(store, first))
+    async with api_client(store) as api:
+        shown = (await api.get(f"/approvals/{approval.id}")).json()
+        assert shown["agent_path"] == trust_key(first)  # which file asked: what a client sees
+        body = {"tools": "files.read_file", "duration": "1h", **binding(approval)}
+        made = await api.post("/grants", json=body)
+        approved = await api.post(f"/approvals/{approval.id}/approve")
+    assert made.status_code == 201 and approved.status_code == 200, made.text
+    assert (await review).allowed
+    return approval
+
+
+async def by_the_inbox(store: Store, first: Path) -> ApprovalRecord:
+    return await grant_from_the_inbox(store, agent_gate(store, first))
+
+
+async def by_approval_id(store: Store, first: Path) -> ApprovalRecord:
+    return await grant_through_the_api(store, first, lambda approval: {"approval_id": approval.id})
+
+
+async def by_agent_path(store: Store, first: Path) -> ApprovalRecord:
+    """The agent's path as a client may know it: not normalised, `..` and all."""
+    written = str(first / ".." / first.name)
+    return await grant_through_the_api(store, first, lambda _: {"agent_path": written})
+
+
+GRANTERS = {
+    "the inbox's Approve + grant": by_the_inbox,
+    "POST /grants with the approval's id": by_approval_id,
+    "POST /grants with the agent's path": by_agent_path,
+}
 
 
 async def covered(store: Store, agent: Path, name: str = "worker") -> str:
@@ -379,6 +422,10 @@ def _yaml_beside(tmp_path: Path, first: Path) -> Path:
     return first / "other.yaml"
 
 
+def _copied(tmp_path: Path, first: Path) -> Path:
+    return Path(shutil.copytree(first, tmp_path / "downloads" / first.name))
+
+
 def _renamed(tmp_path: Path, first: Path) -> Path:
     (first / "tsagent.json").write_text(json.dumps({"metadata": {"name": "renamed"}}))
     return first
@@ -390,22 +437,25 @@ WHOSE: list[tuple[str, Callable[[Path, Path], Path], str, str]] = [
     ("the same folder through a symbolic link", _symlink, "worker", COVERED),
     ("the same folder by a relative path", _relative, "worker", COVERED),
     ("another agent file of the same name in its folder", _yaml_beside, "worker", ASKS),
+    ("a copy of the agent elsewhere, of the same name", _copied, "worker", ASKS),
     # the grant said "worker": a renamed agent may meet other rules, and is asked once again
     ("the same folder with the agent renamed", _renamed, "renamed", ASKS),
 ]
 
 
+@pytest.mark.parametrize("granted_by", GRANTERS)
 @pytest.mark.parametrize(("case", "reached", "name", "expected"), WHOSE, ids=[c[0] for c in WHOSE])
-async def test_a_grant_from_the_inbox_is_the_agent_files_it_was_made_for(
+async def test_a_bound_grant_is_the_agent_files_it_was_made_for(
     store: Store,
     tmp_path: Path,
     case: str,
     reached: Callable[[Path, Path], Path],
     name: str,
     expected: str,
+    granted_by: str,
 ) -> None:
     first = agent_folder(tmp_path / "one")
-    await grant_from_the_inbox(store, agent_gate(store, first))
+    await GRANTERS[granted_by](store, first)
     agent = reached(tmp_path, first)
     assert await covered(store, agent, name) == expected, case
     if expected == COVERED:  # covered at review too: allowed by the grant, no one asked
@@ -429,9 +479,8 @@ async def make_old_grant(store: Store) -> None:
 
 
 async def make_api_grant(store: Store) -> None:
-    """A grant made through the API's POST /grants, which names agents by a glob only."""
-    transport = httpx.ASGITransport(app=create_app(store, TOKEN))
-    async with httpx.AsyncClient(transport=transport, base_url="http://t", headers=AUTH) as api:
+    """A grant made through the API's POST /grants by a glob of names only, bound to no file."""
+    async with api_client(store) as api:
         body = {"tools": "files.read_file", "agent": "worker", "duration": "1h"}
         made = await api.post("/grants", json=body)
     assert made.status_code == 201 and made.json()["agent_path"] == "", made.text
@@ -451,6 +500,22 @@ async def test_a_grant_by_name_covers_every_agent_of_that_name_as_documented(
     assert await covered(store, first) == COVERED
     assert await covered(store, copy) == COVERED
     assert await covered(store, other, "other") == ASKS
+
+
+async def test_a_bound_grant_with_a_wide_glob_still_covers_its_file_only(
+    store: Store, tmp_path: Path
+) -> None:
+    """`agent: "*"` with a path: any name the agent at that file takes (the client's explicit
+    choice), and still no other file, be it a copy of the agent under the same name."""
+    first = agent_folder(tmp_path / "one")
+    copy = Path(shutil.copytree(first, tmp_path / "two"))
+    async with api_client(store) as api:
+        body = {"tools": "files.read_file", "duration": "1h", "agent": "*"}
+        made = await api.post("/grants", json={**body, "agent_path": str(first)})
+    assert made.status_code == 201, made.text
+    assert await covered(store, first) == COVERED
+    assert await covered(store, _renamed(tmp_path, first), "renamed") == COVERED
+    assert await covered(store, copy) == ASKS
 
 
 async def test_the_inbox_and_the_api_show_the_grants_the_gate_applies(
