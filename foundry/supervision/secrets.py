@@ -7,9 +7,10 @@ key: a URL's password (`https://ana:[secret]@host`), `Bearer`/`Basic` credential
 `Authorization:` and `Cookie:` headers and those named like `X-Api-Key:` (to the line's end
 and over lines folded onto it; not words about one: `Authorization: required`), `name=value`
 pairs whose name says secret (`=`, `:`, `=>`, `:=`), a YAML key's value over the lines that
-belong to it (`password: |`, a value on the next line, in `{...}`), options (`--password x`,
-`curl -u ana:x`, `mysql -px`, `sshpass -p x`), SQL's `PASSWORD 'x'`, private keys, and tokens
-of well-known shapes (`sk-...`, `ghp_...`, `AKIA...`, JWTs), also glued to a word. A value is
+belong to it (`password: |`, a value on the next line, in `{...}`), an INI line's, options
+(`--password x`, `curl -u ana:x`, `mysql -px`, `sshpass -p x`), SQL's `PASSWORD 'x'`, private
+keys, and tokens of well-known shapes (`sk-...`, `ghp_...`, `AKIA...`, JWTs), also glued to a
+word. A value is
 masked up to its end as the text delimits it (a quote, whitespace, `&`; a bracket or comma only
 when nothing of the value follows it, or a comma before the next pair: `a=1,password=x,b=2`). A
 percent-encoded text that hides one is shown decoded with it masked, each value up to where its
@@ -109,7 +110,8 @@ _OPENING_QUOTE = r"(?:\"\"\"|'''|\\?[\"'])"
 _BARE_VALUE = _value_up_to(r"\s\"'&;", closer_not_before=r",[\w.-]++=(?!=)")
 _NAMED_VALUE = rf"(?:{_QUOTED_VALUE}|(?<![\"']){_BARE_VALUE})"
 # a header's value runs to the end of its line (`Cookie: a=1; b=2`, `Authorization: Digest ...`)
-# and over the lines folded onto it (each starts with a space or a tab)
+# and, when the header starts its line, over the lines folded onto it (each starts with a space
+# or a tab)
 _HEADER_VALUE = _value_up_to(r"\r\n\"'\\&")
 _FOLDED_HEADER_VALUE = rf"{_HEADER_VALUE}(?:\r?\n[ \t]++{_HEADER_VALUE})*+"
 _SCHEME = r"(?:bearer|basic|token|digest|negotiate)(?:\s+|%20|\+)"
@@ -118,13 +120,15 @@ _SCHEME = r"(?:bearer|basic|token|digest|negotiate)(?:\s+|%20|\+)"
 # punctuation to the line's end or a quote; anything else is masked)
 _PROSE_VALUE = (
     r"(?:required|missing|needed|optional|none|empty|absent|present|unset|invalid|expired"
-    r"|denied|failed|forbidden|unauthorized|header|is|was|not|no|the)\b"
+    r"|denied|failed|forbidden|unauthorized|header|is|was|not|no|the)(?![\w-])"
     r"[a-z ,.;:()/-]{0,80}+(?:[\r\n\"'\\]|$)"
 )
-# a line of its own: its indentation, then `- ` in a list, a name (quoted or not) and `:`
+# a line of its own: its indentation, then `- ` in a list, a name (quoted or not) and `:`, or
+# `=` with a space beside it (INI, `.properties`; `NAME=x cmd` is a shell's)
 _LINE_KEY = (
     r"(?P<keep>^(?P<indent>[ \t]*+)(?P<dash>-[ \t]++)?(?P<quote>\\?[\"'])?"
-    rf"[\w.-]{{0,40}}?{_NAME}[\w.-]{{0,40}}+(?(quote)\\?[\"'])[ \t]*+:(?![=:])[ \t]*+)"
+    rf"[\w.-]{{0,100}}?{_NAME}[\w.-]{{0,40}}+(?(quote)\\?[\"'])"
+    r"(?:[ \t]*+:(?![=:])|[ \t]++=(?![=>])|=(?=[ \t]))[ \t]*+)"
 )
 # the lines after a key's that belong to its value: indented more than the key (blank lines
 # between them too); for a value that starts on the next line, also `- ` items at the key's own
@@ -147,27 +151,34 @@ _SHAPES_IN_BYTES = tuple(re.compile(shape.pattern.encode()) for shape in _SPLIT_
 _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     *_SPLIT_SECRETS,
     re.compile(r"(?i)(?P<keep>\b(?:bearer|basic|token)\s+)[\w.~+/=-]{8,}"),
-    # a YAML key or a header on a line of its own (`password: |`, `api_key:` and an indented
-    # line, `X-Api-Key: a b`): its value is the rest of the line (a quoted one closed there is
-    # left to the rule of named values, which keeps its quotes) and every line that belongs to it
+    # a YAML key, an INI one or a header on a line of its own (`password: |`, `api_key:` and an
+    # indented line, `password = two words`, `X-Api-Key: a b`): its value is the rest of the line
+    # and every line that belongs to it (a quoted one closed on its line and a multi-line string
+    # are left to the rule of named values, which keeps their quotes; a line ending in an open
+    # bracket is code, `password: Annotated[`, whose lines the other rules read)
     re.compile(
         rf"(?im){_LINE_KEY}(?:{_BLOCK_START}(?:{_INDENTED_LINE}|(?(dash)(?!)|{_ITEM_LINE}))++"
-        rf"|(?(quote)(?!)|(?!{_QUOTED_ON_ITS_LINE}))(?:{_QUOTED_OVER_LINES}|[^\r\n])[^\r\n]*+"
-        rf"(?:{_INDENTED_LINE})*+)"
+        rf"|(?(quote)(?!)|(?!{_QUOTED_ON_ITS_LINE}|\"\"\"|'''))"
+        rf"(?:{_QUOTED_OVER_LINES}|[^\r\n])[^\r\n]*+"
+        rf"(?:(?<![\[({{]){_INDENTED_LINE})*+)"
     ),
+    # Authorization: and Cookie:, and the lines folded onto them when they start their line
     re.compile(
-        r"(?i)(?P<keep>(?>(?:authorization(?:\\?[\"'])?\s{0,4}[=:]|cookie(?:\\?[\"'])?\s{0,4}:)"
-        rf"\s{{0,4}}+(?:\\?[\"'])?+)(?!{_PROSE_VALUE})(?:{_SCHEME})?){_FOLDED_HEADER_VALUE}"
+        r"(?im)(?P<keep>(?P<own_line>^[ \t]*+(?:[\w-]*-)?)?"
+        r"(?>(?:authorization(?:\\?[\"'])?\s{0,4}[=:]|cookie(?:\\?[\"'])?\s{0,4}:)"
+        rf"\s{{0,4}}+(?:\\?[\"'])?+)(?!{_PROSE_VALUE})(?:{_SCHEME})?)"
+        rf"(?(own_line){_FOLDED_HEADER_VALUE}|{_HEADER_VALUE})"
     ),
     # a plain value in YAML's flow mapping, spaces and all: `{password: two words, user: x}`
     re.compile(
         rf"(?i)(?P<keep>(?<=[{{,])[ \t]*+[\w.-]{{0,40}}?{_NAME}[\w.-]{{0,40}}+[ \t]*+:[ \t]++)"
         r"(?![\"'])[^,)}\]\r\n]++"
     ),
-    # a credential header by its hyphenated name (`X-Api-Key: a b`, `Private-Token: ...`)
+    # a credential header by its hyphenated name (`X-Api-Key: a b`, `Private-Token: ...`) or
+    # right after a quote (`curl -H "Token: a b"`)
     re.compile(
-        rf"(?i)(?P<keep>(?<=[a-z0-9]-){_NAME}[\w-]{{0,40}}+[ \t]*+:(?![=:])[ \t]*+)"
-        rf"{_FOLDED_HEADER_VALUE}"
+        rf"(?i)(?P<keep>(?:(?<=[a-z0-9]-)|(?<=[\"'])){_NAME}[\w-]{{0,40}}+[ \t]*+:(?![=:])[ \t]*+)"
+        rf"{_HEADER_VALUE}"
     ),
     re.compile(
         r"(?P<keep>(?<![\w-])(?:-u|--user)[\s=]{1,4}(?P<quote>\\?[\"'])?[^\s:\"']{1,100}:)"
@@ -175,7 +186,7 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(
         rf"(?i)(?P<keep>{_NAME}[\w.-]{{0,40}}(?:\\?[\"'])?\s{{0,4}}(?:=>|:=|[=:])"
-        rf"[ \t]{{0,4}}(?:\r?\n[ \t]*+(?={_OPENING_QUOTE}))?{_OPENING_QUOTE}?)"
+        rf"[ \t]{{0,4}}(?:\r?\n[ \t]*+(?=\\?[\"'])(?!\"\"\"|'''))?{_OPENING_QUOTE}?)"
         rf"{_NAMED_VALUE}"
     ),
     # an option and its value: `--password hunter2`, `--api-key "two words"` (`--api-key=...`

@@ -387,6 +387,22 @@ BLOCKS_AND_HEADERS = [
         KEPT,
     ),
     ("a docstring", 'doc = """\ntoken counts\n"""', 'doc = """\ntoken counts\n"""', KEPT),
+    # INI and .properties: `=` with a space beside it, the value to the line's end
+    ("INI", "[db]\npassword = two words\nuser = x", f"[db]\npassword = {S}\nuser = x", MASKED),
+    (".properties", "db.password = correct horse battery", f"db.password = {S}", MASKED),
+    ("a shell's NAME=x cmd", "TOKEN=abc make", f"TOKEN={S} make", KEPT),
+    (
+        "code opening a bracket",
+        "password: Annotated[\n    str,\n]",
+        f"password: {S}\n    str,\n]",
+        KEPT,
+    ),
+    (
+        "a class's docstring",
+        'class TokenGuard:\n    """Lets a request in."""',
+        'class TokenGuard:\n    """Lets a request in."""',
+        KEPT,
+    ),
     # a credential header's value, spaces and all, and the lines folded onto it
     ("X-Api-Key with a space", "X-Api-Key: abc def", f"X-Api-Key: {S}", MASKED),
     ("Bearer with a space", "Authorization: Bearer abc def", f"Authorization: Bearer {S}", MASKED),
@@ -403,6 +419,18 @@ BLOCKS_AND_HEADERS = [
         MASKED,
     ),
     ("Private-Token", "Private-Token: abc def", f"Private-Token: {S}", MASKED),
+    (
+        "a header right after a quote",
+        'curl -H "Api-Key: abc def" x',
+        f'curl -H "Api-Key: {S}" x',
+        MASKED,
+    ),
+    (
+        "a header mid-line is not folded",
+        "needs `Authorization: Bearer x`\n    (never in the URL)",
+        f"needs `Authorization: Bearer {S}\n    (never in the URL)",
+        KEPT,
+    ),
     ("a folded Cookie", "Cookie: a=1;\r\n b=2\r\nHost: h", f"Cookie: {S}\r\nHost: h", MASKED),
     (
         "a folded X-Api-Key",
@@ -450,6 +478,12 @@ BLOCKS_AND_HEADERS = [
         MASKED,
     ),
     ("a credential that is a word", "Authorization: hunter", f"Authorization: {S}", MASKED),
+    (
+        "a descriptive word glued to more",
+        "Authorization: not-a-word-x",
+        f"Authorization: {S}",
+        MASKED,
+    ),
 ]
 
 
