@@ -94,11 +94,14 @@ def _value_up_to(ends: str, closer_not_before: str = "") -> str:
 
 # a quoted value up to its closing quote, spaces and all (one pass each, without backtracking);
 # `''` is a quote inside a single-quoted one (YAML, SQL); a multi-line string (TOML, Python)
-# runs to its closing quotes or, left open, to the text's end
+# runs to its closing quotes or, left open, to the text's end; a double-quoted one goes on over
+# lines to its closing quote (shell, `.env`), else to its line's end (an opening quote not
+# escaped ends the scan of the one before: one pass)
 _QUOTED_VALUE = (
     r"(?<=\\\")(?:[^\\\n]++|\\[^\"\n])++"  # in JSON escaped inside a string: up to its \"
     r'|(?<=""")(?!"""|\Z)(?:[^"]++|"(?!""))*+(?:(?=""")|\Z)'
     r"|(?<=''')(?!'''|\Z)(?:[^']++|'(?!''))*+(?:(?=''')|\Z)"
+    r'|(?<=(?<!\\)")(?:[^"\\]++|\\[\s\S])++(?=")'
     r"|(?<=\")(?:[^\"\\\n]++|\\.)++|(?<=')(?:[^'\n]++|'')++"
 )
 _OPENING_QUOTE = r"(?:\"\"\"|'''|\\?[\"'])"
@@ -163,11 +166,14 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
         rf"(?:(?<![\[({{]){_INDENTED_LINE})*+)"
     ),
     # Authorization: and Cookie:, and the lines folded onto them when they start their line
+    # (told after the name: a pattern starting with it lets re skip ahead to its first letter)
     re.compile(
-        r"(?im)(?P<keep>(?P<own_line>^[ \t]*+(?:[\w-]*-)?)?"
-        r"(?>(?:authorization(?:\\?[\"'])?\s{0,4}[=:]|cookie(?:\\?[\"'])?\s{0,4}:)"
+        r"(?im)(?P<keep>(?>(?:authorization(?P<own_line>(?<=^authorization)"
+        r"|(?<=^proxy-authorization))?(?:\\?[\"'])?\s{0,4}[=:]"
+        r"|cookie(?P<own_cookie_line>(?<=^cookie)|(?<=^set-cookie))?(?:\\?[\"'])?\s{0,4}:)"
         rf"\s{{0,4}}+(?:\\?[\"'])?+)(?!{_PROSE_VALUE})(?:{_SCHEME})?)"
-        rf"(?(own_line){_FOLDED_HEADER_VALUE}|{_HEADER_VALUE})"
+        rf"(?(own_line){_FOLDED_HEADER_VALUE}"
+        rf"|(?(own_cookie_line){_FOLDED_HEADER_VALUE}|{_HEADER_VALUE}))"
     ),
     # a plain value in YAML's flow mapping, spaces and all: `{password: two words, user: x}`
     re.compile(

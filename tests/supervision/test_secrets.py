@@ -391,6 +391,10 @@ BLOCKS_AND_HEADERS = [
     ("INI", "[db]\npassword = two words\nuser = x", f"[db]\npassword = {S}\nuser = x", MASKED),
     (".properties", "db.password = correct horse battery", f"db.password = {S}", MASKED),
     ("a shell's NAME=x cmd", "TOKEN=abc make", f"TOKEN={S} make", KEPT),
+    # shell and .env: a double-quoted value over lines, to its closing quote
+    (".env over lines", 'PASSWORD="abc\ndef"\nNEXT=1', f'PASSWORD="{S}"\nNEXT=1', MASKED),
+    ("export over lines", 'export TOKEN="a\nb" && make', f'export TOKEN="{S}" && make', MASKED),
+    ("an open quote: to its line's end", 'token="abc\nnext line', f'token="{S}\nnext line', KEPT),
     (
         "code opening a bracket",
         "password: Annotated[\n    str,\n]",
