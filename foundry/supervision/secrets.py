@@ -4,16 +4,22 @@ Traces, the L1 supervisor, the inbox, the API and the CLI are shown parameters w
 replaced by `[secret]`, whether or not content is shown: the value of a parameter whose name says
 it holds one (`password`, `apiKey`, `Authorization`, `client_secret`, ...), and in any text or
 key: a URL's password (`https://ana:[secret]@host`), `Bearer`/`Basic` credentials, the
-`Authorization:` and `Cookie:` headers, `name=value` pairs whose name says secret (`=`, `:`,
-`=>`, `:=`), options (`--password x`, `curl -u ana:x`, `mysql -px`, `sshpass -p x`), SQL's
-`PASSWORD 'x'`, private keys, and tokens of well-known shapes (`sk-...`, `ghp_...`, `AKIA...`,
-JWTs), also glued to a word. A value is masked up to its end as the text delimits it (a quote,
-whitespace, `&`; a bracket or comma only when nothing of the value follows it). A
+`Authorization:` and `Cookie:` headers and those named like `X-Api-Key:` (to the line's end
+and over lines folded onto it; not words about one: `Authorization: required`), `name=value`
+pairs whose name says secret (`=`, `:`, `=>`, `:=`), a YAML key's value over the lines that
+belong to it (`password: |`, a value on the next line, in `{...}`), an INI line's, options
+(`--password x`, `curl -u ana:x`, `mysql -px`, `sshpass -p x`), SQL's `PASSWORD 'x'`, private
+keys, and tokens of well-known shapes (`sk-...`, `ghp_...`, `AKIA...`, JWTs), also glued to a
+word. A value is
+masked up to its end as the text delimits it (a quote, whitespace, `&`; a bracket or comma only
+when nothing of the value follows it, or a comma before the next pair: `a=1,password=x,b=2`). A
 percent-encoded text that hides one is shown decoded with it masked, each value up to where its
 own level of encoding ends it; one that reads as a secret only once shown (a zero-width space
 in `password`, full-width letters) is shown as it reads, masked. A base64 text that decodes to
 one of these is masked whole (also shifted by a word before it), and so is every value a secret
-spans when it is split across values (`"sk-pr"` + `"oj-..."`).
+spans when it is split across values (`"sk-pr"` + `"oj-..."`). Only what was masked shows as
+`[secret]`: a text's own U+E000, the character masking marks a secret with inside, is shown
+as it is.
 """
 
 from __future__ import annotations
@@ -31,8 +37,16 @@ from typing import Any
 SECRET = "[secret]"
 # what a secret is replaced by while a text is masked: a value of one character that ends no
 # value, so masking again (a decoded level, a pattern after another) leaves it as it is; shown
-# as SECRET (a text holding this private-use character shows SECRET in its place)
+# as SECRET. A text's own U+E000 is shown as it is: while masking, another private-use
+# character the text does not hold stands in for it (or, should it hold them all, `\ue000`
+# written out); percent-encoded ones are not decoded, so no decoding makes a mark or a stand-in
 _MARK = "\ue000"
+_ESCAPED_MARK = "\\ue000"
+_STAND_INS = range(0xE001, 0xF900)  # the rest of the private-use area
+# a private-use character's UTF-8 bytes percent-encoded (EE 80 80 to EF A3 BF)
+_ENCODED_PRIVATE = re.compile(
+    r"%(?:EE|EF(?=%(?:[89]|A[0-3])))%[89AB][0-9A-F]%[89AB][0-9A-F]", re.IGNORECASE
+)
 
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 SECRET_WORDS = frozenset(
@@ -68,27 +82,71 @@ _TOKEN = re.compile(
 )
 
 
-def _value_up_to(ends: str) -> str:
+def _value_up_to(ends: str, closer_not_before: str = "") -> str:
     """A value running up to one of `ends`, or to `,` `)` `}` `]` that nothing of it follows:
-    `{"password": 123}` and `f(token=x)` keep their brackets, `hunter2}x` is masked whole."""
+    `{"password": 123}` and `f(token=x)` keep their brackets, `hunter2}x` is masked whole; and
+    to one where `closer_not_before` matches (the next pair of a list)."""
     closers = r",)}\]"
     inside = rf"[^{ends}{closers}]"
-    return rf"{inside}++(?:[{closers}]++{inside}++)*+"  # possessive: one pass, never back
+    guard = rf"(?!{closer_not_before})" if closer_not_before else ""
+    return rf"{inside}++(?:{guard}[{closers}]++{inside}++)*+"  # possessive: one pass, never back
 
 
-# a quoted value up to its closing quote, spaces and all (one pass each, without backtracking)
+# a quoted value up to its closing quote, spaces and all (one pass each, without backtracking);
+# `''` is a quote inside a single-quoted one (YAML, SQL); a multi-line string (TOML, Python)
+# runs to its closing quotes or, left open, to the text's end; a double-quoted one goes on over
+# lines to its closing quote (shell, `.env`), else to its line's end (an opening quote not
+# escaped ends the scan of the one before: one pass)
 _QUOTED_VALUE = (
     r"(?<=\\\")(?:[^\\\n]++|\\[^\"\n])++"  # in JSON escaped inside a string: up to its \"
-    r"|(?<=\")(?:[^\"\\\n]++|\\.)++|(?<=')[^'\n]++"
+    r'|(?<=""")(?!"""|\Z)(?:[^"]++|"(?!""))*+(?:(?=""")|\Z)'
+    r"|(?<=''')(?!'''|\Z)(?:[^']++|'(?!''))*+(?:(?=''')|\Z)"
+    r'|(?<=(?<!\\)")(?:[^"\\]++|\\[\s\S])++(?=")'
+    r"|(?<=\")(?:[^\"\\\n]++|\\.)++|(?<=')(?:[^'\n]++|'')++"
 )
+_OPENING_QUOTE = r"(?:\"\"\"|'''|\\?[\"'])"
 # a bare one (a JSON number or true, a query string's, an env line's or a command line's value)
 # up to what ends it there, so the `}`, `]` or `&x=1` after it stays; unbounded, as a long
-# value's tail would show
-_BARE_VALUE = _value_up_to(r"\s\"'&;")
+# value's tail would show. In a list of pairs a comma before the next name ends it: in
+# `user=a,password=x,host=db` the value is `x`; `password=a,b` is masked whole (and
+# `password=a,b=c` shows `b=c`: it reads as the next pair)
+_BARE_VALUE = _value_up_to(r"\s\"'&;", closer_not_before=r",[\w.-]++=(?!=)")
 _NAMED_VALUE = rf"(?:{_QUOTED_VALUE}|(?<![\"']){_BARE_VALUE})"
 # a header's value runs to the end of its line (`Cookie: a=1; b=2`, `Authorization: Digest ...`)
+# and, when the header starts its line, over the lines folded onto it (each starts with a space
+# or a tab)
 _HEADER_VALUE = _value_up_to(r"\r\n\"'\\&")
+_FOLDED_HEADER_VALUE = rf"{_HEADER_VALUE}(?:\r?\n[ \t]++{_HEADER_VALUE})*+"
 _SCHEME = r"(?:bearer|basic|token|digest|negotiate)(?:\s+|%20|\+)"
+# a header's value that reads as words about it, not as a credential: `Authorization: required`,
+# `the Authorization: header is missing` (a word of these first, then only letters and
+# punctuation to the line's end or a quote; anything else is masked)
+_PROSE_VALUE = (
+    r"(?:required|missing|needed|optional|none|empty|absent|present|unset|invalid|expired"
+    r"|denied|failed|forbidden|unauthorized|header|is|was|not|no|the)(?![\w-])"
+    r"[a-z ,.;:()/-]{0,80}+(?:[\r\n\"'\\]|$)"
+)
+# a line of its own: its indentation, then `- ` in a list, a name (quoted or not) and `:`, or
+# `=` with a space beside it (INI, `.properties`; `NAME=x cmd` is a shell's)
+_LINE_KEY = (
+    r"(?P<keep>^(?P<indent>[ \t]*+)(?P<dash>-[ \t]++)?(?P<quote>\\?[\"'])?"
+    rf"[\w.-]{{0,100}}?{_NAME}[\w.-]{{0,40}}+(?(quote)\\?[\"'])"
+    r"(?:[ \t]*+:(?![=:])|[ \t]++=(?![=>])|=(?=[ \t]))[ \t]*+)"
+)
+# the lines after a key's that belong to its value: indented more than the key (blank lines
+# between them too); for a value that starts on the next line, also `- ` items at the key's own
+# indentation (YAML's compact list), unless the key is itself an item's (`- password:`)
+_INDENTED_LINE = r"\r?\n(?:[ \t]*+\r?\n)*+(?P=indent)[ \t]++[^\r\n]*+"
+_ITEM_LINE = r"\r?\n(?:[ \t]*+\r?\n)*+(?P=indent)-(?![^ \t\r\n])[^\r\n]*+"
+# what may stand on a key's line before its value starts on the next: a block scalar's
+# indicator (`|`, `>-`, `|2+`), an anchor, a tag, a comment
+_BLOCK_START = r"(?:(?:[|>][-+1-9]{0,2}+|[&!]\S*+)[ \t]*+)*+(?:#[^\r\n]*+)?(?=\r?\n)"
+# YAML's quoted value may go on over lines (each opening quote on a key's line closes the value
+# before it at the latest: one pass)
+_QUOTED_OVER_LINES = r"\"(?:[^\"\\]++|\\[\s\S])*+\"|'(?:[^']++|'')*+'"
+_QUOTED_ON_ITS_LINE = (
+    r"(?:\"(?:[^\"\\\r\n]++|\\.)*+\"|'(?:[^'\r\n]++|'')*+')[ \t]*+(?:#[^\r\n]*+)?(?=\r?\n|\Z)"
+)
 # the secrets themselves, which can be told when split across values (`"sk-pr"` + `"oj-..."`)
 _SPLIT_SECRETS = (_URL_PASSWORD, _PRIVATE_KEY, _TOKEN)
 _SHAPES_IN_BYTES = tuple(re.compile(shape.pattern.encode()) for shape in _SPLIT_SECRETS)
@@ -96,17 +154,45 @@ _SHAPES_IN_BYTES = tuple(re.compile(shape.pattern.encode()) for shape in _SPLIT_
 _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     *_SPLIT_SECRETS,
     re.compile(r"(?i)(?P<keep>\b(?:bearer|basic|token)\s+)[\w.~+/=-]{8,}"),
+    # a YAML key, an INI one or a header on a line of its own (`password: |`, `api_key:` and an
+    # indented line, `password = two words`, `X-Api-Key: a b`): its value is the rest of the line
+    # and every line that belongs to it (a quoted one closed on its line and a multi-line string
+    # are left to the rule of named values, which keeps their quotes; a line ending in an open
+    # bracket is code, `password: Annotated[`, whose lines the other rules read)
     re.compile(
-        r"(?i)(?P<keep>authorization(?:\\?[\"'])?\s{0,4}[=:]\s{0,4}(?:\\?[\"'])?"
-        rf"(?:{_SCHEME})?|cookie(?:\\?[\"'])?\s{{0,4}}:\s{{0,4}}(?:\\?[\"'])?){_HEADER_VALUE}"
+        rf"(?im){_LINE_KEY}(?:{_BLOCK_START}(?:{_INDENTED_LINE}|(?(dash)(?!)|{_ITEM_LINE}))++"
+        rf"|(?(quote)(?!)|(?!{_QUOTED_ON_ITS_LINE}|\"\"\"|'''))"
+        rf"(?:{_QUOTED_OVER_LINES}|[^\r\n])[^\r\n]*+"
+        rf"(?:(?<![\[({{]){_INDENTED_LINE})*+)"
+    ),
+    # Authorization: and Cookie:, and the lines folded onto them when they start their line
+    # (told after the name: a pattern starting with it lets re skip ahead to its first letter)
+    re.compile(
+        r"(?im)(?P<keep>(?>(?:authorization(?P<own_line>(?<=^authorization)"
+        r"|(?<=^proxy-authorization))?(?:\\?[\"'])?\s{0,4}[=:]"
+        r"|cookie(?P<own_cookie_line>(?<=^cookie)|(?<=^set-cookie))?(?:\\?[\"'])?\s{0,4}:)"
+        rf"\s{{0,4}}+(?:\\?[\"'])?+)(?!{_PROSE_VALUE})(?:{_SCHEME})?)"
+        rf"(?(own_line){_FOLDED_HEADER_VALUE}"
+        rf"|(?(own_cookie_line){_FOLDED_HEADER_VALUE}|{_HEADER_VALUE}))"
+    ),
+    # a plain value in YAML's flow mapping, spaces and all: `{password: two words, user: x}`
+    re.compile(
+        rf"(?i)(?P<keep>(?<=[{{,])[ \t]*+[\w.-]{{0,40}}?{_NAME}[\w.-]{{0,40}}+[ \t]*+:[ \t]++)"
+        r"(?![\"'])[^,)}\]\r\n]++"
+    ),
+    # a credential header by its hyphenated name (`X-Api-Key: a b`, `Private-Token: ...`) or
+    # right after a quote (`curl -H "Token: a b"`)
+    re.compile(
+        rf"(?i)(?P<keep>(?:(?<=[a-z0-9]-)|(?<=[\"'])){_NAME}[\w-]{{0,40}}+[ \t]*+:(?![=:])[ \t]*+)"
+        rf"{_HEADER_VALUE}"
     ),
     re.compile(
         r"(?P<keep>(?<![\w-])(?:-u|--user)[\s=]{1,4}(?P<quote>\\?[\"'])?[^\s:\"']{1,100}:)"
         rf"(?(quote)[^\"'\\\n]+|{_BARE_VALUE})"
     ),
     re.compile(
-        rf"(?i)(?P<keep>{_NAME}[\w.-]{{0,40}}(?:\\?[\"'])?\s{{0,4}}(?:=>|:=|[=:])\s{{0,4}}"
-        rf"(?:\\?[\"'])?)"
+        rf"(?i)(?P<keep>{_NAME}[\w.-]{{0,40}}(?:\\?[\"'])?\s{{0,4}}(?:=>|:=|[=:])"
+        rf"[ \t]{{0,4}}(?:\r?\n[ \t]*+(?=\\?[\"'])(?!\"\"\"|'''))?{_OPENING_QUOTE}?)"
         rf"{_NAMED_VALUE}"
     ),
     # an option and its value: `--password hunter2`, `--api-key "two words"` (`--api-key=...`
@@ -176,7 +262,20 @@ def mask_text(text: str) -> str:
     """The text with every secret it shows replaced by [secret]; a percent-encoded text
     (`password%3D...`, a URL's query, encoded up to MAX_DECODINGS times) that hides one is
     shown decoded, masked."""
-    return _masked_decoded(text).replace(_MARK, SECRET)
+    if _MARK not in text:
+        return _masked_decoded(text).replace(_MARK, SECRET)
+    # the text's own marks stand in as another character while it is masked, so that only
+    # what masking replaced shows as [secret]
+    own_mark = _absent_private_character(text)
+    if own_mark is None:  # the text holds them all: its own marks are shown written out
+        return mask_text(text.replace(_MARK, _ESCAPED_MARK))
+    masked = _masked_decoded(text.replace(_MARK, own_mark))
+    return masked.replace(_MARK, SECRET).replace(own_mark, _MARK)
+
+
+def _absent_private_character(text: str) -> str | None:
+    present = set(text)
+    return next((chr(code) for code in _STAND_INS if chr(code) not in present), None)
 
 
 def _masked_decoded(text: str) -> str:
@@ -187,9 +286,21 @@ def _masked_decoded(text: str) -> str:
     for _ in range(MAX_DECODINGS):
         if not _PERCENT_ESCAPE.search(decoded_masked):
             break
-        decoded = urllib.parse.unquote(decoded)
-        decoded_masked = _mask_plain(urllib.parse.unquote(_mask_encoded_names(decoded_masked)))
+        decoded = _percent_decoded(decoded)
+        decoded_masked = _mask_plain(_percent_decoded(_mask_encoded_names(decoded_masked)))
     return decoded_masked if decoded_masked != decoded else masked
+
+
+def _percent_decoded(text: str) -> str:
+    """Decoded once, but an encoded private-use character (`%EE%80%80`) stays as it is
+    written: only masking puts a mark in a text."""
+    if _ENCODED_PRIVATE.search(text):
+        text = _ENCODED_PRIVATE.sub(_written_out, text)
+    return urllib.parse.unquote(text)
+
+
+def _written_out(encoded: re.Match[str]) -> str:
+    return encoded.group().replace("%", "%25")
 
 
 def _mask_plain(text: str) -> str:

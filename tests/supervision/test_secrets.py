@@ -259,3 +259,290 @@ def test_odd_values_are_masked_without_an_error(value: Any) -> None:
     assert "hunter" not in str(shown)
     if isinstance(value, str):
         assert shown["password"] == SECRET
+
+
+MASKED, KEPT = "masked", "kept readable"
+S = SECRET
+# the gaps closed in session 14, each case labelled MASKED (a secret that showed before) or KEPT
+# (its twin: what must stay readable next to it): (what, text, shown, label)
+BLOCKS_AND_HEADERS = [
+    # YAML: a value on the lines after its key
+    (
+        "block scalar |",
+        "password: |\n  hunter2-long-secret\nuser: ana",
+        f"password: {S}\nuser: ana",
+        MASKED,
+    ),
+    (
+        "folded scalar >",
+        "password: >\n  hunter2 long\n  secret\nuser: ana",
+        f"password: {S}\nuser: ana",
+        MASKED,
+    ),
+    ("block |- at the text's end", "password: |-\n  hunter2\n", f"password: {S}\n", MASKED),
+    (
+        "a block in a map, a blank line in it",
+        "db:\n  password: |\n    line1\n\n    line2\n  port: 5432",
+        f"db:\n  password: {S}\n  port: 5432",
+        MASKED,
+    ),
+    (
+        "a value on the next line",
+        "api_key:\n      abcdef\nnext: 1",
+        f"api_key:{S}\nnext: 1",
+        MASKED,
+    ),
+    (
+        "a plain value over two lines",
+        "api_key:\n  abc\n  def\nnext: 1",
+        f"api_key:{S}\nnext: 1",
+        MASKED,
+    ),
+    (
+        "a list at the key's indentation",
+        "api_keys:\n- abc\n- def\nnext: 1",
+        f"api_keys:{S}\nnext: 1",
+        MASKED,
+    ),
+    (
+        "a plain value with spaces",
+        "password: correct horse battery\nuser: x",
+        f"password: {S}\nuser: x",
+        MASKED,
+    ),
+    (
+        "a value continued on an indented line",
+        "password: abc\n  def\nuser: x",
+        f"password: {S}\nuser: x",
+        MASKED,
+    ),
+    ("an anchor before the value", "password: &pw hunter2", f"password: {S}", MASKED),
+    ("a tag before the value", "password: !!str hunter2", f"password: {S}", MASKED),
+    ("'' inside single quotes", "password: 'abc''def ghi'", f"password: '{S}'", MASKED),
+    (
+        "double quotes over two lines",
+        'password: "abc\n  def"\nuser: x',
+        f"password: {S}\nuser: x",
+        MASKED,
+    ),
+    ("an item's key", "- password: abc def\n- user: x", f"- password: {S}\n- user: x", MASKED),
+    (
+        "double quotes over lines",
+        'password: "abc\ndef"\nuser: x',
+        f"password: {S}\nuser: x",
+        MASKED,
+    ),
+    (
+        "an open quote ends with its line",
+        'password: "abc\nuser: x',
+        f"password: {S}\nuser: x",
+        KEPT,
+    ),
+    ("a flow mapping", "{password: abc def, user: x}", f"{{password: {S}, user: x}}", MASKED),
+    (
+        "a flow mapping's other keys",
+        "{a: b c, token: x y, h: d}",
+        f"{{a: b c, token: {S}, h: d}}",
+        KEPT,
+    ),
+    ("a typed parameter's bracket", "def f(a, password: str)", f"def f(a, password: {S})", KEPT),
+    (
+        "CRLF line ends",
+        "password: |\r\n  hunter2\r\nuser: ana",
+        f"password: {S}\r\nuser: ana",
+        MASKED,
+    ),
+    ("TOML multi-line string", 'token = """\nabc\n"""\nx = 1', f'token = """{S}"""\nx = 1', MASKED),
+    ("TOML literal multi-line", "token = '''\nabc\n'''", f"token = '''{S}'''", MASKED),
+    ("a multi-line string left open", 'token = """\nabc', f'token = """{S}', MASKED),
+    ("an empty value: the next key stays", "password:\nuser: ana", "password:\nuser: ana", KEPT),
+    (
+        "an item's empty value: the next item stays",
+        "- password:\n    abc\n- user: x",
+        f"- password:{S}\n- user: x",
+        KEPT,
+    ),
+    (
+        "a block under another key",
+        "notes: |\n  the password is asked for\nuser: ana",
+        "notes: |\n  the password is asked for\nuser: ana",
+        KEPT,
+    ),
+    (
+        "code after `if password:`",
+        "if password:\n    check(user)",
+        "if password:\n    check(user)",
+        KEPT,
+    ),
+    (
+        "pretty JSON keeps its quotes",
+        '  "password": "abc",\n  "user": "ana"',
+        f'  "password": "{S}",\n  "user": "ana"',
+        KEPT,
+    ),
+    (
+        "a quoted value and a comment",
+        'password: "abc" # note\nx: 1',
+        f'password: "{S}" # note\nx: 1',
+        KEPT,
+    ),
+    ("a docstring", 'doc = """\ntoken counts\n"""', 'doc = """\ntoken counts\n"""', KEPT),
+    # INI and .properties: `=` with a space beside it, the value to the line's end
+    ("INI", "[db]\npassword = two words\nuser = x", f"[db]\npassword = {S}\nuser = x", MASKED),
+    (".properties", "db.password = correct horse battery", f"db.password = {S}", MASKED),
+    ("a shell's NAME=x cmd", "TOKEN=abc make", f"TOKEN={S} make", KEPT),
+    # shell and .env: a double-quoted value over lines, to its closing quote
+    (".env over lines", 'PASSWORD="abc\ndef"\nNEXT=1', f'PASSWORD="{S}"\nNEXT=1', MASKED),
+    ("export over lines", 'export TOKEN="a\nb" && make', f'export TOKEN="{S}" && make', MASKED),
+    ("an open quote: to its line's end", 'token="abc\nnext line', f'token="{S}\nnext line', KEPT),
+    (
+        "code opening a bracket",
+        "password: Annotated[\n    str,\n]",
+        f"password: {S}\n    str,\n]",
+        KEPT,
+    ),
+    (
+        "a class's docstring",
+        'class TokenGuard:\n    """Lets a request in."""',
+        'class TokenGuard:\n    """Lets a request in."""',
+        KEPT,
+    ),
+    # a credential header's value, spaces and all, and the lines folded onto it
+    ("X-Api-Key with a space", "X-Api-Key: abc def", f"X-Api-Key: {S}", MASKED),
+    ("Bearer with a space", "Authorization: Bearer abc def", f"Authorization: Bearer {S}", MASKED),
+    (
+        "a header in curl -H",
+        "curl -H 'X-Api-Key: abc def' x",
+        f"curl -H 'X-Api-Key: {S}' x",
+        MASKED,
+    ),
+    (
+        "a header mid-line",
+        'curl -H "X-Auth-Token: abc def" x',
+        f'curl -H "X-Auth-Token: {S}" x',
+        MASKED,
+    ),
+    ("Private-Token", "Private-Token: abc def", f"Private-Token: {S}", MASKED),
+    (
+        "a header right after a quote",
+        'curl -H "Api-Key: abc def" x',
+        f'curl -H "Api-Key: {S}" x',
+        MASKED,
+    ),
+    (
+        "a header mid-line is not folded",
+        "needs `Authorization: Bearer x`\n    (never in the URL)",
+        f"needs `Authorization: Bearer {S}\n    (never in the URL)",
+        KEPT,
+    ),
+    ("a folded Cookie", "Cookie: a=1;\r\n b=2\r\nHost: h", f"Cookie: {S}\r\nHost: h", MASKED),
+    (
+        "a folded X-Api-Key",
+        "X-Api-Key: abc\r\n  def\r\nHost: h",
+        f"X-Api-Key: {S}\r\nHost: h",
+        MASKED,
+    ),
+    (
+        "a folded Authorization",
+        "Authorization: Bearer abc\n\tdef\nHost: h",
+        f"Authorization: Bearer {S}\nHost: h",
+        MASKED,
+    ),
+    (
+        "another header with a space",
+        "X-Request-Id: abc def\nHost: h",
+        "X-Request-Id: abc def\nHost: h",
+        KEPT,
+    ),
+    # a list of pairs: a value ends at a comma before the next name and `=`
+    (
+        "the pair after a password",
+        "user=a,password=x,host=db",
+        f"user=a,password={S},host=db",
+        KEPT,
+    ),
+    ("a comma inside a password", "password=a,b", f"password={S}", MASKED),
+    ("a comma inside, then a pair", "password=a,b,host=db", f"password={S},host=db", MASKED),
+    ("base64 padding is no pair", "password=a,b==", f"password={S}", MASKED),
+    ("a comma, a name and =: the next pair", "password=a,b=c", f"password={S},b=c", KEPT),
+    # prose about a header is no header
+    ("Authorization: required", "Authorization: required", "Authorization: required", KEPT),
+    (
+        "a sentence",
+        "the Authorization: header is missing",
+        "the Authorization: header is missing",
+        KEPT,
+    ),
+    ("Cookie: none", "Cookie: none", "Cookie: none", KEPT),
+    ("a word, then a credential", "Authorization: required abc123", f"Authorization: {S}", MASKED),
+    (
+        "a scheme, then a word",
+        "Authorization: Bearer required",
+        f"Authorization: Bearer {S}",
+        MASKED,
+    ),
+    ("a credential that is a word", "Authorization: hunter", f"Authorization: {S}", MASKED),
+    (
+        "a descriptive word glued to more",
+        "Authorization: not-a-word-x",
+        f"Authorization: {S}",
+        MASKED,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "text", "shown", "label"), BLOCKS_AND_HEADERS, ids=[c[0] for c in BLOCKS_AND_HEADERS]
+)
+def test_a_value_over_lines_or_a_header_is_masked_and_its_neighbours_kept(
+    case: str, text: str, shown: str, label: str
+) -> None:
+    assert mask_text(text) == shown, f"{case}: {label}"
+
+
+# a text's own U+E000 (the mark masking uses inside) must come out as it went in, never as
+# [secret], and must not unmask anything: (what, text, shown)
+OWN_MARKS = [
+    ("alone", "\ue000", "\ue000"),
+    ("in words", "a \ue000 b", "a \ue000 b"),
+    ("next to a secret", "password=x \ue000", f"password={S} \ue000"),
+    ("twice, one secret", "\ue000\ue000 password=x", f"\ue000\ue000 password={S}"),
+    ("in a secret's value", "password=\ue000hunter2", f"password={S}"),
+    ("with its neighbours", "\ue000\ue001\ue002 token=x", f"\ue000\ue001\ue002 token={S}"),
+    ("percent-encoded", "q=%EE%80%80&password=x", f"q=%EE%80%80&password={S}"),
+    (
+        "an encoded one stays as written",
+        "\ue000 %EE%80%81 %41 token=a%20b",
+        f"\ue000 %EE%80%81 A token={S}",
+    ),
+    (
+        "read as it looks",
+        "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44=\ue000x",
+        f"password={S}",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "text", "shown"), OWN_MARKS, ids=[c[0] for c in OWN_MARKS])
+def test_a_texts_own_mark_character_is_shown_as_it_is(case: str, text: str, shown: str) -> None:
+    assert mask_text(text) == shown, case
+
+
+def test_a_texts_own_mark_changes_nothing_else_that_is_masked() -> None:
+    """Before any labelled text, a line holding the mark character: the rest is masked as it
+    is without it."""
+    texts = [text for text, _, _ in NAMED_VALUES] + [text for _, text, _, _ in BLOCKS_AND_HEADERS]
+    for text in texts:
+        assert mask_text("\ue000\n" + text) == "\ue000\n" + mask_text(text), text
+
+
+def test_a_text_holding_every_private_character_shows_its_own_mark_written_out() -> None:
+    """No private-use character is left to stand in for the text's own marks while masking."""
+    every = "".join(chr(code) for code in range(0xE000, 0xF900))
+    shown = mask_text(every + " password=x")
+    assert shown == every.replace("\ue000", "\\ue000") + f" password={S}"
+    assert shown.count(S) == 1
+    assert mask_secrets({"note": "\ue000", "password": "\ue000"}) == {
+        "note": "\ue000",
+        "password": S,
+    }
