@@ -96,12 +96,48 @@ _MIGRATING = threading.Lock()
 
 def migrate(engine: sa.Engine, revision: str = "head") -> None:
     """Upgrade the schema to `revision`; refuse a database written by a newer Foundry. A schema
-    already at the newest revision is only read: alembic, 11 MiB of memory in every process
-    that opens a store, is not even imported."""
+    already at the newest revision is only read, and an empty database is given the newest one
+    directly: alembic, 11 MiB of memory in every process that imports it, is imported only to
+    upgrade an older schema."""
     if revision == "head" and _stored_revision(engine) == HEAD:
         return
     with _MIGRATING:
-        _migrate(engine, revision)
+        if revision == "head" and _is_empty(engine):
+            _create_newest_schema(engine)
+        else:
+            _migrate(engine, revision)
+
+
+def _is_empty(engine: sa.Engine) -> bool:
+    with engine.connect() as connection:
+        return not sa.inspect(connection).get_table_names()
+
+
+def _create_newest_schema(engine: sa.Engine) -> None:
+    """The tables as the models define them, the rows the migrations seed, and alembic's record
+    of the revision, in one transaction: what upgrading an empty database through every
+    migration makes (a test compares the two)."""
+    from sqlmodel import SQLModel
+
+    from foundry.store.changes import APPROVALS
+    from foundry.store.tables import MetricsStateRecord, StoreChangeRecord
+
+    version = sa.Table(
+        "alembic_version",
+        sa.MetaData(),
+        sa.Column("version_num", sa.String(32), primary_key=True),
+    )
+    try:
+        with engine.begin() as connection:
+            SQLModel.metadata.create_all(connection)
+            for seed in (MetricsStateRecord(), StoreChangeRecord(topic=APPROVALS)):
+                table = sa.inspect(type(seed)).local_table
+                connection.execute(table.insert().values(**seed.model_dump()))
+            version.create(connection)
+            connection.execute(version.insert().values(version_num=HEAD))
+    except sa.exc.DatabaseError:  # another process made it meanwhile, or began to
+        if _stored_revision(engine) != HEAD:
+            _migrate(engine, "head")
 
 
 def _stored_revision(engine: sa.Engine) -> str | None:
