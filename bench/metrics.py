@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import filecmp
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -60,8 +62,6 @@ def empty_store(path: Path) -> None:
 
 
 def metric_events(path: Path) -> int:
-    import sqlite3
-
     with sqlite3.connect(path) as connection:
         (count,) = connection.execute("SELECT events FROM metrics_state").fetchone()
     return int(count)
@@ -95,6 +95,22 @@ def export(tree: Path, store: Path, target: Path, home: Path) -> Run:
         raise RuntimeError(f"the export failed:\n{done.stderr[-2000:]}")
     wall, user, system, peak_kb = measured.read_text().split()[-4:]
     return Run(float(wall), float(user) + float(system), int(peak_kb) / 1024)
+
+
+def as_known_to(tree: Path, store: Path, workdir: Path) -> Path:
+    """`store`, or for an older tree a copy of it recording the newest schema revision that tree
+    knows: an older Foundry refuses a store a newer one made (the tables it reads are as
+    they were)."""
+    if tree == REPO:
+        return store
+    versions = tree / "foundry" / "store" / "migrations" / "versions"
+    known = max(path.name.split("_")[0] for path in versions.glob("[0-9]*_*.py"))
+    copy = workdir / f"{tree.name}-{store.name}"
+    if not copy.exists():
+        shutil.copyfile(store, copy)
+        with sqlite3.connect(copy) as connection:
+            connection.execute("UPDATE alembic_version SET version_num = ?", (known,))
+    return copy
 
 
 def baseline_tree(revision: str, workdir: Path) -> Path:
@@ -147,11 +163,16 @@ def bench(args: argparse.Namespace, workdir: Path) -> None:
     print(f"\nfoundry metrics export --csv (load average before: {_load()})")
     outputs: dict[tuple[str, int], Path] = {}
     for name, tree in trees.items():
-        start = export(tree, empty, workdir / f"empty-{tree.name}", workdir / "home")
+        start = export(
+            tree,
+            as_known_to(tree, empty, workdir),
+            workdir / f"empty-{tree.name}",
+            workdir / "home",
+        )
         row(f"{name}: on an empty store (start-up)", f"{start.wall_s:.2f} s", figures(start))
         sizes = [args.events] if name == "new" else [args.baseline_events or args.events]
         for events in sizes:
-            path = stores[events]
+            path = as_known_to(tree, stores[events], workdir)
             runs = []
             for number in range(args.runs if name == "new" else 1):
                 target = workdir / f"out-{tree.name}-{events}-{number}"
