@@ -115,8 +115,9 @@ def _is_empty(engine: sa.Engine) -> bool:
 
 def _create_newest_schema(engine: sa.Engine) -> None:
     """The tables as the models define them, the rows the migrations seed, and alembic's record
-    of the revision, in one transaction: what upgrading an empty database through every
-    migration makes (a test compares the two)."""
+    of the revision last (one transaction on PostgreSQL; SQLite's driver commits each table as
+    alembic's migrations do): what upgrading an empty database through every migration makes
+    (a test compares the two)."""
     from sqlmodel import SQLModel
 
     from foundry.store.changes import APPROVALS
