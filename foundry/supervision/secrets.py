@@ -82,14 +82,17 @@ _TOKEN = re.compile(
 )
 
 
-def _value_up_to(ends: str, closer_not_before: str = "") -> str:
-    """A value running up to one of `ends`, or to `,` `)` `}` `]` that nothing of it follows:
+def _value_up_to(ends: str, closer_not_before: str = "", escaped_spaces: bool = False) -> str:
+    r"""A value running up to one of `ends`, or to `,` `)` `}` `]` that nothing of it follows:
     `{"password": 123}` and `f(token=x)` keep their brackets, `hunter2}x` is masked whole; and
-    to one where `closer_not_before` matches (the next pair of a list)."""
+    to one where `closer_not_before` matches (the next pair of a list). With `escaped_spaces`,
+    a space after a backslash is the value's, as a shell reads `a\ b`."""
     closers = r",)}\]"
-    inside = rf"[^{ends}{closers}]"
+    run = rf"[^{ends}{closers}]++"
+    if escaped_spaces:  # a backslash, and the space after it if one does
+        run = rf"(?:[^{ends}{closers}\\]++|\\[ \t]?+)++"
     guard = rf"(?!{closer_not_before})" if closer_not_before else ""
-    return rf"{inside}++(?:{guard}[{closers}]++{inside}++)*+"  # possessive: one pass, never back
+    return rf"{run}(?:{guard}[{closers}]++{run})*+"  # possessive: one pass, never back
 
 
 # a quoted value up to its closing quote, spaces and all (one pass each, without backtracking);
@@ -110,7 +113,7 @@ _OPENING_QUOTE = r"(?:\"\"\"|'''|\\?[\"'])"
 # value's tail would show. In a list of pairs a comma before the next name ends it: in
 # `user=a,password=x,host=db` the value is `x`; `password=a,b` is masked whole (and
 # `password=a,b=c` shows `b=c`: it reads as the next pair)
-_BARE_VALUE = _value_up_to(r"\s\"'&;", closer_not_before=r",[\w.-]++=(?!=)")
+_BARE_VALUE = _value_up_to(r"\s\"'&;", closer_not_before=r",[\w.-]++=(?!=)", escaped_spaces=True)
 _NAMED_VALUE = rf"(?:{_QUOTED_VALUE}|(?<![\"']){_BARE_VALUE})"
 # a header's value runs to the end of its line (`Cookie: a=1; b=2`, `Authorization: Digest ...`)
 # and, when the header starts its line, over the lines folded onto it (each starts with a space

@@ -395,6 +395,12 @@ BLOCKS_AND_HEADERS = [
     (".env over lines", 'PASSWORD="abc\ndef"\nNEXT=1', f'PASSWORD="{S}"\nNEXT=1', MASKED),
     ("export over lines", 'export TOKEN="a\nb" && make', f'export TOKEN="{S}" && make', MASKED),
     ("an open quote: to its line's end", 'token="abc\nnext line', f'token="{S}\nnext line', KEPT),
+    # a shell's escaped space is the value's: the word goes on after it
+    ("an escaped space", r"password=a\ b c", f"password={S} c", MASKED),
+    ("escaped spaces", r"export TOKEN=abc\ def\ ghi; make", f"export TOKEN={S}; make", MASKED),
+    ("an option's", r"mysql --password a\ b -h db", f"mysql --password {S} -h db", MASKED),
+    ("curl -u's", r"curl -u ana:a\ b host", f"curl -u ana:{S} host", MASKED),
+    ("another name's", r"path=a\ b c", r"path=a\ b c", KEPT),
     (
         "code opening a bracket",
         "password: Annotated[\n    str,\n]",
