@@ -215,10 +215,14 @@ class ChatSession:
     def needs_resume(self) -> bool:
         """Whether the last turn was cut short: the agent still owes a reply, or the log lacks
         the turn's end (a kill right after the reply was stored)."""
-        return bool(self.messages) and (self._owes_reply or self._open_turn_from is not None)
+        return bool(self.messages) and (self.owes_reply or self._open_turn_from is not None)
 
     @property
-    def _owes_reply(self) -> bool:
+    def owes_reply(self) -> bool:
+        """Whether the agent has yet to answer the last message. If not, an interrupted turn
+        lacks only its end, which resuming stores without a model call or a tool."""
+        if not self.messages:
+            return False
         last = self.messages[-1]
         return last.role != "assistant" or bool(last.tool_calls)
 
@@ -292,7 +296,7 @@ class ChatSession:
         if not self.needs_resume:
             last = self.messages[-1].content if self.messages else ""
             return TurnResult(reply=last, ended_by="reply")
-        if not self._owes_reply:
+        if not self.owes_reply:
             return await self._end_open_turn()
         await self.record(TurnStarted())
         return await self._run_turn()

@@ -665,7 +665,7 @@ class MainWindow(QMainWindow):
                 "Another Foundry process is running this session's turn; it is followed here."
             )
             controller.follow()
-        elif chat.needs_resume and not trust.trusted:
+        elif chat.needs_resume and chat.owes_reply and not trust.trusted:
             self.statusBar().showMessage(
                 "The last turn was interrupted; it finishes once you decide about the tools."
             )

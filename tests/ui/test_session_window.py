@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -228,23 +231,52 @@ def test_a_session_reopens_after_the_engine_is_restarted(qtbot: QtBot, tmp_path:
     with Engine(Store.open(url)) as first:
         session_id = first.submit(first.open_session(agent)).result(30)
         first.submit(first.send(session_id, "mail me at a@b.co")).result(30)
-    engine = Engine(Store.open(url)).start()
-    bridge = EngineBridge(engine)
-    try:
-        window = MainWindow(bridge)
-        qtbot.addWidget(window)
-        window.show()
-        reopening = asyncio.ensure_future(window.reopen_session(session_id))
-        qtbot.waitUntil(lambda: reopening.done() and window.tabs.count() == 1, timeout=20000)
+    with window_reopening(qtbot, Engine(Store.open(url)), session_id) as window:
         view = window.tabs.currentWidget()
         assert isinstance(view, SessionView)
         assert rows(view) == [("user", "mail me at [email]"), ("assistant", "First answer.")]
         assert view.timeline.rows[0].title.startswith("request · PII guardian · modify")
         assert view.stats["turns"].text() == "1" and view.send.isEnabled()
         save_screenshot(window, tmp_path, "reopened.png")
+
+
+@contextlib.contextmanager
+def window_reopening(qtbot: QtBot, engine: Engine, session_id: str) -> Iterator[MainWindow]:
+    """A window over `engine`, started, that has reopened the session; both stopped after."""
+    bridge = EngineBridge(engine.start())
+    try:
+        window = MainWindow(bridge)
+        qtbot.addWidget(window)
+        window.show()
+        reopening = asyncio.ensure_future(window.reopen_session(session_id))
+        qtbot.waitUntil(lambda: reopening.done() and window.tabs.count() == 1, timeout=20000)
+        yield window
     finally:
         bridge.close()
         engine.stop()
+
+
+def test_a_turn_that_lacks_only_its_end_is_closed_on_reopening_without_waiting_for_trust(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    from foundry.agent.trust import TrustStore
+    from foundry.session.events import TurnFinished
+
+    database = tmp_path / "killed.sqlite3"
+    url = f"sqlite:///{database}"
+    agent = write_agent(tmp_path / "tools", {"turns": [{"text": "First answer."}]})
+    with Engine(Store.open(url)) as first:
+        session_id = first.submit(first.open_session(agent)).result(30)
+        first.submit(first.send(session_id, "hello")).result(30)
+    with sqlite3.connect(database) as connection:  # killed after the reply, before the end
+        connection.execute("DELETE FROM events WHERE kind = 'turn_finished'")
+    untrusted = TrustStore(tmp_path / "nothing-trusted.json")  # its time server: not trusted
+    engine = Engine(Store.open(url), trust=untrusted)
+    with window_reopening(qtbot, engine, session_id) as window:
+        qtbot.waitUntil(lambda: not engine.session(session_id).needs_resume, timeout=20000)
+        last = engine.submit(engine.events(session_id)).result()[-1]
+        assert isinstance(last.body, TurnFinished) and last.body.reply == "First answer."
+        assert "decide about the tools" not in window.statusBar().currentMessage()
 
 
 def test_the_current_agent_opens_in_an_editor_tab(
