@@ -102,22 +102,39 @@ def migrate(engine: sa.Engine, revision: str = "head") -> None:
     if revision == "head" and _stored_revision(engine) == HEAD:
         return
     with _MIGRATING:
-        if revision == "head" and _is_empty(engine):
+        if revision == "head" and _holds_nothing(engine):
             _create_newest_schema(engine)
         else:
             _migrate(engine, revision)
 
 
-def _is_empty(engine: sa.Engine) -> bool:
+def _holds_nothing(engine: sa.Engine) -> bool:
     with engine.connect() as connection:
-        return not sa.inspect(connection).get_table_names()
+        return _is_new(connection)
+
+
+def _is_new(connection: sa.Connection) -> bool:
+    """Whether the database holds nothing: no tables, or only Foundry's with no rows and no
+    revision recorded, as a store whose making was cut short by a Foundry before 2026-11-27
+    (SQLite's driver committed each table on its own)."""
+    from sqlmodel import SQLModel
+
+    tables = sa.inspect(connection).get_table_names()
+    if not tables:
+        return True
+    ours = set(SQLModel.metadata.tables) | {"alembic_version"}
+    if not set(tables) <= ours:
+        return False
+    return not any(
+        connection.execute(sa.text(f'SELECT 1 FROM "{table}" LIMIT 1')).first() for table in tables
+    )
 
 
 def _create_newest_schema(engine: sa.Engine) -> None:
     """The tables as the models define them, the rows the migrations seed, and alembic's record
-    of the revision last (one transaction on PostgreSQL; SQLite's driver commits each table as
-    alembic's migrations do): what upgrading an empty database through every migration makes
-    (a test compares the two)."""
+    of the revision last, in one transaction (so a process killed meanwhile leaves the database
+    as it was): what upgrading an empty database through every migration makes (a test
+    compares the two). Tables an interrupted making left, holding nothing, are made anew."""
     from sqlmodel import SQLModel
 
     from foundry.store.changes import APPROVALS
@@ -129,13 +146,23 @@ def _create_newest_schema(engine: sa.Engine) -> None:
         sa.Column("version_num", sa.String(32), primary_key=True),
     )
     try:
-        with engine.begin() as connection:
+        with engine.connect() as connection:
+            if connection.dialect.name == "sqlite":
+                # its driver commits each CREATE TABLE unless a transaction was begun
+                connection.exec_driver_sql("BEGIN IMMEDIATE")
+            if not _is_new(connection):
+                return  # another process made it meanwhile
+            left = sa.inspect(connection).get_table_names()
+            SQLModel.metadata.drop_all(connection)
+            if "alembic_version" in left:
+                version.drop(connection)
             SQLModel.metadata.create_all(connection)
             for seed in (MetricsStateRecord(), StoreChangeRecord(topic=APPROVALS)):
                 table = sa.inspect(type(seed)).local_table
                 connection.execute(table.insert().values(**seed.model_dump()))
             version.create(connection)
             connection.execute(version.insert().values(version_num=HEAD))
+            connection.commit()
     except sa.exc.DatabaseError:  # another process made it meanwhile, or began to
         if _stored_revision(engine) != HEAD:
             _migrate(engine, "head")
@@ -165,4 +192,17 @@ def _migrate(engine: sa.Engine, revision: str) -> None:
             f"revision {current}, which this Foundry does not know; it was written by a newer "
             "Foundry: upgrade Foundry or point FOUNDRY_DATABASE_URL elsewhere"
         )
+    if current is None and _holds_foundry_tables(engine):
+        raise StoreError(
+            f"the database at {engine.url.render_as_string(hide_password=True)} holds some of "
+            "Foundry's tables but records no schema revision (a store whose making was cut "
+            "short, or not Foundry's) and holds rows or other tables, so nothing was changed: "
+            "move it away to start anew"
+        )
     command.upgrade(config, revision)
+
+
+def _holds_foundry_tables(engine: sa.Engine) -> bool:
+    from sqlmodel import SQLModel
+
+    return bool(set(sa.inspect(engine).get_table_names()) & set(SQLModel.metadata.tables))

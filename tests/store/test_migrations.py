@@ -103,6 +103,78 @@ def test_a_new_database_is_made_as_every_migration_in_turn_makes_it(database_url
     engine.dispose()
 
 
+def test_a_new_database_whose_making_is_cut_short_is_left_as_it_was(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process killed while it makes a new store leaves no half of it behind (SQLite's driver
+    committed each table on its own: the store then never opened again)."""
+    engine = create_database_engine(database_url)
+    make_tables = SQLModel.metadata.create_all
+
+    def cut_short(*args: Any, **kwargs: Any) -> None:
+        make_tables(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(SQLModel.metadata, "create_all", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        migrate(engine)
+    assert sa.inspect(engine).get_table_names() == []
+    monkeypatch.undo()
+
+    migrate(engine)
+    assert current_revision(engine) == HEAD
+    engine.dispose()
+
+
+def _half_made(engine: sa.Engine) -> None:
+    """Some of the tables and none of the rows, as a Foundry before 2026-11-27 left a store
+    whose making was cut short."""
+    with engine.begin() as connection:
+        SQLModel.metadata.create_all(connection, tables=SQLModel.metadata.sorted_tables[:3])
+
+
+def test_a_store_left_half_made_and_holding_nothing_is_made_anew(database_url: str) -> None:
+    engine = create_database_engine(database_url)
+    migrate(engine, HEAD)
+    made_at_once = schema_and_rows(engine)
+    with engine.begin() as connection:
+        SQLModel.metadata.drop_all(connection)
+        connection.execute(sa.text("DROP TABLE alembic_version"))
+    _half_made(engine)
+
+    with Store.open(database_url) as store:
+        assert store.approvals.list() == []
+    assert schema_and_rows(engine) == made_at_once
+    engine.dispose()
+
+
+def test_a_store_without_a_revision_that_holds_rows_or_other_tables_is_never_made_anew(
+    database_url: str,
+) -> None:
+    """Only tables that are Foundry's and hold nothing are dropped: a row, or another
+    program's table, means the database is not a new store."""
+    engine = create_database_engine(database_url)
+    _half_made(engine)
+    events = SQLModel.metadata.tables["events"]
+    with engine.begin() as connection:
+        SQLModel.metadata.create_all(connection, tables=[events])
+        connection.execute(
+            events.insert().values(session_id="s", seq=1, kind="k", time=utc_now(), payload={})
+        )
+    with pytest.raises(StoreError, match=r"records no schema revision.*move it away"):
+        Store.open(database_url).close()
+    with engine.connect() as connection:
+        assert connection.execute(sa.select(events.c.kind)).scalars().all() == ["k"]
+
+    with engine.begin() as connection:
+        connection.execute(events.delete())
+        connection.execute(sa.text("CREATE TABLE their_notes (id INTEGER PRIMARY KEY)"))
+    with pytest.raises(StoreError, match="records no schema revision"):
+        Store.open(database_url).close()
+    assert "their_notes" in sa.inspect(engine).get_table_names()
+    engine.dispose()
+
+
 def test_an_older_database_is_upgraded_and_keeps_its_data(database_url: str) -> None:
     engine = create_database_engine(database_url)
     migrate(engine, "0001")
