@@ -12,8 +12,11 @@ by call (the machine's speed drifts, so only calls made at the same moments comp
   default policy (reads in the workspace are allowed by L0), every call decided and recorded.
 Every call reads another file (the policy's loop detection denies a call repeated).
 Latency is the median and p95 of --calls sequential calls after a warm-up; throughput is the
-calls per second of --calls more with IN_FLIGHT of them under way at once on one client's
-session (as a client that calls tools in parallel), the targets taking turns batch by batch.
+calls per second of --throughput-calls more with IN_FLIGHT of them under way at once on one
+client's session (as a client that calls tools in parallel), the targets taking turns batch by
+batch. A batch lasts seconds, so that the gateway's recording, gathered for up to 250 ms before
+it is stored, falls mostly within its own batch and is counted (short batches left it to the
+next target's turn, and the gateway measured up to 1.6 times its sustained rate).
 Then the escalation: a policy that asks a person for every call; the time from sending the call
 to its approval being listed by GET /approvals?status=pending on the API, calls taking turns
 between asking again 1 ms after each empty answer and `wait=` (the API holds the request until
@@ -24,7 +27,8 @@ With --against DIR (another checkout of Foundry, say the commit before a change)
 measured too, in the same run (its calls and escalations taking turns with this one's), and
 printed beside this one.
 
-Run: python bench/gateway.py [--calls 300] [--escalations 30] [--against DIR]
+Run: python bench/gateway.py [--calls 300] [--throughput-calls 3000] [--escalations 30]
+     [--against DIR]
 """
 
 from __future__ import annotations
@@ -166,8 +170,8 @@ async def in_flight(client: ClientSession, tool: str, calls: Calls) -> list[Any]
     return await asyncio.gather(*(call(arguments) for arguments in calls))
 
 
-async def latency(folder: Path, count: int, roots: dict[str, Path]) -> None:
-    server, tool, calls = upstream(folder, WARM_UP + 2 * count)
+async def latency(folder: Path, count: int, throughput_count: int, roots: dict[str, Path]) -> None:
+    server, tool, calls = upstream(folder, WARM_UP + count + throughput_count)
     agent = make_agent(folder, server, ask=False)
     straight = f"straight to {Path(server['command']).name}"
     commands: dict[str, tuple[str, list[str], Path | None, str]] = {
@@ -300,6 +304,7 @@ def created_at(approval: dict[str, Any]) -> datetime:
 def run() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--throughput-calls", type=int, default=3000)
     parser.add_argument("--escalations", type=int, default=30)
     parser.add_argument("--against", type=Path, help="another checkout's gateway, beside this one")
     options = parser.parse_args()
@@ -308,7 +313,8 @@ def run() -> None:
         roots[f" of {options.against}"] = options.against.resolve()
     with tempfile.TemporaryDirectory() as folder:
         os.environ["FOUNDRY_HOME"] = str(Path(folder) / "home")
-        asyncio.run(latency(Path(folder) / "allowed", options.calls, roots))
+        allowed = Path(folder) / "allowed"
+        asyncio.run(latency(allowed, options.calls, options.throughput_calls, roots))
         asyncio.run(escalation(Path(folder) / "asked", options.escalations, roots))
 
 
