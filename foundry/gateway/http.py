@@ -11,6 +11,7 @@ from starlette.types import ASGIApp
 from foundry.api.auth import TokenGuard
 from foundry.api.server import ApiServer
 from foundry.api.token import TOKEN_FILE, load_or_create_token
+from foundry.gateway.stdio import LINE_LIMIT
 from foundry.home import FoundryHome
 
 if TYPE_CHECKING:
@@ -23,11 +24,15 @@ IDLE_TIMEOUT_S = 30 * 60.0  # a client silent this long has left: its session en
 
 def http_app(gateway: Gateway, token: str, idle_timeout_s: float = IDLE_TIMEOUT_S) -> ASGIApp:
     """The gateway's streamable HTTP app; every request needs `Authorization: Bearer <token>`
-    (never in the URL, where logs and histories keep it). A client's session ends when it
-    ends its HTTP session (DELETE) or after `idle_timeout_s` with no request in flight and no
-    stream open. Serve it inside `gateway.server.session_manager.run()`."""
+    (never in the URL, where logs and histories keep it), and a body no longer than a message
+    on stdio may be (413 beyond, before it is read whole). A client's session ends when it ends
+    its HTTP session (DELETE) or after `idle_timeout_s` with no request in flight and no stream
+    open. Serve it inside `gateway.server.session_manager.run()`."""
     app = gateway.server.streamable_http_app(
-        streamable_http_path=PATH, host=HOST, session_idle_timeout=idle_timeout_s
+        streamable_http_path=PATH,
+        host=HOST,
+        session_idle_timeout=idle_timeout_s,
+        max_request_body_size=LINE_LIMIT,  # the SDK's default, 4 MiB, would refuse less
     )
     return TokenGuard(app, token, in_path=False)
 

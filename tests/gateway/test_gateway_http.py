@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from foundry.api.server import ApiServer
 from foundry.gateway.http import http_app
 from foundry.gateway.server import Gateway
+from foundry.gateway.stdio import LINE_LIMIT
 from foundry.runtime.engine import Engine
 from foundry.store import Store
 from tests.gateway.test_gateway_stdio import POLICY, gateway_agent, text_of
@@ -110,6 +111,35 @@ def test_without_the_token_nothing_is_served(http_gateway: str, token: str) -> N
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     response = httpx.post(http_gateway, json=body, headers=headers, timeout=10)
     assert response.status_code == 401
+
+
+@pytest.mark.parametrize("size", [5 << 20, LINE_LIMIT + 1], ids=["5 MiB", "over the limit"])
+async def test_a_body_is_read_up_to_the_stdio_message_limit_and_no_further(
+    http_gateway: str, size: int
+) -> None:
+    """A message as long as stdio takes is taken over HTTP too (the SDK's own limit is 4 MiB);
+    a longer one gets 413 before it is read whole (sent in chunks: no length to refuse it by),
+    and serving goes on."""
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    headers["Accept"] = "application/json, text/event-stream"
+    head = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"pad":"'
+    tail = b'"}}}'
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield head
+        left = size - len(head) - len(tail)
+        while left > 0:
+            yield b"x" * min(left, 1 << 20)
+            left -= 1 << 20
+        yield tail
+
+    async with httpx.AsyncClient(timeout=60) as http:
+        response = await http.post(http_gateway, content=chunks(), headers=headers)
+    # 400: read whole and answered, a ping outside any session being a bad request
+    assert response.status_code == (413 if size > LINE_LIMIT else 400), response.text
+
+    async with http_client(http_gateway) as client:
+        assert (await client.list_tools()).tools
 
 
 def test_it_listens_on_loopback_only(http_gateway: str) -> None:
