@@ -97,14 +97,15 @@ def _value_up_to(ends: str, closer_not_before: str = "", escaped_spaces: bool = 
 
 # a quoted value up to its closing quote, spaces and all (one pass each, without backtracking);
 # `''` is a quote inside a single-quoted one (YAML, SQL); a multi-line string (TOML, Python)
-# runs to its closing quotes or, left open, to the text's end; a double-quoted one goes on over
-# lines to its closing quote (shell, `.env`), else to its line's end (an opening quote not
+# runs to its closing quotes or, left open, to the text's end; a quoted one goes on over lines
+# to its closing quote (shell, `.env`), else, left open, to its line's end (an opening quote not
 # escaped ends the scan of the one before: one pass)
 _QUOTED_VALUE = (
     r"(?<=\\\")(?:[^\\\n]++|\\[^\"\n])++"  # in JSON escaped inside a string: up to its \"
     r'|(?<=""")(?!"""|\Z)(?:[^"]++|"(?!""))*+(?:(?=""")|\Z)'
     r"|(?<=''')(?!'''|\Z)(?:[^']++|'(?!''))*+(?:(?=''')|\Z)"
     r'|(?<=(?<!\\)")(?:[^"\\]++|\\[\s\S])++(?=")'
+    r"|(?<=(?<!\\)')(?:[^']++|'')++(?=')"
     r"|(?<=\")(?:[^\"\\\n]++|\\.)++|(?<=')(?:[^'\n]++|'')++"
 )
 _OPENING_QUOTE = r"(?:\"\"\"|'''|\\?[\"'])"

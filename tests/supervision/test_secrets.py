@@ -497,9 +497,32 @@ BLOCKS_AND_HEADERS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("case", "text", "shown", "label"), BLOCKS_AND_HEADERS, ids=[c[0] for c in BLOCKS_AND_HEADERS]
-)
+# the gaps closed in session 15, labelled the same way: (what, text, shown, label)
+QUOTES_AND_ESCAPES = [
+    # a single-quoted value goes on over lines to its closing quote, as a double-quoted one does
+    (
+        "single quotes over lines",
+        "export PASSWORD='line one\nline two-secret-part'\necho done",
+        f"export PASSWORD='{S}'\necho done",
+        MASKED,
+    ),
+    ("an option's over lines", "--password 'a\nb' -v", f"--password '{S}' -v", MASKED),
+    ("SQL's over lines", "IDENTIFIED BY 'a\nb';", f"IDENTIFIED BY '{S}';", MASKED),
+    ("an open single quote: to its line's end", "token='abc\nnext", f"token='{S}\nnext", KEPT),
+    (
+        "an apostrophe on the next line",
+        "password='abc'\nit's fine",
+        f"password='{S}'\nit's fine",
+        KEPT,
+    ),
+    ("an empty value", "password=''\necho 'done'", "password=''\necho 'done'", KEPT),
+]
+
+
+LABELLED = [*BLOCKS_AND_HEADERS, *QUOTES_AND_ESCAPES]
+
+
+@pytest.mark.parametrize(("case", "text", "shown", "label"), LABELLED, ids=[c[0] for c in LABELLED])
 def test_a_value_over_lines_or_a_header_is_masked_and_its_neighbours_kept(
     case: str, text: str, shown: str, label: str
 ) -> None:
@@ -537,7 +560,7 @@ def test_a_texts_own_mark_character_is_shown_as_it_is(case: str, text: str, show
 def test_a_texts_own_mark_changes_nothing_else_that_is_masked() -> None:
     """Before any labelled text, a line holding the mark character: the rest is masked as it
     is without it."""
-    texts = [text for text, _, _ in NAMED_VALUES] + [text for _, text, _, _ in BLOCKS_AND_HEADERS]
+    texts = [text for text, _, _ in NAMED_VALUES] + [text for _, text, _, _ in LABELLED]
     for text in texts:
         assert mask_text("\ue000\n" + text) == "\ue000\n" + mask_text(text), text
 
