@@ -82,15 +82,24 @@ _TOKEN = re.compile(
 )
 
 
+# a line end escaped in a JSON string, before what starts a line of its own (an indentation, a
+# `name:`, another escape, the string's end): YAML written in a string, `password: x\n  host: db`;
+# a shell's `\n` inside a word (`a\nb`) is the word's
+_ESCAPED_LINE_END = r"\\[nr](?=[\s\\\"']|[\w.-]++:|\Z)"
+
+
 def _value_up_to(ends: str, closer_not_before: str = "", escaped_spaces: bool = False) -> str:
     r"""A value running up to one of `ends`, or to `,` `)` `}` `]` that nothing of it follows:
     `{"password": 123}` and `f(token=x)` keep their brackets, `hunter2}x` is masked whole; and
     to one where `closer_not_before` matches (the next pair of a list). With `escaped_spaces`,
-    a space after a backslash is the value's, as a shell reads `a\ b`."""
+    a space after a backslash is the value's, as a shell reads `a\ b`, and so is a quote inside
+    the word (`a\"b`; one that ends it, `\"a=b\"`, is JSON's written in a string, and stays);
+    an escaped line end that starts a line of its own ends the value."""
     closers = r",)}\]"
     run = rf"[^{ends}{closers}]++"
-    if escaped_spaces:  # a backslash, and the space after it if one does
-        run = rf"(?:[^{ends}{closers}\\]++|\\[ \t]?+)++"
+    if escaped_spaces:  # a backslash, and the space or the quote in the word after it
+        escaped = rf"(?!{_ESCAPED_LINE_END}|\\[\"'](?![^{ends}{closers}]))\\[ \t\"']?+"
+        run = rf"(?:[^{ends}{closers}\\]++|{escaped})++"
     guard = rf"(?!{closer_not_before})" if closer_not_before else ""
     return rf"{run}(?:{guard}[{closers}]++{run})*+"  # possessive: one pass, never back
 
@@ -113,8 +122,11 @@ _OPENING_QUOTE = r"(?:\"\"\"|'''|\\?[\"'])"
 # up to what ends it there, so the `}`, `]` or `&x=1` after it stays; unbounded, as a long
 # value's tail would show. In a list of pairs a comma before the next name ends it: in
 # `user=a,password=x,host=db` the value is `x`; `password=a,b` is masked whole (and
-# `password=a,b=c` shows `b=c`: it reads as the next pair)
-_BARE_VALUE = _value_up_to(r"\s\"'&;", closer_not_before=r",[\w.-]++=(?!=)", escaped_spaces=True)
+# `password=a,b=c` shows `b=c`: it reads as the next pair); so does a closer before an escaped
+# quote, the next pair of JSON written in a string (`{\"token\":1,\"a\":2}`)
+_BARE_VALUE = _value_up_to(
+    r"\s\"'&;", closer_not_before=r",[\w.-]++=(?!=)|[,)}\]]++\\[\"']", escaped_spaces=True
+)
 _NAMED_VALUE = rf"(?:{_QUOTED_VALUE}|(?<![\"']){_BARE_VALUE})"
 # a header's value runs to the end of its line (`Cookie: a=1; b=2`, `Authorization: Digest ...`)
 # and, when the header starts its line, over the lines folded onto it (each starts with a space

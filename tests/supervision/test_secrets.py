@@ -516,6 +516,38 @@ QUOTES_AND_ESCAPES = [
         KEPT,
     ),
     ("an empty value", "password=''\necho 'done'", "password=''\necho 'done'", KEPT),
+    # YAML written in a JSON string: a value ends at an escaped line end before the next line
+    (
+        "an escaped line end and an indented key",
+        '{"config": "db:\\n  password: hunter2\\n  host: db"}',
+        f'{{"config": "db:\\n  password: {S}\\n  host: db"}}',
+        KEPT,
+    ),
+    (
+        "an escaped line end and a key",
+        '{"c": "db:\\npassword: x\\nhost: y"}',
+        f'{{"c": "db:\\npassword: {S}\\nhost: y"}}',
+        KEPT,
+    ),
+    ("an escaped line end, the string's end", '"password: x\\n"', f'"password: {S}\\n"', KEPT),
+    ("a shell's \\n inside a word", r"password=abc\ndef rest", f"password={S} rest", MASKED),
+    # JSON written in a string: a closer before an escaped quote ends a bare value
+    (
+        "the next escaped pair",
+        r"x = {\"token\":123,\"a\":1}",
+        rf"x = {{\"token\":{S},\"a\":1}}",
+        KEPT,
+    ),
+    (
+        "a bracket, then a pair",
+        r"{\"a\":{\"token\":1},\"b\":2}",
+        rf"{{\"a\":{{\"token\":{S}}},\"b\":2}}",
+        KEPT,
+    ),
+    ("a comma inside the value", r"{\"token\":1,2,\"a\":1}", rf"{{\"token\":{S},\"a\":1}}", MASKED),
+    # a shell's escaped quote inside a word is the value's; one closing JSON's string stays
+    ("an escaped quote inside a word", r"password=abc\"def x", f"password={S} x", MASKED),
+    ("an escaped quote ending a word", r'"\"TOKEN=abc\" x"', rf'"\"TOKEN={S}\" x"', KEPT),
 ]
 
 
