@@ -7,7 +7,8 @@ key: a URL's password (`https://ana:[secret]@host`), `Bearer`/`Basic` credential
 `Authorization:` and `Cookie:` headers and those named like `X-Api-Key:` (to the line's end
 and over lines folded onto it; not words about one: `Authorization: required`), `name=value`
 pairs whose name says secret (`=`, `:`, `=>`, `:=`), a YAML key's value over the lines that
-belong to it (`password: |`, a value on the next line, in `{...}`), an INI line's, options
+belong to it (`password: |`, a value on the next line, in `{...}`; a key ending a line of words,
+`see the api_key:`, and the lines indented under it), an INI line's, options
 (`--password x`, `curl -u ana:x`, `mysql -px`, `sshpass -p x`), SQL's `PASSWORD 'x'`, private
 keys, and tokens of well-known shapes (`sk-...`, `ghp_...`, `AKIA...`, JWTs), also glued to a
 word. A value is
@@ -157,6 +158,11 @@ _ITEM_LINE = r"\r?\n(?:[ \t]*+\r?\n)*+(?P=indent)-(?![^ \t\r\n])[^\r\n]*+"
 # what may stand on a key's line before its value starts on the next: a block scalar's
 # indicator (`|`, `>-`, `|2+`), an anchor, a tag, a comment
 _BLOCK_START = r"(?:(?:[|>][-+1-9]{0,2}+|[&!]\S*+)[ \t]*+)*+(?:#[^\r\n]*+)?(?=\r?\n)"
+# a line that opens a block of code, not a key: `if token:`, `def f() -> Token:`
+_CODE_LINE = (
+    r"(?:if|elif|else|while|for|with|def|class|try|except|finally|match|case|async|lambda"
+    r"|default)(?![\w-])"
+)
 # YAML's quoted value may go on over lines (each opening quote on a key's line closes the value
 # before it at the latest: one pass)
 _QUOTED_OVER_LINES = r"\"(?:[^\"\\]++|\\[\s\S])*+\"|'(?:[^']++|'')*+'"
@@ -180,6 +186,14 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
         rf"|(?(quote)(?!)|(?!{_QUOTED_ON_ITS_LINE}|\"\"\"|'''))"
         rf"(?:{_QUOTED_OVER_LINES}|[^\r\n])[^\r\n]*+"
         rf"(?:(?<![\[({{]){_INDENTED_LINE})*+)"
+    ),
+    # a key ending a line after other words (`see the api_key:`): its value is the lines
+    # indented under that line, as a YAML key's; not a line of code's block, nor words about it
+    # (`the password:` and `  is required`)
+    re.compile(
+        r"(?im)(?P<keep>^(?=[^\r\n]*+(?:(?<=:)|(?<=:[ \t])))"  # a line ending in `:`, told first
+        rf"(?P<indent>[ \t]*+)(?!{_CODE_LINE})[^\r\n]*?{_NAME}[\w.-]{{0,40}}+:"
+        rf"[ \t]*+(?=\r?\n))(?!\r?\n[ \t]*+{_PROSE_VALUE})(?:{_INDENTED_LINE})++"
     ),
     # Authorization: and Cookie:, and the lines folded onto them when they start their line
     # (told after the name: a pattern starting with it lets re skip ahead to its first letter)

@@ -545,6 +545,33 @@ QUOTES_AND_ESCAPES = [
         KEPT,
     ),
     ("a comma inside the value", r"{\"token\":1,2,\"a\":1}", rf"{{\"token\":{S},\"a\":1}}", MASKED),
+    # a key ending a line after other words: its value is indented under it, as a YAML key's
+    (
+        "a value under a key mid-line",
+        "see the api_key:\n  hunter2hunter2 for details",
+        f"see the api_key:{S}",
+        MASKED,
+    ),
+    (
+        "over two lines, then the next",
+        "see the api_key:\n  hunter2\n  more\nnext",
+        f"see the api_key:{S}\nnext",
+        MASKED,
+    ),
+    (
+        "words about it, indented",
+        "the password:\n  is required",
+        "the password:\n  is required",
+        KEPT,
+    ),
+    ("words about it", "the password:\nis required", "the password:\nis required", KEPT),
+    (
+        "a block of code",
+        "  def f() -> Token:\n    return x",
+        "  def f() -> Token:\n    return x",
+        KEPT,
+    ),
+    ("a loop", "for t in secrets:\n    print(t)", "for t in secrets:\n    print(t)", KEPT),
     # a shell's escaped quote inside a word is the value's; one closing JSON's string stays
     ("an escaped quote inside a word", r"password=abc\"def x", f"password={S} x", MASKED),
     ("an escaped quote ending a word", r'"\"TOKEN=abc\" x"', rf'"\"TOKEN={S}\" x"', KEPT),
