@@ -15,8 +15,10 @@ word. A value is
 masked up to its end as the text delimits it (a quote, whitespace, `&`; a bracket or comma only
 when nothing of the value follows it, or a comma before the next pair: `a=1,password=x,b=2`). A
 percent-encoded text that hides one is shown decoded with it masked, each value up to where its
-own level of encoding ends it; one that reads as a secret only once shown (a zero-width space
-in `password`, full-width letters) is shown as it reads, masked. A base64 text that decodes to
+own level of encoding ends it. A text that reads as a secret only as a person reads it (a
+zero-width space or a private-use character in `password`, full-width letters, a name's escaped
+letters `pass\u0077ord`) is masked as it reads, shown with its own characters but the masked
+values'. A base64 text that decodes to
 one of these is masked whole (also shifted by a word before it), and so is every value a secret
 spans when it is split across values (`"sk-pr"` + `"oj-..."`). Only what was masked shows as
 `[secret]`: a text's own U+E000, the character masking marks a secret with inside, is shown
@@ -28,6 +30,7 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import dataclasses
 import functools
 import itertools
 import re
@@ -44,6 +47,7 @@ SECRET = "[secret]"
 _MARK = "\ue000"
 _ESCAPED_MARK = "\\ue000"
 _STAND_INS = range(0xE001, 0xF900)  # the rest of the private-use area
+_READ_MARK = "\ue001"  # the text's own mark as read: no other private-use character is read
 # a private-use character's UTF-8 bytes percent-encoded (EE 80 80 to EF A3 BF)
 _ENCODED_PRIVATE = re.compile(
     r"%(?:EE|EF(?=%(?:[89]|A[0-3])))%[89AB][0-9A-F]%[89AB][0-9A-F]", re.IGNORECASE
@@ -60,8 +64,8 @@ SECRET_WORDS = frozenset(
 # a name that says secret, from its telling word on (`DB_PASSWORD=` is matched from PASSWORD);
 # `tokens` and `tokenizer` name a model's counts and its tokenizer
 _NAME = (
-    r"(?:passw(?:or)?d|passphrase|secret|token(?!s|iz)|api[_-]?key|access[_-]?key"
-    r"|private[_-]?key)"
+    r"(?:pass[_-]?w(?:or)?d|pass[_-]?phrase|secret|token(?!s|iz)|api[_.-]?key|access[_.-]?key"
+    r"|private[_.-]?key)"
 )
 _URL_PASSWORD = re.compile(r"(?P<keep>://[^/\s:@]{0,200}:)[^/\s@]{1,500}(?=@)")
 _PRIVATE_KEY = re.compile(
@@ -255,7 +259,7 @@ _BASE64 = re.compile(
 # what one of the patterns above needs in the (lowercased) text, or a base64 text: most texts
 # have neither, and these two searches are all they cost
 _HINT = re.compile(
-    r"://|bearer|basic|token|authorization|cookie|-u|passw|passphrase|pass:|identified"
+    r"://|bearer|basic|token|authorization|cookie|-u|pass[_-]?w|pass[_-]?phrase|pass:|identified"
     r"|mysql|mariadb|sshpass|login|redis-cli|secret|api.?key"
     r"|access.?key|private|sk-|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
 )
@@ -268,11 +272,23 @@ _ENCODED_NAME_PAIR = re.compile(
     rf"{_BARE_VALUE}"
 )
 _SECRET_NAME = re.compile(_NAME, re.IGNORECASE)
-# zero-width and direction characters, soft hyphens, joiners, variation selectors and tags
+# zero-width and direction characters, soft hyphens, joiners, blank fillers, variation
+# selectors, tags, and private-use characters (no font a reader can count on draws one) but the
+# mark masking puts in a text
 _INVISIBLE = re.compile(
-    "[\u00ad\u034f\u061c\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f"
-    "\ufeff\U000e0000-\U000e0fff]"
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ue001-\uf8ff\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff\U000f0000-\U0010ffff]"
 )
+# a letter, a digit, `_`, `.` or `-` written as an escape (JSON's, JavaScript's, Python's):
+# `"pass\u0077ord"` reads as `password`; an escaped quote, space or line end is left as it is,
+# as it may end a value
+_ESCAPED_WORD_CHARACTER = re.compile(
+    r"\\(?:u00(?P<u>[46][1-9a-fA-F]|[57][0-9aA]|3[0-9]|5[fF]|2[dDeE])"
+    r"|x(?P<x>[46][1-9a-fA-F]|[57][0-9aA]|3[0-9]|5[fF]|2[dDeE]))"
+)
+# what may read otherwise than it is written: a character beyond ASCII or an escape
+_READ_APART = re.compile(rf"[^\x00-\x7f]|{_ESCAPED_WORD_CHARACTER.pattern}")
 
 
 def _may_hold_a_secret(text: str) -> bool:
@@ -283,7 +299,7 @@ def _may_hold_a_secret(text: str) -> bool:
 @functools.lru_cache(maxsize=4096)  # a few names come again and again: path, content, ...
 def is_secret_name(key: str) -> bool:
     """Whether a parameter's name says its value is a secret: `password`, `api_key`, ..."""
-    words = [word.lower() for word in _WORDS.findall(key if key.isascii() else _as_it_reads(key))]
+    words = [word.lower() for word in _WORDS.findall(_as_it_reads(key))]
     pairs = [first + second for first, second in itertools.pairwise(words)]
     return any(word in SECRET_WORDS for word in [*words, *pairs])
 
@@ -334,19 +350,100 @@ def _written_out(encoded: re.Match[str]) -> str:
 
 
 def _mask_plain(text: str) -> str:
-    if not text.isascii():
-        readable = _as_it_reads(text)
-        if readable != text and (masked := _mask_as_written(readable)) != readable:
-            return masked  # a secret that shows once the text reads as it looks
+    if _as_it_reads(text) != text:
+        return _mask_as_it_reads(text)  # a secret may show once the text reads as it looks
     return _mask_as_written(text)
 
 
 def _as_it_reads(text: str) -> str:
     """Without the characters a reader does not see (`pass\u200bword`), full-width and styled
-    letters read as the letters they look like (NFKC)."""
+    letters read as the letters they look like (NFKC), and a word's escaped letters as letters
+    (`pass\u0077ord`)."""
+    if "\\" in text:
+        text = _ESCAPED_WORD_CHARACTER.sub(_unescaped, text)
+    if text.isascii():
+        return text
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     return _INVISIBLE.sub("", text)
+
+
+def _unescaped(escape: re.Match[str]) -> str:
+    return chr(int(escape["u"] or escape["x"], 16))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Reading:
+    """A text as it reads, and where each of its characters is written in the text: `starts[i]`
+    is where the written characters of the read ones from i on start, `ends[i]` where those
+    of the read ones before i end (both rounded to a whole written character; invisible ones
+    go with the character after them)."""
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+
+
+def _reading(text: str) -> _Reading:
+    read: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    at = 0  # the next character to read
+    written_from = 0  # where the written characters of the next one read start
+    for apart in [*_READ_APART.finditer(text), None]:
+        run_end = len(text) if apart is None else apart.start()
+        if run_end > at:  # ASCII, read as it is written, a character each
+            read.append(text[at:run_end])
+            starts += [written_from, *range(at + 1, run_end)]
+            ends += [written_from, *range(at + 1, run_end)]
+            written_from = at = run_end
+        if apart is None:
+            break
+        shown = _as_it_reads(apart.group())
+        at = apart.end()
+        if shown:
+            read.append(shown)
+            starts += [written_from] * len(shown)
+            ends += [written_from] + [at] * (len(shown) - 1)
+            written_from = at
+    starts.append(len(text))
+    ends.append(len(text))
+    return _Reading("".join(read), starts, ends)
+
+
+def _mask_as_it_reads(text: str) -> str:
+    """Masked as the text reads, its own characters kept but for the values masked."""
+    reading = _reading(text)
+    # the text's marks (from a level of encoding masked before) read as a private-use character
+    # no reading holds, so that the marks masking adds are told from them
+    own_marks_read = reading.text.replace(_MARK, _READ_MARK)
+    masked = _mask_as_written(own_marks_read)
+    if masked == own_marks_read:
+        return _mask_as_written(text)
+    spans = _unmasked_spans(own_marks_read, masked.split(_MARK))
+    if spans is None:  # not a masking of the text as read: shown as read
+        return masked.replace(_READ_MARK, _MARK)
+    kept = [text[reading.ends[start] : reading.starts[end]] for start, end in spans]
+    return _MARK.join(kept)
+
+
+def _unmasked_spans(text: str, kept: list[str]) -> list[tuple[int, int]] | None:
+    """Where in `text` each part `kept` by masking it stands (the first at its start, the last
+    at its end, masked values between them), or None if masking did not keep them so."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for index, part in enumerate(kept):
+        if index == 0:
+            start = 0 if text.startswith(part) else -1
+        elif index == len(kept) - 1:
+            start = len(text) - len(part) if text.endswith(part) else -1
+        else:
+            start = text.find(part, position)
+        if start < position:
+            return None
+        spans.append((start, start + len(part)))
+        position = start + len(part)
+    return spans
 
 
 def _mask_as_written(text: str) -> str:

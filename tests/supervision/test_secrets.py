@@ -35,11 +35,15 @@ TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
         ("laughsghs_Ab12Cd34Ef56Gh78Ij90Kl", f"laughs{SECRET}"),
         ("xAKIAIOSFODNN7EXAMPLE", f"x{SECRET}"),
         # a text that reads as a secret once shown: invisible characters, full-width letters
-        ("pass\u200bword=hunter2", f"password={SECRET}"),
-        ("--pass\u2060word hunter2", f"--password {SECRET}"),
+        # (its characters kept but the value's)
+        ("pass\u200bword=hunter2", f"pass\u200bword={SECRET}"),
+        ("--pass\u2060word hunter2", f"--pass\u2060word {SECRET}"),
         (f"push {TOKEN[:8]}\u200b{TOKEN[8:]} now", f"push {SECRET} now"),
-        ("\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44=hunter2", f"password={SECRET}"),
-        ("pass%E2%80%8Bword%3Dhunter2", f"password={SECRET}"),
+        (
+            "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44=hunter2",
+            f"\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44={SECRET}",
+        ),
+        ("pass%E2%80%8Bword%3Dhunter2", f"pass\u200bword={SECRET}"),
     ],
 )
 def test_secrets_in_text_are_masked(text: str, shown: str) -> None:
@@ -578,7 +582,40 @@ QUOTES_AND_ESCAPES = [
 ]
 
 
-LABELLED = [*BLOCKS_AND_HEADERS, *QUOTES_AND_ESCAPES]
+# a name as a person reads it: split by a character no one sees, written with escapes or
+# another separator; shown with its own characters, only the value masked
+HIDDEN_NAMES = [
+    ("a private-use character", "pass\ue001word=hunter2", f"pass\ue001word={S}", MASKED),
+    ("a zero-width joiner", "pass\u200dword=hunter2", f"pass\u200dword={S}", MASKED),
+    ("a soft hyphen in a header", "Author\xadization: abc123", f"Author\xadization: {S}", MASKED),
+    ("a BOM in api_key", "api\ufeff_key: abc123", f"api\ufeff_key: {S}", MASKED),
+    ("a blank filler", "pass\u3164word=hunter2", f"pass\u3164word={S}", MASKED),
+    ("a JSON escape", '{"pass\\u0077ord": "hunter2"}', f'{{"pass\\u0077ord": "{S}"}}', MASKED),
+    ("a Python escape", "pass\\x77ord=hunter2", f"pass\\x77ord={S}", MASKED),
+    ("a hyphen between its words", "Pass-Word=hunter2", f"Pass-Word={S}", MASKED),
+    ("an underscore between them", "pass_word: hunter2", f"pass_word: {S}", MASKED),
+    ("a dot in api.key", "service.api.key = abc", f"service.api.key = {S}", MASKED),
+    (
+        "invisible characters around it",
+        "\u200bpassword=x\u200b y",
+        f"\u200bpassword={S}\u200b y",
+        MASKED,
+    ),
+    ("a soft hyphen in a word", "ex\xadample text", "ex\xadample text", KEPT),
+    ("escaped letters", '"caf\\u00e9 \\u0041BC"', '"caf\\u00e9 \\u0041BC"', KEPT),
+    ("an escaped quote read as written", "token=abc\\u0022def x", f"token={S} x", MASKED),
+    ("a private-use icon", "\ue001 Settings", "\ue001 Settings", KEPT),
+    (
+        "letters around a secret",
+        "caf\u00e9 password=x na\u00efve",
+        f"caf\u00e9 password={S} na\u00efve",
+        KEPT,
+    ),
+    ("words apart", "the pass word list", "the pass word list", KEPT),
+]
+
+
+LABELLED = [*BLOCKS_AND_HEADERS, *QUOTES_AND_ESCAPES, *HIDDEN_NAMES]
 
 
 @pytest.mark.parametrize(("case", "text", "shown", "label"), LABELLED, ids=[c[0] for c in LABELLED])
@@ -606,7 +643,7 @@ OWN_MARKS = [
     (
         "read as it looks",
         "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44=\ue000x",
-        f"password={S}",
+        f"\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44={S}",
     ),
 ]
 
