@@ -17,12 +17,11 @@ when nothing of the value follows it, or a comma before the next pair: `a=1,pass
 percent-encoded text that hides one is shown decoded with it masked, each value up to where its
 own level of encoding ends it. A text that reads as a secret only as a person reads it (a
 zero-width space or a private-use character in `password`, full-width letters, a name's escaped
-letters `pass\u0077ord`) is masked as it reads, shown with its own characters but the masked
-values'. A base64 text that decodes to
-one of these is masked whole (also shifted by a word before it), and so is every value a secret
-spans when it is split across values (`"sk-pr"` + `"oj-..."`). Only what was masked shows as
-`[secret]`: a text's own U+E000, the character masking marks a secret with inside, is shown
-as it is.
+letters `pass\u0077ord`, a terminal's colours) is masked as it reads, shown with its own
+characters but the masked values'. A base64 text that decodes to one of these is masked whole
+(also shifted by a word before it), and so is every value a secret spans when it is split
+across values (`"sk-pr"` + `"oj-..."`). Only what was masked shows as `[secret]`: a text's own
+U+E000, the character masking marks a secret with inside, is shown as it is.
 """
 
 from __future__ import annotations
@@ -280,15 +279,22 @@ _INVISIBLE = re.compile(
     "\u2060-\u206f\u3164\ue001-\uf8ff\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
     "\U0001d173-\U0001d17a\U000e0000-\U000e0fff\U000f0000-\U0010ffff]"
 )
-# a letter, a digit, `_`, `.` or `-` written as an escape (JSON's, JavaScript's, Python's):
-# `"pass\u0077ord"` reads as `password`; an escaped quote, space or line end is left as it is,
-# as it may end a value
-_ESCAPED_WORD_CHARACTER = re.compile(
-    r"\\(?:u00(?P<u>[46][1-9a-fA-F]|[57][0-9aA]|3[0-9]|5[fF]|2[dDeE])"
-    r"|x(?P<x>[46][1-9a-fA-F]|[57][0-9aA]|3[0-9]|5[fF]|2[dDeE]))"
+_WORD_HEX = r"(?:[46][1-9a-fA-F]|[57][0-9aA]|3[0-9]|5[fF]|2[dDeE])"  # a letter, digit, _ . -
+_WORD_DECIMAL = r"(?:4[5689]|5[0-7]|6[5-9]|[78][0-9]|9[057-9]|1[01][0-9]|12[0-2])"
+# ASCII that reads otherwise than it is written: a letter, a digit, `_`, `.` or `-` written as an
+# escape (JSON's, JavaScript's, Python's, HTML's: `"pass\u0077ord"`, `pass&#119;ord`), and a
+# terminal's colours, which a reader does not see (grep's around what it found:
+# `\x1b[31mpassword\x1b[m=x`); an escaped quote, space or line end is left as it is written, as
+# it may end a value
+_READ_OTHERWISE_STARTS = ("\\u", "\\x", "&#", "\x1b[")  # looked for first: most texts have none
+_READ_OTHERWISE = re.compile(
+    rf"(?=[\\&\x1b])(?:\\(?:u00(?P<u>{_WORD_HEX})|x(?P<x>{_WORD_HEX}))"
+    rf"|&#(?:[xX]0*(?P<hex>{_WORD_HEX})|0*(?P<decimal>{_WORD_DECIMAL}));"
+    r"|(?P<colour>\x1b\[[0-?]*+[ -/]*+[@-~]))"
 )
-# what may read otherwise than it is written: a character beyond ASCII or an escape
-_READ_APART = re.compile(rf"[^\x00-\x7f]|{_ESCAPED_WORD_CHARACTER.pattern}")
+# what may read otherwise than it is written, one character or escape at a time
+_READ_APART = re.compile(rf"[^\x00-\x7f]|{_READ_OTHERWISE.pattern}")
+_WORDLIKE = re.compile(r"[\w.-]+")
 
 
 def _may_hold_a_secret(text: str) -> bool:
@@ -359,8 +365,8 @@ def _as_it_reads(text: str) -> str:
     """Without the characters a reader does not see (`pass\u200bword`), full-width and styled
     letters read as the letters they look like (NFKC), and a word's escaped letters as letters
     (`pass\u0077ord`)."""
-    if "\\" in text:
-        text = _ESCAPED_WORD_CHARACTER.sub(_unescaped, text)
+    if any(start in text for start in _READ_OTHERWISE_STARTS):
+        text = _READ_OTHERWISE.sub(_read_as, text)
     if text.isascii():
         return text
     if not unicodedata.is_normalized("NFKC", text):
@@ -368,8 +374,12 @@ def _as_it_reads(text: str) -> str:
     return _INVISIBLE.sub("", text)
 
 
-def _unescaped(escape: re.Match[str]) -> str:
-    return chr(int(escape["u"] or escape["x"], 16))
+def _read_as(written: re.Match[str]) -> str:
+    if written["colour"]:
+        return ""
+    if written["decimal"]:
+        return chr(int(written["decimal"]))
+    return chr(int(written["u"] or written["x"] or written["hex"], 16))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -399,7 +409,7 @@ def _reading(text: str) -> _Reading:
             written_from = at = run_end
         if apart is None:
             break
-        shown = _as_it_reads(apart.group())
+        shown = _read_apart(apart.group())
         at = apart.end()
         if shown:
             read.append(shown)
@@ -409,6 +419,13 @@ def _reading(text: str) -> _Reading:
     starts.append(len(text))
     ends.append(len(text))
     return _Reading("".join(read), starts, ends)
+
+
+def _read_apart(written: str) -> str:
+    """How a character or an escape reads; one that reads as a quote, a space or another mark
+    that ends a value (a full-width `"` or `&`) reads as itself: its value goes on over it."""
+    shown = _as_it_reads(written)
+    return shown if not shown or _WORDLIKE.fullmatch(shown) else written
 
 
 def _mask_as_it_reads(text: str) -> str:

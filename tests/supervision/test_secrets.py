@@ -601,6 +601,18 @@ HIDDEN_NAMES = [
         f"\u200bpassword={S}\u200b y",
         MASKED,
     ),
+    (
+        "grep's colours around the name",
+        "\x1b[01;31m\x1b[Kpassword\x1b[m\x1b[K=hunter2 x",
+        f"\x1b[01;31m\x1b[Kpassword\x1b[m\x1b[K={S} x",
+        MASKED,
+    ),
+    ("HTML's escaped letter", "pass&#119;ord=hunter2", f"pass&#119;ord={S}", MASKED),
+    # a character that reads as a mark ending a value is the value's: it is written otherwise
+    ("a full-width quote in a value", 'token="abc\uff02def" x', f'token="{S}" x', MASKED),
+    ("a full-width & in a value", "password=abc\uff06def x", f"password={S} x", MASKED),
+    ("coloured words", "\x1b[31mred\x1b[0m text", "\x1b[31mred\x1b[0m text", KEPT),
+    ("HTML's escaped letters", "caf&#233; &#65;BC", "caf&#233; &#65;BC", KEPT),
     ("a soft hyphen in a word", "ex\xadample text", "ex\xadample text", KEPT),
     ("escaped letters", '"caf\\u00e9 \\u0041BC"', '"caf\\u00e9 \\u0041BC"', KEPT),
     ("an escaped quote read as written", "token=abc\\u0022def x", f"token={S} x", MASKED),
