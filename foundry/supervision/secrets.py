@@ -121,7 +121,7 @@ _QUOTED_VALUE = (
     r"|(?<=(?<!\\)')(?:[^']++|'')++(?=')"
     r"|(?<=\")(?:[^\"\\\n]++|\\.)++|(?<=')(?:[^'\n]++|'')++"
 )
-_OPENING_QUOTE = r"(?:\"\"\"|'''|\\?[\"'])"
+_OPENING_QUOTE = r"(?:\"\"\"|'''|\$?[\"']|\\[\"'])"  # `$'...'`: a shell's quote with escapes
 # a bare one (a JSON number or true, a query string's, an env line's or a command line's value)
 # up to what ends it there, so the `}`, `]` or `&x=1` after it stays; unbounded, as a long
 # value's tail would show. In a list of pairs a comma before the next name ends it: in
@@ -172,6 +172,15 @@ _QUOTED_OVER_LINES = r"\"(?:[^\"\\]++|\\[\s\S])*+\"|'(?:[^']++|'')*+'"
 _QUOTED_ON_ITS_LINE = (
     r"(?:\"(?:[^\"\\\r\n]++|\\.)*+\"|'(?:[^'\r\n]++|'')*+')[ \t]*+(?:#[^\r\n]*+)?(?=\r?\n|\Z)"
 )
+# a string in code, its prefix and all (`"a"`, `f'a'`, `rb"a"`)
+_STRING = r"[bfru]{0,2}+(?:\"(?:[^\"\\\r\n]++|\\.)*+\"|'(?:[^'\\\r\n]++|\\.)*+')"
+# a heredoc's closing word, as it opens it (`<<EOF`, `<<'EOF'`), and its lines up to that word
+_HEREDOC_WORD = (
+    r"(?P<word_quote>[\"'])?(?P<word>(?(word_quote)\w++|(?-i:[A-Z][A-Z0-9_]*+)))"
+    r"(?(word_quote)(?P=word_quote)|(?!\w))"
+)
+_HEREDOC_LINE = r"(?![ \t]*+(?P=word)[ \t]*+$)[^\r\n]*+"
+_HEREDOC_BODY = rf"{_HEREDOC_LINE}(?:\r?\n{_HEREDOC_LINE})*+"
 # the secrets themselves, which can be told when split across values (`"sk-pr"` + `"oj-..."`)
 _SPLIT_SECRETS = (_URL_PASSWORD, _PRIVATE_KEY, _TOKEN)
 _SHAPES_IN_BYTES = tuple(re.compile(shape.pattern.encode()) for shape in _SPLIT_SECRETS)
@@ -179,6 +188,13 @@ _SHAPES_IN_BYTES = tuple(re.compile(shape.pattern.encode()) for shape in _SPLIT_
 _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     *_SPLIT_SECRETS,
     re.compile(r"(?i)(?P<keep>\b(?:bearer|basic|token)\s+)[\w.~+/=-]{8,}"),
+    # strings in brackets over lines, as black wraps a long one (`TOKEN = (`, then `"abc"` and
+    # `"def"` on lines of their own): every one of them (a line ending in `(` is told first)
+    re.compile(
+        r"(?im)(?P<keep>^(?=[^\r\n]*+(?:(?<=\()|(?<=\([ \t])))[^\r\n]*?"
+        rf"{_NAME}[\w.-]{{0,40}}+[ \t]*+(?::[^=\r\n]{{0,40}}+)?=[ \t]*+\([ \t]*+(?=\r?\n)\s++)"
+        rf"{_STRING}(?:\s*+{_STRING})*+"
+    ),
     # a YAML key, an INI one or a header on a line of its own (`password: |`, `api_key:` and an
     # indented line, `password = two words`, `X-Api-Key: a b`): its value is the rest of the line
     # and every line that belongs to it (a quoted one closed on its line and a multi-line string
@@ -229,10 +245,20 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
         rf"{_NAMED_VALUE}"
     ),
     # an option and its value: `--password hunter2`, `--api-key "two words"` (`--api-key=...`
-    # above); a value starting with `-` is the next option
+    # above); a value starting with `-` is the next option, one starting with `<` a redirection
+    # (`--password-stdin <<< x`, read below)
     re.compile(
         rf"(?i)(?P<keep>(?<![\w-])--?[\w-]{{0,20}}{_NAME}[\w-]{{0,20}}\s{{1,4}}(?:\\?[\"'])?)"
-        rf"(?:{_QUOTED_VALUE}|(?<![\"'])(?!-){_BARE_VALUE})"
+        rf"(?:{_QUOTED_VALUE}|(?<![\"'])(?![-<]){_BARE_VALUE})"
+    ),
+    # a heredoc or a here-string after a secret's name on its line (`PASSWORD=$(cat <<EOF`,
+    # `read -r TOKEN <<'EOF'`, `--password-stdin <<< x`): its lines up to its closing word, or
+    # its word (a line holding `<<` is told first; a heredoc's word is quoted or in capitals,
+    # not C++'s `cout << token`)
+    re.compile(
+        rf"(?im)(?P<keep>^(?=[^\r\n<]*+(?:<[^\r\n<]++)*+<<)[^\r\n]*?{_NAME}[^\r\n]*?<<"
+        rf"(?:<[ \t]*+{_OPENING_QUOTE}?|-?[ \t]*+{_HEREDOC_WORD}[^\r\n]*+\r?\n))"
+        rf"(?(word){_HEREDOC_BODY}|{_NAMED_VALUE})"
     ),
     # in SQL: `WITH PASSWORD 'x'`, `IDENTIFIED BY 'x'`
     re.compile(

@@ -627,7 +627,49 @@ HIDDEN_NAMES = [
 ]
 
 
-LABELLED = [*BLOCKS_AND_HEADERS, *QUOTES_AND_ESCAPES, *HIDDEN_NAMES]
+# a shell's and Python's other ways to write a value: a heredoc, a here-string, `$'...'`,
+# strings black wraps in brackets
+SHELL_AND_CODE = [
+    (
+        "a heredoc after the name",
+        "PASSWORD=$(cat <<EOF\nhunter2\nEOF\n)",
+        f"PASSWORD={S} <<EOF\n{S}\nEOF\n)",
+        MASKED,
+    ),
+    (
+        "a quoted heredoc read",
+        "read -r TOKEN <<'EOF'\nabc def\nmore\nEOF\necho ok",
+        f"read -r TOKEN <<'EOF'\n{S}\nEOF\necho ok",
+        MASKED,
+    ),
+    ("a heredoc left open", "TOKEN=$(cat <<EOF\nabc", f"TOKEN={S} <<EOF\n{S}", MASKED),
+    (
+        "a here-string",
+        "docker login -u ana --password-stdin <<< hunter2 && ls",
+        f"docker login -u ana --password-stdin <<< {S} && ls",
+        MASKED,
+    ),
+    ("ANSI-C quotes", "export TOKEN=$'abc\\ndef' x", f"export TOKEN=$'{S}' x", MASKED),
+    (
+        "strings black wraps",
+        'token = (\n  "abc"\n  "def"\n)\nx = 1',
+        f"token = {S}\n  {S}\n)\nx = 1",
+        MASKED,
+    ),
+    (
+        "a heredoc under no secret's name",
+        "cat <<EOF > notes.txt\nhello\nEOF",
+        "cat <<EOF > notes.txt\nhello\nEOF",
+        KEPT,
+    ),
+    ("C++'s <<", "cout << token << endl;\nreturn 0;", "cout << token << endl;\nreturn 0;", KEPT),
+    ("a redirection", "app --password < pw.txt", "app --password < pw.txt", KEPT),
+    ("a call in brackets", "token = (\n  get()\n)", f"token = {S}\n  get()\n)", KEPT),
+    ("dollars", "PRICE=$5 x", "PRICE=$5 x", KEPT),
+]
+
+
+LABELLED = [*BLOCKS_AND_HEADERS, *QUOTES_AND_ESCAPES, *HIDDEN_NAMES, *SHELL_AND_CODE]
 
 
 @pytest.mark.parametrize(("case", "text", "shown", "label"), LABELLED, ids=[c[0] for c in LABELLED])
