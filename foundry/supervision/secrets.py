@@ -16,12 +16,12 @@ masked up to its end as the text delimits it (a quote, whitespace, `&`; a bracke
 when nothing of the value follows it, or a comma before the next pair: `a=1,password=x,b=2`). A
 percent-encoded text that hides one is shown decoded with it masked, each value up to where its
 own level of encoding ends it. A text that reads as a secret only as a person reads it (a
-zero-width space or a private-use character in `password`, full-width letters, a name's escaped
-letters `pass\u0077ord`, a terminal's colours) is masked as it reads, shown with its own
-characters but the masked values'. A base64 text that decodes to one of these is masked whole
-(also shifted by a word before it), and so is every value a secret spans when it is split
-across values (`"sk-pr"` + `"oj-..."`). Only what was masked shows as `[secret]`: a text's own
-U+E000, the character masking marks a secret with inside, is shown as it is.
+zero-width space, a private-use character or a Cyrillic `a` in `password`, full-width letters,
+a name's escaped letters `pass\u0077ord`, a terminal's colours) is masked as it reads, shown
+with its own characters but the masked values'. A base64 text that decodes to one of these is
+masked whole (also shifted by a word before it), and so is every value a secret spans when it
+is split across values (`"sk-pr"` + `"oj-..."`). Only what was masked shows as `[secret]`: a
+text's own U+E000, the character masking marks a secret with inside, is shown as it is.
 """
 
 from __future__ import annotations
@@ -321,6 +321,21 @@ _READ_OTHERWISE = re.compile(
 # what may read otherwise than it is written, one character or escape at a time
 _READ_APART = re.compile(rf"[^\x00-\x7f]|{_READ_OTHERWISE.pattern}")
 _WORDLIKE = re.compile(r"[\w.-]+")
+# letters of other scripts a reader takes for Latin ones (Cyrillic, Greek), read as those in a
+# word that mixes them with ASCII (`p\u0430ssword`); a Cyrillic or Greek word is left as it is
+_LOOK_ALIKES = (
+    "\u0430\u0435\u043e\u0440\u0441\u0445\u0443\u0456\u0458\u0455\u0501\u051b\u051d\u04bb\u04cf"
+    "\u043a\u0410\u0412\u0421\u0415\u041d\u0406\u0408\u041a\u041c\u041e\u0420\u0405\u0422\u0425"
+    "\u04ae\u051a\u051c\u03b1\u03bf\u03bd\u03b9\u03ba\u03c5\u03c7\u0391\u0392\u0395\u0396\u0397"
+    "\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7"
+)
+_LOOK_ALIKES_READ = str.maketrans(
+    _LOOK_ALIKES, "aeopcxyijsdqwhlkABCEHIJKMOPSTXYQWaovikuxABEZHIKMNOPTYX"
+)
+_MIXED_WORD = re.compile(
+    rf"(?<!\w)(?=[A-Za-z0-9_]*+[{_LOOK_ALIKES}])(?=[{_LOOK_ALIKES}]*+[A-Za-z0-9_])"
+    rf"[A-Za-z0-9_{_LOOK_ALIKES}]++(?!\w)"
+)
 
 
 def _may_hold_a_secret(text: str) -> bool:
@@ -395,9 +410,20 @@ def _as_it_reads(text: str) -> str:
         text = _READ_OTHERWISE.sub(_read_as, text)
     if text.isascii():
         return text
+    text = _look_alikes_read(text)
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     return _INVISIBLE.sub("", text)
+
+
+def _look_alikes_read(text: str) -> str:
+    """The text, Cyrillic and Greek letters in a word of Latin ones read as the Latin letters
+    they look like (one for one: the text keeps its length)."""
+    return text if text.isascii() else _MIXED_WORD.sub(_as_latin, text)
+
+
+def _as_latin(word: re.Match[str]) -> str:
+    return word.group().translate(_LOOK_ALIKES_READ)
 
 
 def _read_as(written: re.Match[str]) -> str:
@@ -456,7 +482,7 @@ def _read_apart(written: str) -> str:
 
 def _mask_as_it_reads(text: str) -> str:
     """Masked as the text reads, its own characters kept but for the values masked."""
-    reading = _reading(text)
+    reading = _reading(_look_alikes_read(text))
     # the text's marks (from a level of encoding masked before) read as a private-use character
     # no reading holds, so that the marks masking adds are told from them
     own_marks_read = reading.text.replace(_MARK, _READ_MARK)
