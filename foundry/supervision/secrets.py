@@ -35,6 +35,7 @@ import itertools
 import re
 import unicodedata
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 SECRET = "[secret]"
@@ -161,6 +162,8 @@ _ITEM_LINE = r"\r?\n(?:[ \t]*+\r?\n)*+(?P=indent)-(?![^ \t\r\n])[^\r\n]*+"
 # what may stand on a key's line before its value starts on the next: a block scalar's
 # indicator (`|`, `>-`, `|2+`), an anchor, a tag, a comment
 _BLOCK_START = r"(?:(?:[|>][-+1-9]{0,2}+|[&!]\S*+)[ \t]*+)*+(?:#[^\r\n]*+)?(?=\r?\n)"
+# a line ending in a key's `:` (or its block scalar's `: |`), told by its end first
+_ENDS_IN_A_KEY = r"(?:(?<=:)|(?<=:[ \t])|(?<=:[ \t][|>])|(?<=:[ \t][|>][-+]))"
 # a line that opens a block of code, not a key: `if token:`, `def f() -> Token:`
 _CODE_LINE = (
     r"(?:if|elif|else|while|for|with|def|class|try|except|finally|match|case|async|lambda"
@@ -210,9 +213,9 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     # indented under that line, as a YAML key's; not a line of code's block, nor words about it
     # (`the password:` and `  is required`)
     re.compile(
-        r"(?im)(?P<keep>^(?=[^\r\n]*+(?:(?<=:)|(?<=:[ \t])))"  # a line ending in `:`, told first
-        rf"(?P<indent>[ \t]*+)(?!{_CODE_LINE})[^\r\n]*?{_NAME}[\w.-]{{0,40}}+:"
-        rf"[ \t]*+(?=\r?\n))(?!\r?\n[ \t]*+{_PROSE_VALUE})(?:{_INDENTED_LINE})++"
+        rf"(?im)(?P<keep>^(?=[^\r\n]*+{_ENDS_IN_A_KEY})(?P<indent>[ \t]*+)(?!{_CODE_LINE})"
+        rf"[^\r\n]*?{_NAME}[\w.-]{{0,40}}+:[ \t]*+(?:[|>][-+]?+[ \t]*+)?(?=\r?\n))"
+        rf"(?!\r?\n[ \t]*+{_PROSE_VALUE})(?:{_INDENTED_LINE})++"
     ),
     # Authorization: and Cookie:, and the lines folded onto them when they start their line
     # (told after the name: a pattern starting with it lets re skip ahead to its first letter)
@@ -321,6 +324,14 @@ _READ_OTHERWISE = re.compile(
 # what may read otherwise than it is written, one character or escape at a time
 _READ_APART = re.compile(rf"[^\x00-\x7f]|{_READ_OTHERWISE.pattern}")
 _WORDLIKE = re.compile(r"[\w.-]+")
+# a JSON string's escaped line ends and tabs (an escaped backslash is read as written), and
+# what tells that a value may be on the lines after its key's: an escaped line end after `:`
+# (and a block scalar's `|`) or before an indentation
+_LINE_ESCAPE = re.compile(r"\\[\\nrt]")
+_LINE_ESCAPES_READ = {"\\n": "\n", "\\r": "\r", "\\t": "\t"}
+_VALUE_ON_ESCAPED_LINES = re.compile(
+    r"(?=[:\\])(?::[ \t]*+(?:[|>][-+1-9]{0,2}+[ \t]*+)?\\[rn]|\\[rn](?:[ \t]|\\t))"
+)
 # letters of other scripts a reader takes for Latin ones (Cyrillic, Greek), read as those in a
 # word that mixes them with ASCII (`p\u0430ssword`); a Cyrillic or Greek word is left as it is
 _LOOK_ALIKES = (
@@ -397,6 +408,7 @@ def _written_out(encoded: re.Match[str]) -> str:
 
 
 def _mask_plain(text: str) -> str:
+    text = _mask_escaped_lines(text)
     if _as_it_reads(text) != text:
         return _mask_as_it_reads(text)  # a secret may show once the text reads as it looks
     return _mask_as_written(text)
@@ -446,23 +458,24 @@ class _Reading:
     ends: list[int]
 
 
-def _reading(text: str) -> _Reading:
+def _reading(text: str, apart: re.Pattern[str], read_apart: Callable[[str], str]) -> _Reading:
+    """The text read: what `apart` finds as `read_apart` reads it, the rest as it is written."""
     read: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
     at = 0  # the next character to read
     written_from = 0  # where the written characters of the next one read start
-    for apart in [*_READ_APART.finditer(text), None]:
-        run_end = len(text) if apart is None else apart.start()
-        if run_end > at:  # ASCII, read as it is written, a character each
+    for found in [*apart.finditer(text), None]:
+        run_end = len(text) if found is None else found.start()
+        if run_end > at:  # read as it is written, a character each
             read.append(text[at:run_end])
             starts += [written_from, *range(at + 1, run_end)]
             ends += [written_from, *range(at + 1, run_end)]
             written_from = at = run_end
-        if apart is None:
+        if found is None:
             break
-        shown = _read_apart(apart.group())
-        at = apart.end()
+        shown = read_apart(found.group())
+        at = found.end()
         if shown:
             read.append(shown)
             starts += [written_from] * len(shown)
@@ -482,13 +495,32 @@ def _read_apart(written: str) -> str:
 
 def _mask_as_it_reads(text: str) -> str:
     """Masked as the text reads, its own characters kept but for the values masked."""
-    reading = _reading(_look_alikes_read(text))
+    masked = _mask_reading(text, _reading(_look_alikes_read(text), _READ_APART, _read_apart))
+    return _mask_as_written(text) if masked is None else masked
+
+
+def _mask_escaped_lines(text: str) -> str:
+    """YAML written in a JSON string masked as its escaped line ends read, so that a value on
+    the lines after its key is (`password: |\\n  x`, `api_key:\\n  x`)."""
+    if not _VALUE_ON_ESCAPED_LINES.search(text):
+        return text
+    masked = _mask_reading(text, _reading(text, _LINE_ESCAPE, _read_line_escape))
+    return text if masked is None else masked
+
+
+def _read_line_escape(written: str) -> str:
+    return _LINE_ESCAPES_READ.get(written, written)
+
+
+def _mask_reading(text: str, reading: _Reading) -> str | None:
+    """The text masked as `reading` reads it, its own characters kept but for the values
+    masked; None if nothing is masked."""
     # the text's marks (from a level of encoding masked before) read as a private-use character
     # no reading holds, so that the marks masking adds are told from them
     own_marks_read = reading.text.replace(_MARK, _READ_MARK)
     masked = _mask_as_written(own_marks_read)
     if masked == own_marks_read:
-        return _mask_as_written(text)
+        return None
     spans = _unmasked_spans(own_marks_read, masked.split(_MARK))
     if spans is None:  # not a masking of the text as read: shown as read
         return masked.replace(_READ_MARK, _MARK)

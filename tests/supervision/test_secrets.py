@@ -534,6 +534,30 @@ QUOTES_AND_ESCAPES = [
         KEPT,
     ),
     ("an escaped line end, the string's end", '"password: x\\n"', f'"password: {S}\\n"', KEPT),
+    (
+        "a block scalar in a JSON string",
+        '{"c": "password: |\\n  hunter2\\n  more\\nuser: x"}',
+        f'{{"c": "password: {S}\\nuser: x"}}',
+        MASKED,
+    ),
+    (
+        "a value on the next escaped line",
+        '{"c": "api_key:\\n  abcdef\\nuser: x"}',
+        f'{{"c": "api_key:{S}\\nuser: x"}}',
+        MASKED,
+    ),
+    (
+        "a value going on over an escaped line",
+        '{"c": "db:\\n  password: abc\\n    def\\n  host: db"}',
+        f'{{"c": "db:\\n  password: {S}\\n  host: db"}}',
+        MASKED,
+    ),
+    (
+        "another key's escaped lines",
+        '{"a": "x:\\n  y", "password": "p"}',
+        f'{{"a": "x:\\n  y", "password": "{S}"}}',
+        KEPT,
+    ),
     ("a shell's \\n inside a word", r"password=abc\ndef rest", f"password={S} rest", MASKED),
     # JSON written in a string: a closer before an escaped quote ends a bare value
     (
