@@ -187,17 +187,42 @@ _HEREDOC_BODY = rf"{_HEREDOC_LINE}(?:\r?\n{_HEREDOC_LINE})*+"
 # the secrets themselves, which can be told when split across values (`"sk-pr"` + `"oj-..."`)
 _SPLIT_SECRETS = (_URL_PASSWORD, _PRIVATE_KEY, _TOKEN)
 _SHAPES_IN_BYTES = tuple(re.compile(shape.pattern.encode()) for shape in _SPLIT_SECRETS)
+# strings in brackets over lines, as black wraps a long one (`TOKEN = (`, then `"abc"` and
+# `"def"` on lines of their own): every one of them (a line ending in `(` is told first)
+_WRAPPED_STRINGS = re.compile(
+    r"(?im)(?P<keep>^(?=[^\r\n]*+(?:(?<=\()|(?<=\([ \t])))[^\r\n]*?"
+    rf"{_NAME}[\w.-]{{0,40}}+[ \t]*+(?::[^=\r\n]{{0,40}}+)?=[ \t]*+\([ \t]*+(?=\r?\n)\s++)"
+    rf"{_STRING}(?:\s*+{_STRING})*+"
+)
+# a key ending a line after other words (`see the api_key:`): its value is the lines
+# indented under that line, as a YAML key's; not a line of code's block, nor words about it
+# (`the password:` and `  is required`)
+_KEY_ENDING_A_LINE = re.compile(
+    rf"(?im)(?P<keep>^(?=[^\r\n]*+{_ENDS_IN_A_KEY})(?P<indent>[ \t]*+)(?!{_CODE_LINE})"
+    rf"[^\r\n]*?{_NAME}[\w.-]{{0,40}}+:[ \t]*+(?:[|>][-+]?+[ \t]*+)?(?=\r?\n))"
+    rf"(?!\r?\n[ \t]*+{_PROSE_VALUE})(?:{_INDENTED_LINE})++"
+)
+# a heredoc or a here-string after a secret's name on its line (`PASSWORD=$(cat <<EOF`,
+# `read -r TOKEN <<'EOF'`, `--password-stdin <<< x`): its lines up to its closing word, or
+# its word (a line holding `<<` is told first; a heredoc's word is quoted or in capitals,
+# not C++'s `cout << token`)
+_HEREDOC = re.compile(
+    rf"(?im)(?P<keep>^(?=[^\r\n<]*+(?:<[^\r\n<]++)*+<<)[^\r\n]*?{_NAME}[^\r\n]*?<<"
+    rf"(?:<[ \t]*+{_OPENING_QUOTE}?|-?[ \t]*+{_HEREDOC_WORD}[^\r\n]*+\r?\n))"
+    rf"(?(word){_HEREDOC_BODY}|{_NAMED_VALUE})"
+)
+# what those three need in a text, looked for first: most texts have none, and looking costs
+# far less than a pattern's pass over every line
+_NEEDED_FIRST = {
+    _WRAPPED_STRINGS: re.compile(r"\([ \t]?\r?\n"),
+    _KEY_ENDING_A_LINE: re.compile(r":(?:[ \t](?:[|>][-+]?)?)?\r?\n"),
+    _HEREDOC: re.compile("<<"),
+}
 # each match's part after the group `keep` becomes [secret]
 _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     *_SPLIT_SECRETS,
     re.compile(r"(?i)(?P<keep>\b(?:bearer|basic|token)\s+)[\w.~+/=-]{8,}"),
-    # strings in brackets over lines, as black wraps a long one (`TOKEN = (`, then `"abc"` and
-    # `"def"` on lines of their own): every one of them (a line ending in `(` is told first)
-    re.compile(
-        r"(?im)(?P<keep>^(?=[^\r\n]*+(?:(?<=\()|(?<=\([ \t])))[^\r\n]*?"
-        rf"{_NAME}[\w.-]{{0,40}}+[ \t]*+(?::[^=\r\n]{{0,40}}+)?=[ \t]*+\([ \t]*+(?=\r?\n)\s++)"
-        rf"{_STRING}(?:\s*+{_STRING})*+"
-    ),
+    _WRAPPED_STRINGS,
     # a YAML key, an INI one or a header on a line of its own (`password: |`, `api_key:` and an
     # indented line, `password = two words`, `X-Api-Key: a b`): its value is the rest of the line
     # and every line that belongs to it (a quoted one closed on its line and a multi-line string
@@ -209,14 +234,7 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
         rf"(?:{_QUOTED_OVER_LINES}|[^\r\n])[^\r\n]*+"
         rf"(?:(?<![\[({{]){_INDENTED_LINE})*+)"
     ),
-    # a key ending a line after other words (`see the api_key:`): its value is the lines
-    # indented under that line, as a YAML key's; not a line of code's block, nor words about it
-    # (`the password:` and `  is required`)
-    re.compile(
-        rf"(?im)(?P<keep>^(?=[^\r\n]*+{_ENDS_IN_A_KEY})(?P<indent>[ \t]*+)(?!{_CODE_LINE})"
-        rf"[^\r\n]*?{_NAME}[\w.-]{{0,40}}+:[ \t]*+(?:[|>][-+]?+[ \t]*+)?(?=\r?\n))"
-        rf"(?!\r?\n[ \t]*+{_PROSE_VALUE})(?:{_INDENTED_LINE})++"
-    ),
+    _KEY_ENDING_A_LINE,
     # Authorization: and Cookie:, and the lines folded onto them when they start their line
     # (told after the name: a pattern starting with it lets re skip ahead to its first letter)
     re.compile(
@@ -254,15 +272,7 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
         rf"(?i)(?P<keep>(?<![\w-])--?[\w-]{{0,20}}{_NAME}[\w-]{{0,20}}\s{{1,4}}(?:\\?[\"'])?)"
         rf"(?:{_QUOTED_VALUE}|(?<![\"'])(?![-<]){_BARE_VALUE})"
     ),
-    # a heredoc or a here-string after a secret's name on its line (`PASSWORD=$(cat <<EOF`,
-    # `read -r TOKEN <<'EOF'`, `--password-stdin <<< x`): its lines up to its closing word, or
-    # its word (a line holding `<<` is told first; a heredoc's word is quoted or in capitals,
-    # not C++'s `cout << token`)
-    re.compile(
-        rf"(?im)(?P<keep>^(?=[^\r\n<]*+(?:<[^\r\n<]++)*+<<)[^\r\n]*?{_NAME}[^\r\n]*?<<"
-        rf"(?:<[ \t]*+{_OPENING_QUOTE}?|-?[ \t]*+{_HEREDOC_WORD}[^\r\n]*+\r?\n))"
-        rf"(?(word){_HEREDOC_BODY}|{_NAMED_VALUE})"
-    ),
+    _HEREDOC,
     # in SQL: `WITH PASSWORD 'x'`, `IDENTIFIED BY 'x'`
     re.compile(
         r"(?i)(?P<keep>\b(?:passw(?:or)?d|identified\s{1,4}by(?:\s{1,4}password)?)\s{1,4}\\?[\"'])"
@@ -502,7 +512,8 @@ def _mask_as_it_reads(text: str) -> str:
 def _mask_escaped_lines(text: str) -> str:
     """YAML written in a JSON string masked as its escaped line ends read, so that a value on
     the lines after its key is (`password: |\\n  x`, `api_key:\\n  x`)."""
-    if not _VALUE_ON_ESCAPED_LINES.search(text):
+    escaped_line_ends = "\\n" in text or "\\r" in text  # looked for first: far faster
+    if not escaped_line_ends or not _VALUE_ON_ESCAPED_LINES.search(text):
         return text
     masked = _mask_reading(text, _reading(text, _LINE_ESCAPE, _read_line_escape))
     return text if masked is None else masked
@@ -550,7 +561,9 @@ def _unmasked_spans(text: str, kept: list[str]) -> list[tuple[int, int]] | None:
 def _mask_as_written(text: str) -> str:
     if _may_hold_a_secret(text):
         for pattern in _TEXT_SECRETS:
-            text = pattern.sub(_keep_before_secret, text)
+            needed = _NEEDED_FIRST.get(pattern)
+            if needed is None or needed.search(text):
+                text = pattern.sub(_keep_before_secret, text)
     return _BASE64.sub(_masked_if_secret, text) if _LONG_RUN.search(text) else text
 
 
