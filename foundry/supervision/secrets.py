@@ -432,15 +432,14 @@ def _as_it_reads(text: str) -> str:
         text = _READ_OTHERWISE.sub(_read_as, text)
     if text.isascii():
         return text
-    text = _look_alikes_read(text)
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
-    return _INVISIBLE.sub("", text)
+    return _look_alikes_read(_INVISIBLE.sub("", text))
 
 
 def _look_alikes_read(text: str) -> str:
     """The text, Cyrillic and Greek letters in a word of Latin ones read as the Latin letters
-    they look like (one for one: the text keeps its length)."""
+    they look like (one for one)."""
     return text if text.isascii() else _MIXED_WORD.sub(_as_latin, text)
 
 
@@ -505,7 +504,11 @@ def _read_apart(written: str) -> str:
 
 def _mask_as_it_reads(text: str) -> str:
     """Masked as the text reads, its own characters kept but for the values masked."""
-    masked = _mask_reading(text, _reading(_look_alikes_read(text), _READ_APART, _read_apart))
+    reading = _reading(text, _READ_APART, _read_apart)
+    # look-alikes are read in the words as read (an invisible character or a colour in one
+    # does not split it): one letter for one, so the reading keeps its places
+    reading = dataclasses.replace(reading, text=_look_alikes_read(reading.text))
+    masked = _mask_reading(text, reading)
     return _mask_as_written(text) if masked is None else masked
 
 

@@ -645,6 +645,18 @@ HIDDEN_NAMES = [
         MASKED,
     ),
     (
+        "a Cyrillic a and a filler",
+        "p\u0430ss\u3164word=hunter2",
+        f"p\u0430ss\u3164word={S}",
+        MASKED,
+    ),
+    (
+        "Cyrillic capitals split by a colour",
+        "\u0422\u041e\u041a\x1b[1m\u0415N: abc",
+        f"\u0422\u041e\u041a\x1b[1m\u0415N: {S}",
+        MASKED,
+    ),
+    (
         "Cyrillic words around a secret",
         "\u0441\u0435\u043a\u0440\u0435\u0442 password=x \u043e\u0441\u0435",
         f"\u0441\u0435\u043a\u0440\u0435\u0442 password={S} \u043e\u0441\u0435",
