@@ -204,10 +204,10 @@ _KEY_ENDING_A_LINE = re.compile(
 )
 # a heredoc or a here-string after a secret's name on its line (`PASSWORD=$(cat <<EOF`,
 # `read -r TOKEN <<'EOF'`, `--password-stdin <<< x`): its lines up to its closing word, or
-# its word (a line holding `<<` is told first; a heredoc's word is quoted or in capitals,
-# not C++'s `cout << token`)
+# its word (a line holding `<<` is told first, and the name is at most 80 characters before
+# it: one pass; a heredoc's word is quoted or in capitals, not C++'s `cout << token`)
 _HEREDOC = re.compile(
-    rf"(?im)(?P<keep>^(?=[^\r\n<]*+(?:<[^\r\n<]++)*+<<)[^\r\n]*?{_NAME}[^\r\n]*?<<"
+    rf"(?im)(?P<keep>^(?=[^\r\n<]*+(?:<[^\r\n<]++)*+<<)[^\r\n]*?{_NAME}[^\r\n<]{{0,80}}+<<"
     rf"(?:<[ \t]*+{_OPENING_QUOTE}?|-?[ \t]*+{_HEREDOC_WORD}[^\r\n]*+\r?\n))"
     rf"(?(word){_HEREDOC_BODY}|{_NAMED_VALUE})"
 )
