@@ -425,8 +425,9 @@ def _mask_plain(text: str) -> str:
 
 
 def _as_it_reads(text: str) -> str:
-    """Without the characters a reader does not see (`pass\u200bword`), full-width and styled
-    letters read as the letters they look like (NFKC), and a word's escaped letters as letters
+    """Without the characters a reader does not see (`pass\u200bword`, a terminal's colours),
+    full-width and styled letters read as the letters they look like (NFKC), and so are Cyrillic
+    and Greek look-alikes in a Latin word; a word's escaped letters read as letters
     (`pass\u0077ord`)."""
     if any(start in text for start in _READ_OTHERWISE_STARTS):
         text = _READ_OTHERWISE.sub(_read_as, text)

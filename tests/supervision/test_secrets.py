@@ -618,6 +618,8 @@ HIDDEN_NAMES = [
     ("a Python escape", "pass\\x77ord=hunter2", f"pass\\x77ord={S}", MASKED),
     ("a hyphen between its words", "Pass-Word=hunter2", f"Pass-Word={S}", MASKED),
     ("an underscore between them", "pass_word: hunter2", f"pass_word: {S}", MASKED),
+    ("a trailing underscore", "PASSWORD_=hunter2", f"PASSWORD_={S}", MASKED),
+    ("client-secret", "client-secret: hunter2", f"client-secret: {S}", MASKED),
     ("a dot in api.key", "service.api.key = abc", f"service.api.key = {S}", MASKED),
     (
         "invisible characters around it",
