@@ -211,7 +211,21 @@ _HEREDOC = re.compile(
     rf"(?:<[ \t]*+{_OPENING_QUOTE}?|-?[ \t]*+{_HEREDOC_WORD}[^\r\n]*+\r?\n))"
     rf"(?(word){_HEREDOC_BODY}|{_NAMED_VALUE})"
 )
-# what those three need in a text, looked for first: most texts have none, and looking costs
+# a YAML key, an INI one or a header on a line of its own (`password: |`, `api_key:` and an
+# indented line, `password = two words`, `X-Api-Key: a b`): its value is the rest of the line
+# and every line that belongs to it (a quoted one closed on its line and a multi-line string
+# are left to the rule of named values, which keeps their quotes; a line ending in an open
+# bracket is code, `password: Annotated[`, whose lines the other rules read)
+_KEY_ON_ITS_LINE = re.compile(
+    rf"(?im){_LINE_KEY}(?:{_BLOCK_START}(?:{_INDENTED_LINE}|(?(dash)(?!)|{_ITEM_LINE}))++"
+    rf"|(?(quote)(?!)|(?!{_QUOTED_ON_ITS_LINE}|\"\"\"|'''))"
+    rf"(?:{_QUOTED_OVER_LINES}|[^\r\n])[^\r\n]*+"
+    rf"(?:(?<![\[({{]){_INDENTED_LINE})*+)"
+)
+# the rules that read a value over lines, which the text is read again for when its line ends
+# are escaped (YAML written in a JSON string)
+_LINE_RULES = (_WRAPPED_STRINGS, _KEY_ON_ITS_LINE, _KEY_ENDING_A_LINE, _HEREDOC)
+# what three of them need in a text, looked for first: most texts have none, and looking costs
 # far less than a pattern's pass over every line
 _NEEDED_FIRST = {
     _WRAPPED_STRINGS: re.compile(r"\([ \t]?\r?\n"),
@@ -223,17 +237,7 @@ _TEXT_SECRETS: tuple[re.Pattern[str], ...] = (
     *_SPLIT_SECRETS,
     re.compile(r"(?i)(?P<keep>\b(?:bearer|basic|token)\s+)[\w.~+/=-]{8,}"),
     _WRAPPED_STRINGS,
-    # a YAML key, an INI one or a header on a line of its own (`password: |`, `api_key:` and an
-    # indented line, `password = two words`, `X-Api-Key: a b`): its value is the rest of the line
-    # and every line that belongs to it (a quoted one closed on its line and a multi-line string
-    # are left to the rule of named values, which keeps their quotes; a line ending in an open
-    # bracket is code, `password: Annotated[`, whose lines the other rules read)
-    re.compile(
-        rf"(?im){_LINE_KEY}(?:{_BLOCK_START}(?:{_INDENTED_LINE}|(?(dash)(?!)|{_ITEM_LINE}))++"
-        rf"|(?(quote)(?!)|(?!{_QUOTED_ON_ITS_LINE}|\"\"\"|'''))"
-        rf"(?:{_QUOTED_OVER_LINES}|[^\r\n])[^\r\n]*+"
-        rf"(?:(?<![\[({{]){_INDENTED_LINE})*+)"
-    ),
+    _KEY_ON_ITS_LINE,
     _KEY_ENDING_A_LINE,
     # Authorization: and Cookie:, and the lines folded onto them when they start their line
     # (told after the name: a pattern starting with it lets re skip ahead to its first letter)
@@ -509,7 +513,7 @@ def _mask_as_it_reads(text: str) -> str:
     # look-alikes are read in the words as read (an invisible character or a colour in one
     # does not split it): one letter for one, so the reading keeps its places
     reading = dataclasses.replace(reading, text=_look_alikes_read(reading.text))
-    masked = _mask_reading(text, reading)
+    masked = _mask_reading(text, reading, _mask_as_written)
     return _mask_as_written(text) if masked is None else masked
 
 
@@ -519,7 +523,8 @@ def _mask_escaped_lines(text: str) -> str:
     escaped_line_ends = "\\n" in text or "\\r" in text  # looked for first: far faster
     if not escaped_line_ends or not _VALUE_ON_ESCAPED_LINES.search(text):
         return text
-    masked = _mask_reading(text, _reading(text, _LINE_ESCAPE, _read_line_escape))
+    reading = _reading(text, _LINE_ESCAPE, _read_line_escape)
+    masked = _mask_reading(text, reading, _mask_over_lines)
     return text if masked is None else masked
 
 
@@ -527,13 +532,13 @@ def _read_line_escape(written: str) -> str:
     return _LINE_ESCAPES_READ.get(written, written)
 
 
-def _mask_reading(text: str, reading: _Reading) -> str | None:
-    """The text masked as `reading` reads it, its own characters kept but for the values
-    masked; None if nothing is masked."""
+def _mask_reading(text: str, reading: _Reading, mask: Callable[[str], str]) -> str | None:
+    """The text masked by `mask` as `reading` reads it, its own characters kept but for the
+    values masked; None if nothing is masked."""
     # the text's marks (from a level of encoding masked before) read as a private-use character
     # no reading holds, so that the marks masking adds are told from them
     own_marks_read = reading.text.replace(_MARK, _READ_MARK)
-    masked = _mask_as_written(own_marks_read)
+    masked = mask(own_marks_read)
     if masked == own_marks_read:
         return None
     spans = _unmasked_spans(own_marks_read, masked.split(_MARK))
@@ -564,11 +569,20 @@ def _unmasked_spans(text: str, kept: list[str]) -> list[tuple[int, int]] | None:
 
 def _mask_as_written(text: str) -> str:
     if _may_hold_a_secret(text):
-        for pattern in _TEXT_SECRETS:
-            needed = _NEEDED_FIRST.get(pattern)
-            if needed is None or needed.search(text):
-                text = pattern.sub(_keep_before_secret, text)
+        text = _masked_by(_TEXT_SECRETS, text)
     return _BASE64.sub(_masked_if_secret, text) if _LONG_RUN.search(text) else text
+
+
+def _mask_over_lines(text: str) -> str:
+    return _masked_by(_LINE_RULES, text) if _may_hold_a_secret(text) else text
+
+
+def _masked_by(rules: tuple[re.Pattern[str], ...], text: str) -> str:
+    for pattern in rules:
+        needed = _NEEDED_FIRST.get(pattern)
+        if needed is None or needed.search(text):
+            text = pattern.sub(_keep_before_secret, text)
+    return text
 
 
 def _mask_encoded_names(text: str) -> str:
