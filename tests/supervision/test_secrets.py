@@ -35,11 +35,15 @@ TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
         ("laughsghs_Ab12Cd34Ef56Gh78Ij90Kl", f"laughs{SECRET}"),
         ("xAKIAIOSFODNN7EXAMPLE", f"x{SECRET}"),
         # a text that reads as a secret once shown: invisible characters, full-width letters
-        ("pass\u200bword=hunter2", f"password={SECRET}"),
-        ("--pass\u2060word hunter2", f"--password {SECRET}"),
+        # (its characters kept but the value's)
+        ("pass\u200bword=hunter2", f"pass\u200bword={SECRET}"),
+        ("--pass\u2060word hunter2", f"--pass\u2060word {SECRET}"),
         (f"push {TOKEN[:8]}\u200b{TOKEN[8:]} now", f"push {SECRET} now"),
-        ("\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44=hunter2", f"password={SECRET}"),
-        ("pass%E2%80%8Bword%3Dhunter2", f"password={SECRET}"),
+        (
+            "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44=hunter2",
+            f"\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44={SECRET}",
+        ),
+        ("pass%E2%80%8Bword%3Dhunter2", f"pass\u200bword={SECRET}"),
     ],
 )
 def test_secrets_in_text_are_masked(text: str, shown: str) -> None:
@@ -497,9 +501,235 @@ BLOCKS_AND_HEADERS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("case", "text", "shown", "label"), BLOCKS_AND_HEADERS, ids=[c[0] for c in BLOCKS_AND_HEADERS]
-)
+# the gaps closed in session 15, labelled the same way: (what, text, shown, label)
+QUOTES_AND_ESCAPES = [
+    # a single-quoted value goes on over lines to its closing quote, as a double-quoted one does
+    (
+        "single quotes over lines",
+        "export PASSWORD='line one\nline two-secret-part'\necho done",
+        f"export PASSWORD='{S}'\necho done",
+        MASKED,
+    ),
+    ("an option's over lines", "--password 'a\nb' -v", f"--password '{S}' -v", MASKED),
+    ("SQL's over lines", "IDENTIFIED BY 'a\nb';", f"IDENTIFIED BY '{S}';", MASKED),
+    ("an open single quote: to its line's end", "token='abc\nnext", f"token='{S}\nnext", KEPT),
+    (
+        "an apostrophe on the next line",
+        "password='abc'\nit's fine",
+        f"password='{S}'\nit's fine",
+        KEPT,
+    ),
+    ("an empty value", "password=''\necho 'done'", "password=''\necho 'done'", KEPT),
+    # YAML written in a JSON string: a value ends at an escaped line end before the next line
+    (
+        "an escaped line end and an indented key",
+        '{"config": "db:\\n  password: hunter2\\n  host: db"}',
+        f'{{"config": "db:\\n  password: {S}\\n  host: db"}}',
+        KEPT,
+    ),
+    (
+        "an escaped line end and a key",
+        '{"c": "db:\\npassword: x\\nhost: y"}',
+        f'{{"c": "db:\\npassword: {S}\\nhost: y"}}',
+        KEPT,
+    ),
+    ("an escaped line end, the string's end", '"password: x\\n"', f'"password: {S}\\n"', KEPT),
+    (
+        "a block scalar in a JSON string",
+        '{"c": "password: |\\n  hunter2\\n  more\\nuser: x"}',
+        f'{{"c": "password: {S}\\nuser: x"}}',
+        MASKED,
+    ),
+    (
+        "a value on the next escaped line",
+        '{"c": "api_key:\\n  abcdef\\nuser: x"}',
+        f'{{"c": "api_key:{S}\\nuser: x"}}',
+        MASKED,
+    ),
+    (
+        "a value going on over an escaped line",
+        '{"c": "db:\\n  password: abc\\n    def\\n  host: db"}',
+        f'{{"c": "db:\\n  password: {S}\\n  host: db"}}',
+        MASKED,
+    ),
+    (
+        "another key's escaped lines",
+        '{"a": "x:\\n  y", "password": "p"}',
+        f'{{"a": "x:\\n  y", "password": "{S}"}}',
+        KEPT,
+    ),
+    ("a shell's \\n inside a word", r"password=abc\ndef rest", f"password={S} rest", MASKED),
+    # JSON written in a string: a closer before an escaped quote ends a bare value
+    (
+        "the next escaped pair",
+        r"x = {\"token\":123,\"a\":1}",
+        rf"x = {{\"token\":{S},\"a\":1}}",
+        KEPT,
+    ),
+    (
+        "a bracket, then a pair",
+        r"{\"a\":{\"token\":1},\"b\":2}",
+        rf"{{\"a\":{{\"token\":{S}}},\"b\":2}}",
+        KEPT,
+    ),
+    ("a comma inside the value", r"{\"token\":1,2,\"a\":1}", rf"{{\"token\":{S},\"a\":1}}", MASKED),
+    # a key ending a line after other words: its value is indented under it, as a YAML key's
+    (
+        "a value under a key mid-line",
+        "see the api_key:\n  hunter2hunter2 for details",
+        f"see the api_key:{S}",
+        MASKED,
+    ),
+    (
+        "over two lines, then the next",
+        "see the api_key:\n  hunter2\n  more\nnext",
+        f"see the api_key:{S}\nnext",
+        MASKED,
+    ),
+    (
+        "words about it, indented",
+        "the password:\n  is required",
+        "the password:\n  is required",
+        KEPT,
+    ),
+    ("words about it", "the password:\nis required", "the password:\nis required", KEPT),
+    (
+        "a block of code",
+        "  def f() -> Token:\n    return x",
+        "  def f() -> Token:\n    return x",
+        KEPT,
+    ),
+    ("a loop", "for t in secrets:\n    print(t)", "for t in secrets:\n    print(t)", KEPT),
+    # a shell's escaped quote inside a word is the value's; one closing JSON's string stays
+    ("an escaped quote inside a word", r"password=abc\"def x", f"password={S} x", MASKED),
+    ("an escaped quote ending a word", r'"\"TOKEN=abc\" x"', rf'"\"TOKEN={S}\" x"', KEPT),
+]
+
+
+# a name as a person reads it: split by a character no one sees, written with escapes or
+# another separator; shown with its own characters, only the value masked
+HIDDEN_NAMES = [
+    ("a private-use character", "pass\ue001word=hunter2", f"pass\ue001word={S}", MASKED),
+    ("a zero-width joiner", "pass\u200dword=hunter2", f"pass\u200dword={S}", MASKED),
+    ("a soft hyphen in a header", "Author\xadization: abc123", f"Author\xadization: {S}", MASKED),
+    ("a BOM in api_key", "api\ufeff_key: abc123", f"api\ufeff_key: {S}", MASKED),
+    ("a blank filler", "pass\u3164word=hunter2", f"pass\u3164word={S}", MASKED),
+    ("a JSON escape", '{"pass\\u0077ord": "hunter2"}', f'{{"pass\\u0077ord": "{S}"}}', MASKED),
+    ("a Python escape", "pass\\x77ord=hunter2", f"pass\\x77ord={S}", MASKED),
+    ("a hyphen between its words", "Pass-Word=hunter2", f"Pass-Word={S}", MASKED),
+    ("an underscore between them", "pass_word: hunter2", f"pass_word: {S}", MASKED),
+    ("a trailing underscore", "PASSWORD_=hunter2", f"PASSWORD_={S}", MASKED),
+    ("client-secret", "client-secret: hunter2", f"client-secret: {S}", MASKED),
+    ("a dot in api.key", "service.api.key = abc", f"service.api.key = {S}", MASKED),
+    (
+        "invisible characters around it",
+        "\u200bpassword=x\u200b y",
+        f"\u200bpassword={S}\u200b y",
+        MASKED,
+    ),
+    (
+        "grep's colours around the name",
+        "\x1b[01;31m\x1b[Kpassword\x1b[m\x1b[K=hunter2 x",
+        f"\x1b[01;31m\x1b[Kpassword\x1b[m\x1b[K={S} x",
+        MASKED,
+    ),
+    ("HTML's escaped letter", "pass&#119;ord=hunter2", f"pass&#119;ord={S}", MASKED),
+    # a character that reads as a mark ending a value is the value's: it is written otherwise
+    ("a full-width quote in a value", 'token="abc\uff02def" x', f'token="{S}" x', MASKED),
+    ("a full-width & in a value", "password=abc\uff06def x", f"password={S} x", MASKED),
+    ("coloured words", "\x1b[31mred\x1b[0m text", "\x1b[31mred\x1b[0m text", KEPT),
+    ("HTML's escaped letters", "caf&#233; &#65;BC", "caf&#233; &#65;BC", KEPT),
+    ("a Cyrillic a", "p\u0430ssword=hunter2", f"p\u0430ssword={S}", MASKED),
+    (
+        "Cyrillic capitals",
+        "\u0422\u041e\u041a\u0415N: abc",
+        f"\u0422\u041e\u041a\u0415N: {S}",
+        MASKED,
+    ),
+    (
+        "a Cyrillic a and a filler",
+        "p\u0430ss\u3164word=hunter2",
+        f"p\u0430ss\u3164word={S}",
+        MASKED,
+    ),
+    (
+        "Cyrillic capitals split by a colour",
+        "\u0422\u041e\u041a\x1b[1m\u0415N: abc",
+        f"\u0422\u041e\u041a\x1b[1m\u0415N: {S}",
+        MASKED,
+    ),
+    (
+        "Cyrillic words around a secret",
+        "\u0441\u0435\u043a\u0440\u0435\u0442 password=x \u043e\u0441\u0435",
+        f"\u0441\u0435\u043a\u0440\u0435\u0442 password={S} \u043e\u0441\u0435",
+        KEPT,
+    ),
+    (
+        "a Cyrillic word",
+        "\u0442\u043e\u043a\u0435\u043d: \u0434\u0430",
+        "\u0442\u043e\u043a\u0435\u043d: \u0434\u0430",
+        KEPT,
+    ),
+    ("a soft hyphen in a word", "ex\xadample text", "ex\xadample text", KEPT),
+    ("escaped letters", '"caf\\u00e9 \\u0041BC"', '"caf\\u00e9 \\u0041BC"', KEPT),
+    ("an escaped quote read as written", "token=abc\\u0022def x", f"token={S} x", MASKED),
+    ("a private-use icon", "\ue001 Settings", "\ue001 Settings", KEPT),
+    (
+        "letters around a secret",
+        "caf\u00e9 password=x na\u00efve",
+        f"caf\u00e9 password={S} na\u00efve",
+        KEPT,
+    ),
+    ("words apart", "the pass word list", "the pass word list", KEPT),
+]
+
+
+# a shell's and Python's other ways to write a value: a heredoc, a here-string, `$'...'`,
+# strings black wraps in brackets
+SHELL_AND_CODE = [
+    (
+        "a heredoc after the name",
+        "PASSWORD=$(cat <<EOF\nhunter2\nEOF\n)",
+        f"PASSWORD={S} <<EOF\n{S}\nEOF\n)",
+        MASKED,
+    ),
+    (
+        "a quoted heredoc read",
+        "read -r TOKEN <<'EOF'\nabc def\nmore\nEOF\necho ok",
+        f"read -r TOKEN <<'EOF'\n{S}\nEOF\necho ok",
+        MASKED,
+    ),
+    ("a heredoc left open", "TOKEN=$(cat <<EOF\nabc", f"TOKEN={S} <<EOF\n{S}", MASKED),
+    (
+        "a here-string",
+        "docker login -u ana --password-stdin <<< hunter2 && ls",
+        f"docker login -u ana --password-stdin <<< {S} && ls",
+        MASKED,
+    ),
+    ("ANSI-C quotes", "export TOKEN=$'abc\\ndef' x", f"export TOKEN=$'{S}' x", MASKED),
+    (
+        "strings black wraps",
+        'token = (\n  "abc"\n  "def"\n)\nx = 1',
+        f"token = {S}\n  {S}\n)\nx = 1",
+        MASKED,
+    ),
+    (
+        "a heredoc under no secret's name",
+        "cat <<EOF > notes.txt\nhello\nEOF",
+        "cat <<EOF > notes.txt\nhello\nEOF",
+        KEPT,
+    ),
+    ("C++'s <<", "cout << token << endl;\nreturn 0;", "cout << token << endl;\nreturn 0;", KEPT),
+    ("a redirection", "app --password < pw.txt", "app --password < pw.txt", KEPT),
+    ("a call in brackets", "token = (\n  get()\n)", f"token = {S}\n  get()\n)", KEPT),
+    ("dollars", "PRICE=$5 x", "PRICE=$5 x", KEPT),
+]
+
+
+LABELLED = [*BLOCKS_AND_HEADERS, *QUOTES_AND_ESCAPES, *HIDDEN_NAMES, *SHELL_AND_CODE]
+
+
+@pytest.mark.parametrize(("case", "text", "shown", "label"), LABELLED, ids=[c[0] for c in LABELLED])
 def test_a_value_over_lines_or_a_header_is_masked_and_its_neighbours_kept(
     case: str, text: str, shown: str, label: str
 ) -> None:
@@ -524,7 +754,7 @@ OWN_MARKS = [
     (
         "read as it looks",
         "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44=\ue000x",
-        f"password={S}",
+        f"\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44={S}",
     ),
 ]
 
@@ -537,7 +767,7 @@ def test_a_texts_own_mark_character_is_shown_as_it_is(case: str, text: str, show
 def test_a_texts_own_mark_changes_nothing_else_that_is_masked() -> None:
     """Before any labelled text, a line holding the mark character: the rest is masked as it
     is without it."""
-    texts = [text for text, _, _ in NAMED_VALUES] + [text for _, text, _, _ in BLOCKS_AND_HEADERS]
+    texts = [text for text, _, _ in NAMED_VALUES] + [text for _, text, _, _ in LABELLED]
     for text in texts:
         assert mask_text("\ue000\n" + text) == "\ue000\n" + mask_text(text), text
 
