@@ -195,20 +195,25 @@ _WRAPPED_STRINGS = re.compile(
     rf"{_STRING}(?:\s*+{_STRING})*+"
 )
 # a key ending a line after other words (`see the api_key:`): its value is the lines
-# indented under that line, as a YAML key's; not a line of code's block, nor words about it
+# indented under that line, as a YAML key's; not a line of code's block (one starting with a
+# keyword, a signature's last line `) -> OAuthToken:`, a lambda's), nor words about it
 # (`the password:` and `  is required`)
 _KEY_ENDING_A_LINE = re.compile(
     rf"(?im)(?P<keep>^(?=[^\r\n]*+{_ENDS_IN_A_KEY})(?P<indent>[ \t]*+)(?!{_CODE_LINE})"
+    rf"(?![^\r\n]*?(?:->|\blambda\b))"
     rf"[^\r\n]*?{_NAME}[\w.-]{{0,40}}+:[ \t]*+(?:[|>][-+]?+[ \t]*+)?(?=\r?\n))"
     rf"(?!\r?\n[ \t]*+{_PROSE_VALUE})(?:{_INDENTED_LINE})++"
 )
 # a heredoc or a here-string after a secret's name on its line (`PASSWORD=$(cat <<EOF`,
 # `read -r TOKEN <<'EOF'`, `--password-stdin <<< x`): its lines up to its closing word, or
 # its word (a line holding `<<` is told first, and the name is at most 80 characters before
-# it: one pass; a heredoc's word is quoted or in capitals, not C++'s `cout << token`)
+# it: one pass; a heredoc's word is quoted or in capitals, not C++'s `cout << token`, and
+# ends its line as a shell's does, or goes on with `)`, a pipe, `&&` or a redirection: a text
+# about one, `PASSWORD=$(cat <<EOF` and words after it, is not masked to its end)
+_AFTER_HEREDOC_WORD = r"[ \t]*+(?:[)|&>#][^\r\n]*+)?"
 _HEREDOC = re.compile(
     rf"(?im)(?P<keep>^(?=[^\r\n<]*+(?:<[^\r\n<]++)*+<<)[^\r\n]*?{_NAME}[^\r\n<]{{0,80}}+<<"
-    rf"(?:<[ \t]*+{_OPENING_QUOTE}?|-?[ \t]*+{_HEREDOC_WORD}[^\r\n]*+\r?\n))"
+    rf"(?:<[ \t]*+{_OPENING_QUOTE}?|-?[ \t]*+{_HEREDOC_WORD}{_AFTER_HEREDOC_WORD}\r?\n))"
     rf"(?(word){_HEREDOC_BODY}|{_NAMED_VALUE})"
 )
 # a YAML key, an INI one or a header on a line of its own (`password: |`, `api_key:` and an

@@ -600,6 +600,18 @@ QUOTES_AND_ESCAPES = [
         KEPT,
     ),
     ("a loop", "for t in secrets:\n    print(t)", "for t in secrets:\n    print(t)", KEPT),
+    (
+        "the last line of a signature over lines",
+        '    ) -> OAuthToken:\n        """Swap a code."""\n        return await self.swap(code)',
+        '    ) -> OAuthToken:\n        """Swap a code."""\n        return await self.swap(code)',
+        KEPT,
+    ),
+    (
+        "a typed lambda's parameter",
+        "    key=lambda token:\n        token.rank,",
+        "    key=lambda token:\n        token.rank,",
+        KEPT,
+    ),
     # a shell's escaped quote inside a word is the value's; one closing JSON's string stays
     ("an escaped quote inside a word", r"password=abc\"def x", f"password={S} x", MASKED),
     ("an escaped quote ending a word", r'"\"TOKEN=abc\" x"', rf'"\"TOKEN={S}\" x"', KEPT),
@@ -720,6 +732,24 @@ SHELL_AND_CODE = [
         KEPT,
     ),
     ("C++'s <<", "cout << token << endl;\nreturn 0;", "cout << token << endl;\nreturn 0;", KEPT),
+    (
+        "a constant after C++'s <<",
+        "out << token << SEP;\nreturn 0;\n}",
+        "out << token << SEP;\nreturn 0;\n}",
+        KEPT,
+    ),
+    (
+        "words about a heredoc",
+        "(`PASSWORD=$(cat <<EOF` and its lines up to `EOF`), then\nthe rest of the page",
+        f"(`PASSWORD={S} <<EOF` and its lines up to `EOF`), then\nthe rest of the page",
+        KEPT,
+    ),
+    (
+        "a heredoc piped on",
+        "TOKEN=$(cat <<EOF | base64\nabc\nEOF\n)\necho ok",
+        f"TOKEN={S} <<EOF | base64\n{S}\nEOF\n)\necho ok",
+        MASKED,
+    ),
     ("a redirection", "app --password < pw.txt", "app --password < pw.txt", KEPT),
     ("a call in brackets", "token = (\n  get()\n)", f"token = {S}\n  get()\n)", KEPT),
     ("dollars", "PRICE=$5 x", "PRICE=$5 x", KEPT),
