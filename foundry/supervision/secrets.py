@@ -109,6 +109,9 @@ def _value_up_to(ends: str, closer_not_before: str = "", escaped_spaces: bool = 
     return rf"{run}(?:{guard}[{closers}]++{run})*+"  # possessive: one pass, never back
 
 
+# what follows a quote closing a value: a quote followed by a word is one opening the next
+# string, so the one found was not a value's opening quote (`log('password:', pw)`)
+_ENDS_A_VALUE = r"(?:[\s;)&|,}\]]|\Z)"
 # a quoted value up to its closing quote, spaces and all (one pass each, without backtracking);
 # `''` is a quote inside a single-quoted one (YAML, SQL); a multi-line string (TOML, Python)
 # runs to its closing quotes or, left open, to the text's end; a quoted one goes on over lines
@@ -118,8 +121,8 @@ _QUOTED_VALUE = (
     r"(?<=\\\")(?:[^\\\n]++|\\[^\"\n])++"  # in JSON escaped inside a string: up to its \"
     r'|(?<=""")(?!"""|\Z)(?:[^"]++|"(?!""))*+(?:(?=""")|\Z)'
     r"|(?<=''')(?!'''|\Z)(?:[^']++|'(?!''))*+(?:(?=''')|\Z)"
-    r'|(?<=(?<!\\)")(?:[^"\\]++|\\[\s\S])++(?=")'
-    r"|(?<=(?<!\\)')(?:[^']++|'')++(?=')"
+    rf'|(?<=(?<!\\)")(?:[^"\\]++|\\[\s\S])++(?="{_ENDS_A_VALUE})'
+    rf"|(?<=(?<!\\)')(?:[^']++|'')++(?='{_ENDS_A_VALUE})"
     r"|(?<=\")(?:[^\"\\\n]++|\\.)++|(?<=')(?:[^'\n]++|'')++"
 )
 _OPENING_QUOTE = r"(?:\"\"\"|'''|\$?[\"']|\\[\"'])"  # `$'...'`: a shell's quote with escapes

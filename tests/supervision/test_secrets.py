@@ -607,6 +607,18 @@ QUOTES_AND_ESCAPES = [
         KEPT,
     ),
     (
+        "a name in a string in code, then the lines after it",
+        "  log('password:', password);\n});\nprogram.version('0.1.0')",
+        f"  log('password:'{S}\n}});\nprogram.version('0.1.0')",
+        KEPT,
+    ),
+    (
+        "the same in double quotes",
+        'log("token:", token);\n});\nrun("x")',
+        f'log("token:"{S}\n}});\nrun("x")',
+        KEPT,
+    ),
+    (
         "a typed lambda's parameter",
         "    key=lambda token:\n        token.rank,",
         "    key=lambda token:\n        token.rank,",
