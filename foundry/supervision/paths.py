@@ -135,7 +135,8 @@ class CallPaths(BaseModel, frozen=True):
         shown = mask_text(found.raw)  # this reason is shown and traced: a path may hold a password
         if found.problem is not None:
             return f"{found.where} {shown!r} cannot be judged: {found.problem}"
-        return f"{found.where} {shown!r} resolves to {found.resolved}"
+        resolved = mask_text(found.resolved or "")
+        return f"{found.where} {shown!r} resolves to {resolved}"
 
 
 def _inside(resolved: str | None, container: str) -> bool:

@@ -265,6 +265,19 @@ class _PathCondition:
     def describe(self) -> str:
         return describe_condition(self.source)
 
+    def why_not(self, tool: str, params: dict[str, Any]) -> str | None:
+        """Why the call's paths do not all lie in the folder (one outside, or one that cannot
+        be judged), when that is what keeps the condition from holding."""
+        container = self.source.value
+        if not self._named_paths(params) or not isinstance(container, str):
+            return None
+        folder = self.folders.folder(container)
+        if folder is None:
+            return None
+        return self.folders.paths_of(tool, params, self._named_paths(params)).describe_outside(
+            folder
+        )
+
 
 def _named_paths(value: Any, where: str) -> list[tuple[str, str]]:
     """The path (or list of paths) a rule's parameter holds, each with where it is."""
@@ -317,6 +330,17 @@ class _Rule:
         if held is not None:
             reasons.append(held.describe())
         return f"rule {self.source.name} matched: " + ", ".join(reasons)
+
+    def why_paths_kept_out(self, tool: str, params: dict[str, Any]) -> str | None:
+        """Why this rule, which covers the call, does not let it through when a `within` of it
+        fails on the call's paths: the path outside, or the one that cannot be judged."""
+        outside = (
+            condition.why_not(tool, params)
+            for condition in self.every
+            if isinstance(condition, _PathCondition)
+        )
+        why = next((reason for reason in outside if reason is not None), None)
+        return None if why is None else f"rule {self.source.name} does not allow it: {why}"
 
 
 # --- the engine ------------------------------------------------------------------------------
@@ -404,13 +428,19 @@ class PolicyEngine:
     def _first_matching_rule(
         self, agent_id: str, tool: str, params: dict[str, Any]
     ) -> PolicyDecision:
+        kept_out: str | None = None  # why an allow rule before did not let the call through
         for rule in self._rules_covering(agent_id, tool):
             reason = rule.explain_match(agent_id, tool, params)
             if reason is not None:
+                if rule.source.action != "allow" and kept_out is not None:
+                    reason = f"{reason}; {kept_out}"
                 return PolicyDecision(
                     action=rule.source.action, rule=rule.source.name, reason=reason
                 )
-        return PolicyDecision(action="deny", reason="no rule matched: denied by default")
+            if kept_out is None and rule.source.action == "allow":
+                kept_out = rule.why_paths_kept_out(tool, params)
+        reason = "no rule matched: denied by default"
+        return PolicyDecision(action="deny", reason=f"{reason}; {kept_out}" if kept_out else reason)
 
     def _rules_covering(self, agent_id: str, tool: str) -> tuple[_Rule, ...]:
         """The rules whose globs match, in order, from the index (which looks only at rules that

@@ -265,6 +265,68 @@ def test_no_matching_rule_denies(project: Path, rules: list[PolicyRule]) -> None
     assert decision.reason == "no rule matched: denied by default"
 
 
+def inside_or_ask(project: Path, then: str = "human") -> PolicyEngine:
+    """Reads inside the project are allowed; any other read goes to `then`."""
+    inside = PolicyMatch(all=[condition("path", "within", ".")])
+    rules = [
+        PolicyRule(name="read-inside", tool="*.read*", when=inside, action="allow"),
+        PolicyRule(name="read-elsewhere", tool="*.read*", action=then),
+    ]
+    return PolicyEngine(PolicyConfig(rules=rules, loop_detection=False), project)
+
+
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        ("/etc/passwd", "path '/etc/passwd' resolves to /etc/passwd"),
+        ("escape/secret.txt", "path 'escape/secret.txt' resolves to {outside}/secret.txt"),
+        ("src/a\x00b", "path 'src/a\\x00b' cannot be judged: it holds a NUL"),
+        ("/etc/password=hunter2", "path '/etc/password=[secret]' resolves to"),
+    ],
+)
+@pytest.mark.parametrize("then", ["human", "deny"])
+def test_a_call_an_allow_rule_kept_out_says_where_its_path_leads(
+    project: Path, path: str, why: str, then: str
+) -> None:
+    """A person asked (or the client's model denied) learns why the rule that allows reads
+    inside did not: a link that leads out, a path that cannot be judged (a password in the
+    path stays masked)."""
+    decision = inside_or_ask(project, then).decide("a", "files.read", {"path": path})
+    assert (decision.action, decision.rule) == (then, "read-elsewhere")
+    outside = project.parent / "outside"
+    assert f"; rule read-inside does not allow it: {why.format(outside=outside)}" in decision.reason
+    assert "hunter2" not in decision.reason
+
+
+def test_a_call_no_rule_matches_says_why_the_allow_rule_did_not(project: Path) -> None:
+    inside = PolicyMatch(all=[condition("path", "within", ".")])
+    rule = PolicyRule(name="read-inside", tool="*", when=inside, action="allow")
+    engine = PolicyEngine(PolicyConfig(rules=[rule], loop_detection=False), project)
+    decision = engine.decide("a", "files.read", {"path": "../proj-evil/x"})
+    assert (decision.action, decision.rule) == ("deny", None)
+    assert decision.reason == (
+        "no rule matched: denied by default; rule read-inside does not allow it: "
+        f"path '../proj-evil/x' resolves to {project.parent / 'proj-evil' / 'x'}"
+    )
+
+
+def test_nothing_is_added_when_the_allow_rule_failed_on_something_else(project: Path) -> None:
+    inside_and_small = PolicyMatch(
+        all=[condition("path", "within", "."), condition("size", "<", 10)]
+    )
+    rules = [
+        PolicyRule(name="small-inside", tool="*", when=inside_and_small, action="allow"),
+        PolicyRule(name="ask", tool="*", action="human"),
+    ]
+    engine = PolicyEngine(PolicyConfig(rules=rules, loop_detection=False), project)
+    decision = engine.decide("a", "files.write", {"path": "src/a.py", "size": 99})
+    assert decision.rule == "ask"
+    assert "does not allow it" not in decision.reason
+    allowed = inside_or_ask(project).decide("a", "files.read", {"path": "src/a.py"})
+    assert allowed.action == "allow"
+    assert "does not allow it" not in allowed.reason
+
+
 @pytest.mark.parametrize(
     ("agent_glob", "agent_id", "matches"),
     [
