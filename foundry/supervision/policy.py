@@ -31,6 +31,7 @@ from foundry.agent.models import (
     PolicyRule,
 )
 from foundry.supervision.paths import (
+    CallPaths,
     ServerFolders,
     ServerPlaces,
     UnresolvablePath,
@@ -250,33 +251,29 @@ class _PathCondition:
     folders: ServerFolders
 
     def holds(self, tool: str, params: dict[str, Any]) -> bool:
-        named = self._named_paths(params)
-        container = self.source.value
-        if not named or not isinstance(container, str):
-            return False
-        folder = self.folders.folder(container)
-        if folder is None:
-            return False
-        return self.folders.paths_of(tool, params, named).all_within(folder)
-
-    def _named_paths(self, params: dict[str, Any]) -> list[tuple[str, str]]:
-        return _named_paths(_lookup(params, self.keys), self.source.param)
-
-    def describe(self) -> str:
-        return describe_condition(self.source)
+        judged = self._judged(tool, params)
+        return judged is not None and judged[0].all_within(judged[1])
 
     def why_not(self, tool: str, params: dict[str, Any]) -> str | None:
         """Why the call's paths do not all lie in the folder (one outside, or one that cannot
         be judged), when that is what keeps the condition from holding."""
+        judged = self._judged(tool, params)
+        return None if judged is None else judged[0].describe_outside(judged[1])
+
+    def _judged(self, tool: str, params: dict[str, Any]) -> tuple[CallPaths, str] | None:
+        """Every path the call names and the resolved folder; None when the parameter holds
+        no path or the folder cannot be judged."""
+        named = _named_paths(_lookup(params, self.keys), self.source.param)
         container = self.source.value
-        if not self._named_paths(params) or not isinstance(container, str):
+        if not named or not isinstance(container, str):
             return None
         folder = self.folders.folder(container)
         if folder is None:
             return None
-        return self.folders.paths_of(tool, params, self._named_paths(params)).describe_outside(
-            folder
-        )
+        return self.folders.paths_of(tool, params, named), folder
+
+    def describe(self) -> str:
+        return describe_condition(self.source)
 
 
 def _named_paths(value: Any, where: str) -> list[tuple[str, str]]:
