@@ -199,10 +199,10 @@ _WRAPPED_STRINGS = re.compile(
 )
 # a key ending a line after other words (`see the api_key:`): its value is the lines
 # indented under that line, as a YAML key's; not a line of code's block (one starting with a
-# keyword, a signature's last line `) -> OAuthToken:`, a lambda's), nor words about it
-# (`the password:` and `  is required`)
+# keyword, a signature's last line `) -> OAuthToken:`, a lambda's), nor a heading or a comment
+# (`## Configure the token:`), nor words about it (`the password:` and `  is required`)
 _KEY_ENDING_A_LINE = re.compile(
-    rf"(?im)(?P<keep>^(?=[^\r\n]*+{_ENDS_IN_A_KEY})(?P<indent>[ \t]*+)(?!{_CODE_LINE})"
+    rf"(?im)(?P<keep>^(?=[^\r\n]*+{_ENDS_IN_A_KEY})(?P<indent>[ \t]*+)(?!{_CODE_LINE}|#)"
     rf"(?![^\r\n]*?(?:->|\blambda\b))"
     rf"[^\r\n]*?{_NAME}[\w.-]{{0,40}}+:[ \t]*+(?:[|>][-+]?+[ \t]*+)?(?=\r?\n))"
     rf"(?!\r?\n[ \t]*+{_PROSE_VALUE})(?:{_INDENTED_LINE})++"

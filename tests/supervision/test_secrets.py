@@ -607,6 +607,18 @@ QUOTES_AND_ESCAPES = [
         KEPT,
     ),
     (
+        "a heading ending in a name",
+        "## Configure the token:\n    Put it in ~/.config/app.toml\n",
+        "## Configure the token:\n    Put it in ~/.config/app.toml\n",
+        KEPT,
+    ),
+    (
+        "a comment ending in a name",
+        "# the api_token:\n    load(path)\n",
+        "# the api_token:\n    load(path)\n",
+        KEPT,
+    ),
+    (
         "a name in a string in code, then the lines after it",
         "  log('password:', password);\n});\nprogram.version('0.1.0')",
         f"  log('password:'{S}\n}});\nprogram.version('0.1.0')",
