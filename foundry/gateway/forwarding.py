@@ -45,7 +45,12 @@ class ToolSession:
 
     def tools(self) -> list[ToolInfo]:
         """The tools a client is offered: the running servers' tools the agent includes."""
-        return [tool for tool in self.host.tools() if str(tool.include.value) in OFFERED]
+        return [tool for tool in self.host.tools() if _offered(tool)]
+
+    def tool(self, name: str) -> ToolInfo | None:
+        """The tool called `name` among `tools`."""
+        tool = self.host.tool(name)
+        return tool if tool is not None and _offered(tool) else None
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Decide the call as a chat's would be decided, run it only if allowed, and record the
@@ -55,7 +60,7 @@ class ToolSession:
         (`settle` waits for it)."""
         self._calls += 1
         call = ToolCall(id=f"gateway-{self._calls}", name=name, arguments=arguments)
-        tool = next((t for t in self.tools() if t.name == name), None)
+        tool = self.tool(name)
         refusal = await self._refusal(tool, call)
         if refusal is not None:
             self._trace_refusal(call, refusal)
@@ -197,3 +202,7 @@ class ToolSession:
 
 def _refused(reason: str) -> GateDecision:
     return GateDecision(allowed=False, by=GATEWAY, reason=reason)
+
+
+def _offered(tool: ToolInfo) -> bool:
+    return str(tool.include.value) in OFFERED

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,6 +26,7 @@ from foundry.store import GrantRecord, Store
 from foundry.supervision.inbox import POLL_S, HumanInbox, Notify
 from foundry.supervision.injection import InjectionSignal, find_injection
 from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
+from foundry.supervision.on_loop import judged_on_loop
 from foundry.supervision.paths import CallPaths, ServerFolders, ServerPlaces
 from foundry.supervision.policy import PolicyDecision, PolicyEngine, conditions_hold
 from foundry.supervision.redaction import redact_params
@@ -43,6 +44,11 @@ class _Judgement:
     injection: InjectionSignal | None = None
     grant: GrantRecord | None = None
     why_no_grant: str | None = None  # when grants name the tool but cannot reach the call
+
+    @property
+    def settled(self) -> bool:
+        """Whether the rules settle the call (a grant is not looked for)."""
+        return self.policy.action in ("allow", "deny") or self.injection is not None
 
 
 class Route(BaseModel, frozen=True):
@@ -161,10 +167,8 @@ class SupervisedGate:
     async def route(self, call: ToolCall) -> Route:
         """Where the hierarchy sends `call`, decided without recording or running anything: by
         the policy, a grant, the L1 supervisor, or on to a person (`foundry policy check`)."""
-        # the rules resolve paths (the filesystem), the detector decodes, the grants are in
-        # the store: off the loop, in one hop
         schema = self._schemas(call.name) if self._schemas is not None else None
-        judged = await asyncio.to_thread(self._judge, call, schema)
+        judged = await self._judged(call, schema)
         policy = judged.policy
         if policy.action == "deny":
             return Route(policy=policy)
@@ -201,29 +205,47 @@ class SupervisedGate:
         action = "supervisor" if to_supervisor else "human"
         return policy.model_copy(update={"action": action, "reason": reason})
 
+    async def _judged(self, call: ToolCall, schema: Mapping[str, Any] | None) -> _Judgement:
+        """`_judge`: the rules on the loop when that cannot freeze it (see on_loop), the grants
+        (in the store) and the rest on a worker thread, in one hop."""
+        if not judged_on_loop(call.arguments):
+            return await asyncio.to_thread(self._judge, call, schema)
+        judged = self._by_rules(call, schema)
+        if judged.settled:
+            return judged
+        return await asyncio.to_thread(self._with_grant, judged, call)
+
     def _judge(self, call: ToolCall, schema: Mapping[str, Any] | None) -> _Judgement:
         """The L0 decision, the injection signal and, for a call the rules do not settle, the
-        grant that covers it (blocking: run it in a thread)."""
+        grant that covers it (blocking: it reads the filesystem and the store)."""
+        judged = self._by_rules(call, schema)
+        return judged if judged.settled else self._with_grant(judged, call)
+
+    def _by_rules(self, call: ToolCall, schema: Mapping[str, Any] | None) -> _Judgement:
+        """The L0 decision and, unless it denies, the injection signal (blocking: it resolves
+        the call's paths)."""
         policy = self._policy.decide(self._agent, call.name, call.arguments, schema)
         if policy.action == "deny":
             return _Judgement(policy)
-        injection = find_injection(call.arguments)
-        if injection is not None or policy.action == "allow":
-            return _Judgement(policy, injection)
-        return _Judgement(policy, None, *self._grant_for(call))
+        return _Judgement(policy, find_injection(call.arguments))
 
-    def _grant_for(self, call: ToolCall) -> tuple[GrantRecord | None, str | None]:
-        """An active grant that covers this call, scopes included; or None, and why the grants
-        that name the tool do not reach it when that is the workspace limit (blocking)."""
+    def _with_grant(self, judged: _Judgement, call: ToolCall) -> _Judgement:
+        """`judged` with the active grant that covers the call, scopes included; or with why
+        the grants that name the tool do not reach it when that is the workspace limit
+        (blocking: it reads the store and the filesystem)."""
         grants = self._store.grants.covering(self._agent, call.name, agent_path=self._agent_path)
         if not grants:
-            return None, None
+            return judged
         paths = self._folders.paths_of(call.name, call.arguments)
         workspace = self._folders.folder(".")
         outside = paths.describe_outside(workspace) if workspace else "the workspace is unknown"
         if outside is not None:
-            return None, f"no grant reaches outside the workspace: {outside}"
-        return next((g for g in grants if self._in_scope(g, call, paths)), None), None
+            return replace(
+                judged, why_no_grant=f"no grant reaches outside the workspace: {outside}"
+            )
+        return replace(
+            judged, grant=next((g for g in grants if self._in_scope(g, call, paths)), None)
+        )
 
     def _in_scope(self, grant: GrantRecord, call: ToolCall, paths: CallPaths) -> bool:
         """Whether the call lies in the grant's folder (if it has one) and meets its conditions."""

@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, NamedTuple, TextIO
 
 import anyio
 import httpx2
@@ -105,6 +105,12 @@ class ServerStartError(Exception):
 StatusListener = Callable[[ServerStatus], None]
 
 
+class _Listing(NamedTuple):
+    statuses: tuple[ServerStatus, ...]  # the servers' statuses the tools were listed from
+    tools: tuple[ToolInfo, ...]
+    by_name: dict[str, ToolInfo]
+
+
 class ToolHost:
     """Starts an agent's MCP servers and calls their tools; a failing server never raises."""
 
@@ -136,6 +142,7 @@ class ToolHost:
             for name, config in servers.items()
             if not isinstance(config, InternalServer)
         }
+        self._listing = _Listing((), (), {})
 
     async def __aenter__(self) -> ToolHost:
         await self.start()
@@ -176,13 +183,29 @@ class ToolHost:
 
     def tools(self) -> list[ToolInfo]:
         """The tools of the running servers, each under a name that reads as its own server's."""
-        return [
-            tool
-            for runner in self._runners.values()
-            if runner.status.state == "running"
-            for tool in runner.status.tools
-            if self._server_named_in(tool.name) == tool.server
-        ]
+        return list(self._listed().tools)
+
+    def tool(self, name: str) -> ToolInfo | None:
+        """The tool called `name` among `tools`."""
+        return self._listed().by_name.get(name)
+
+    def _listed(self) -> _Listing:
+        """`tools`, listed again only when a server's status changed (each call looks its tool
+        up, and a status is replaced, never changed)."""
+        statuses = tuple(runner.status for runner in self._runners.values())
+        if statuses != self._listing.statuses:  # the same objects compare at once
+            tools = tuple(
+                tool
+                for status in statuses
+                if status.state == "running"
+                for tool in status.tools
+                if self._server_named_in(tool.name) == tool.server
+            )
+            by_name: dict[str, ToolInfo] = {}
+            for tool in tools:
+                by_name.setdefault(tool.name, tool)
+            self._listing = _Listing(statuses, tools, by_name)
+        return self._listing
 
     def _server_named_in(self, name: str) -> str | None:
         """The server a tool's name reads as, the longest server name it starts with, as paths
@@ -194,7 +217,7 @@ class ToolHost:
         self, name: str, arguments: dict[str, Any], timeout_s: float = 60.0
     ) -> ToolResult:
         """Calls the tool `server.tool`; every failure comes back as an error result."""
-        tool = next((tool for tool in self.tools() if tool.name == name), None)
+        tool = self.tool(name)
         if tool is None:
             return _error(self._unavailable(name))
         return await self._runners[tool.server].call(tool, arguments, timeout_s)

@@ -23,6 +23,7 @@ from foundry.gateway.forwarding import ToolSession
 from foundry.runtime.engine import Engine
 from foundry.store import ApprovalRecord, Store
 from foundry.store.tables import utc_now
+from foundry.supervision import on_loop as on_loop_module
 from foundry.supervision.hierarchy import SupervisedGate
 from foundry.ui.inbox.actions import approve_with_grant, decide
 from tests.gateway.test_gateway_recording import engine, on_engine, tool_session
@@ -178,28 +179,37 @@ async def test_a_refused_call_is_never_forwarded_whatever_the_size_of_its_parame
 
 
 @pytest.mark.parametrize(
-    "arguments",
+    ("arguments", "only_local_mounts", "on_loop"),
     [
-        {"path": "a.txt", "n": 3},
-        {"text": "x" * 5000},
-        {"deep": [[[]]] * 5000},  # empty containers, many of them
-        {str(key): None for key in range(5000)},
+        ({"path": "a.txt", "n": 3}, True, True),
+        ({"path": "a.txt", "n": 3}, False, False),  # a network mount may hang: a thread
+        ({"text": "x" * 20_000}, True, False),
+        ({"deep": [[[]]] * 5000}, True, False),  # empty containers, many of them
+        ({str(key): None for key in range(5000)}, True, False),
     ],
 )
-async def test_the_rules_are_judged_off_the_loop_whatever_the_parameters(
-    tmp_path: Path, engine: Engine, arguments: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+async def test_the_rules_are_judged_on_the_loop_only_when_that_cannot_freeze_it(
+    tmp_path: Path,
+    engine: Engine,
+    arguments: dict[str, Any],
+    only_local_mounts: bool,
+    on_loop: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The rules resolve paths on the filesystem: never on the engine's loop."""
+    """The rules resolve paths on the filesystem: on the engine's loop only while every mounted
+    filesystem is a local one and the parameters are small; else in a thread."""
     judged_on: list[str] = []
-    judge = SupervisedGate._judge
+    by_rules = SupervisedGate._by_rules
 
-    def recording_judge(gate: SupervisedGate, *call_and_schema: Any) -> Any:
+    def recording(gate: SupervisedGate, *call_and_schema: Any) -> Any:
         judged_on.append(threading.current_thread().name)
-        return judge(gate, *call_and_schema)
+        return by_rules(gate, *call_and_schema)
 
-    monkeypatch.setattr(SupervisedGate, "_judge", recording_judge)
+    monkeypatch.setattr(SupervisedGate, "_by_rules", recording)
+    monkeypatch.setattr(on_loop_module._MOUNTS, "all_local", lambda: only_local_mounts)
     agent = upstream_agent(tmp_path / "agent")
     async with tool_session(engine, agent) as session:
         await on_engine(engine, session.call("up.note", arguments))
         await on_engine(engine, session.settle())
-    assert judged_on and "foundry-engine" not in judged_on  # the engine loop's thread
+    assert judged_on, "the rules judged nothing"
+    assert all((thread == "foundry-engine") == on_loop for thread in judged_on), judged_on

@@ -17,6 +17,7 @@ from foundry.session.gate import GateDecision
 from foundry.store import Store
 from foundry.store.tables import utc_now
 from foundry.supervision import hierarchy, inbox
+from foundry.supervision import on_loop as on_loop_module
 from foundry.supervision.hierarchy import SupervisedGate
 from tests.supervision.test_hierarchy import (
     Recorder,
@@ -300,11 +301,19 @@ def asyncio_running() -> bool:
     return True
 
 
+@pytest.mark.parametrize("local_mounts", [True, False], ids=["local mounts", "a network mount"])
 @pytest.mark.parametrize("content", ["print('hello')\n", INJECTIONS[2]], ids=["plain", "encoded"])
-async def test_a_call_for_a_person_is_looked_at_for_injections_once_off_the_loop(
-    store: Store, project: Path, monkeypatch: pytest.MonkeyPatch, content: str
+async def test_a_call_for_a_person_is_looked_at_for_injections_once(
+    store: Store,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    content: str,
+    local_mounts: bool,
 ) -> None:
+    """By the rules' judgement: on the loop when that cannot freeze it (see on_loop), else in
+    their thread; the inbox does not look again."""
     on_loop = loop_threads_of_detector(monkeypatch)
+    monkeypatch.setattr(on_loop_module._MOUNTS, "all_local", lambda: local_mounts)
     checks = gate(store, project, EVERYTHING_TO_A_PERSON)
 
     await decided_by_a_person(
@@ -313,7 +322,7 @@ async def test_a_call_for_a_person_is_looked_at_for_injections_once_off_the_loop
 
     [approval] = store.approvals.list()
     assert approval.injection_risk == (content in INJECTIONS)
-    assert on_loop == [False]  # once, by the policy's judgement in its thread
+    assert on_loop == [local_mounts]
 
 
 async def test_a_call_a_person_must_permit_is_looked_at_off_the_loop(
