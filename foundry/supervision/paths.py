@@ -85,6 +85,8 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _JUNK = re.compile("[\u202a-\u202e\u2066-\u2069\ufffd]")
 _PARENT = re.compile(r"(?:^|[\\/])\.\.(?:[\\/]|$)")
+_SEPARATOR = re.compile(r"[\\/]")
+_SEPARATOR_BYTE = re.compile(rb"[\\/]")
 _LOOSE_PATH = re.compile(r"^[^\s/\\]{1,255}[/\\]\S{0,4000}$")
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _HOME_VARIABLE = re.compile(r"^\$(?:HOME\b|\{HOME\})")
@@ -164,9 +166,13 @@ def resolve_path(raw: str, folder: Path | str | None) -> str:
     text = _checked_text(_from_file_url(raw))
     if folder is None:
         raise UnresolvablePath("the server's working folder is unknown")
-    joined = os.path.join(_real_path(os.fspath(folder)), os.path.expanduser(text))
+    climbs = _PARENT.search(text) is not None
+    # realpath walks the folder's names before the path's, as the kernel does: the folder needs
+    # resolving first only for the `..` check, which reads the path from the real folder
+    base = _real_path(os.fspath(folder)) if climbs else os.fspath(folder)
+    joined = os.path.join(base, os.path.expanduser(text))
     real = _real_path(joined)
-    if _PARENT.search(text) and _real_path(os.path.normpath(joined)) != real:
+    if climbs and _real_path(os.path.normpath(joined)) != real:
         raise UnresolvablePath("a `..` after a symbolic link points somewhere else than it reads")
     if _in_a_loop(real):
         raise UnresolvablePath("it runs into a symbolic link loop")
@@ -233,7 +239,7 @@ def _checked_text(text: str) -> str:
         encoded = text.encode("utf-8")
     except UnicodeEncodeError:
         raise UnresolvablePath("it is not valid Unicode text") from None
-    if any(len(name) > MAX_NAME_BYTES for name in re.split(rb"[\\/]", encoded)):
+    if any(len(name) > MAX_NAME_BYTES for name in _SEPARATOR_BYTE.split(encoded)):
         raise UnresolvablePath(f"a name in it is longer than {MAX_NAME_BYTES} bytes")
     return text
 
@@ -293,7 +299,7 @@ def _looks_like_path_as_written(value: str) -> bool:
         return False
     if _PARENT.search(value):
         return True
-    last = re.split(r"[\\/]", value.rstrip("\\/"))[-1]
+    last = _SEPARATOR.split(value.rstrip("\\/"))[-1]
     return " " not in value and _FILE_NAME.match(last) is not None
 
 
@@ -567,7 +573,7 @@ def _leads_elsewhere(raw: str, folder: str) -> bool:
     `folder`, passes through a symlink there: then it is judged as a path; else it reads as it
     is. Only the names of `raw` that exist are looked at, one by one."""
     path = folder
-    for name in re.split(r"[\\/]", raw):
+    for name in _SEPARATOR.split(raw):
         if name in ("", "."):
             continue
         path = os.path.join(path, name)

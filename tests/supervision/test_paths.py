@@ -357,3 +357,33 @@ def test_a_symlink_loop_cannot_be_judged(tmp_path: Path) -> None:
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     with pytest.raises(UnresolvablePath, match="loop"):
         resolve_path("loop/x", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("folder", "raw", "leads_to"),
+    [
+        ("link/sub", "a.txt", "real/sub/a.txt"),  # the server's folder is reached by a link
+        ("link/sub", "./a.txt", "real/sub/a.txt"),
+        ("link/sub", "up/x", "elsewhere/x"),  # a link in the path, relative to where it lies
+        ("link/sub", "ABS/elsewhere/x", "elsewhere/x"),
+        ("link/sub", "ABS/link/sub/up/x", "elsewhere/x"),
+        ("link/sub", "../sub/a.txt", "real/sub/a.txt"),
+        ("nested", "../y", "real/y"),  # `..` climbs from where the folder's link leads
+        ("nested", "up/x", "elsewhere/x"),
+        ("link/sub", "up/../x", None),  # `..` after a link in the path: not where it reads
+    ],
+)
+def test_a_path_resolves_through_the_links_of_its_folder_and_its_own(
+    tmp_path: Path, folder: str, raw: str, leads_to: str | None
+) -> None:
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
+    (tmp_path / "nested").symlink_to(tmp_path / "real" / "sub", target_is_directory=True)
+    (tmp_path / "real" / "sub" / "up").symlink_to("../../elsewhere", target_is_directory=True)
+    raw = raw.replace("ABS", str(tmp_path))
+    if leads_to is None:
+        with pytest.raises(UnresolvablePath, match="symbolic link"):
+            resolve_path(raw, tmp_path / folder)
+    else:
+        assert resolve_path(raw, tmp_path / folder) == str(tmp_path.resolve() / leads_to)
