@@ -504,6 +504,12 @@ class ServerFolders:
     ) -> CallPaths:
         """Every path of the call resolved where the tool's server runs; `named` adds values a
         rule names as paths whatever they look like."""
+        key = ("paths", tool, id(params), tuple(named))
+        return self._remembered(key, lambda: self._paths_of(tool, params, named))
+
+    def _paths_of(
+        self, tool: str, params: Mapping[str, Any], named: Sequence[tuple[str, str]]
+    ) -> CallPaths:
         search = self._remembered(("find", id(params)), lambda: _searched(params))
         folder = self.folder_of(tool)
         linked = self._remembered(
