@@ -1,11 +1,11 @@
 """Whether a call may be judged on the event loop rather than on a worker thread.
 
-Judging a call resolves its paths, link by link: two dozen `lstat` calls. On a worker thread
-each of them hands Python's GIL to the busy loop and waits to get it back, which under load
-cost the gateway more than the judging itself (a third of its throughput). On the loop the same
-reads take microseconds, unless a network filesystem is mounted: a dead NFS or SMB server, or a
-FUSE process that hangs, would freeze every session the loop serves. So a call is judged on the
-loop only while every mounted filesystem is a local one (the kernel's mount table, read again
+Judging a call resolves its paths, link by link: a dozen `lstat` and `stat` calls. On a worker
+thread each of them hands Python's GIL to the busy loop and waits to get it back, which under
+load cost the gateway more than the judging itself (a third of its throughput). On the loop the
+same reads take microseconds, unless a network filesystem is mounted: a dead NFS or SMB server,
+or a FUSE process that hangs, would freeze every session the loop serves. So a call is judged on
+the loop only while every mounted filesystem is a local one (the kernel's mount table, read again
 whenever the kernel says it changed) and its parameters are small; else on a thread, as before.
 """
 
@@ -21,51 +21,12 @@ MOUNT_TABLE = "/proc/self/mountinfo"
 # listed (nfs, cifs, smb3, fuse.*, 9p, virtiofs, ceph, autofs, which mounts on a lookup, ...)
 # may wait on another machine or process
 LOCAL_FILESYSTEMS = frozenset(
-    {
-        "ext2",
-        "ext3",
-        "ext4",
-        "xfs",
-        "btrfs",
-        "f2fs",
-        "jfs",
-        "reiserfs",
-        "zfs",
-        "bcachefs",
-        "nilfs2",
-        "vfat",
-        "msdos",
-        "exfat",
-        "ntfs",
-        "ntfs3",
-        "hfsplus",
-        "iso9660",
-        "udf",
-        "squashfs",
-        "erofs",
-        "overlay",
-        "tmpfs",
-        "ramfs",
-        "devtmpfs",
-        "proc",
-        "sysfs",
-        "devpts",
-        "cgroup",
-        "cgroup2",
-        "mqueue",
-        "hugetlbfs",
-        "debugfs",
-        "tracefs",
-        "securityfs",
-        "pstore",
-        "bpf",
-        "configfs",
-        "fusectl",
-        "binfmt_misc",
-        "efivarfs",
-        "nsfs",
-        "selinuxfs",
-    }
+    """
+    ext2 ext3 ext4 xfs btrfs f2fs jfs reiserfs zfs bcachefs nilfs2 vfat msdos exfat ntfs ntfs3
+    hfsplus iso9660 udf squashfs erofs overlay tmpfs ramfs devtmpfs proc sysfs devpts cgroup
+    cgroup2 mqueue hugetlbfs debugfs tracefs securityfs pstore bpf configfs fusectl binfmt_misc
+    efivarfs nsfs selinuxfs
+    """.split()  # noqa: SIM905 (a list of 43 names, one per line, would hide the point)
 )
 MAX_VALUES = 256  # strings, numbers and containers in a call's parameters, keys included
 MAX_CHARS = 16 * 1024
