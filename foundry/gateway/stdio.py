@@ -11,16 +11,23 @@ client. Where stdio is not a pipe or a socket (Windows, a terminal, a file), the
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import stat
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
+import pydantic_core
 from mcp.server.stdio import stdio_server
 
 LINE_LIMIT = 64 * 1024 * 1024  # the longest message a client may send
+MAX_NESTING = 201  # levels of arrays and objects the SDK's JSON parser reads (pydantic-core 2.50)
+PARSE_ERROR = -32700
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[][{}]')  # a string, or a bracket outside strings
+_ID_VALUE = re.compile(r'\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 
 @asynccontextmanager
@@ -46,14 +53,31 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
 class _Lines:
     """Lines from the client, as the SDK reads them from its file."""
 
-    def __init__(self, reader: asyncio.StreamReader, transport: asyncio.BaseTransport) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        transport: asyncio.BaseTransport,
+        answer: Callable[[str], None],
+    ) -> None:
         self._reader = reader
         self._transport = transport
+        self._answer = answer
 
     def __aiter__(self) -> _Lines:
         return self
 
     async def __anext__(self) -> str:
+        """The next line the SDK can read; a request nested too deeply for its JSON parser is
+        answered here with an error (the SDK drops such a line unanswered, and the client would
+        wait for ever)."""
+        while True:
+            line = await self._next_line()
+            refusal = too_deep_refusal(line)
+            if refusal is None:
+                return line
+            self._answer(refusal)
+
+    async def _next_line(self) -> str:
         """The next line; a line over LINE_LIMIT is dropped whole (the client gets no answer to
         it, as to any message that is not JSON-RPC) and serving goes on."""
         dropping = False
@@ -85,6 +109,9 @@ class _Output:
         self._writer = writer
 
     async def write(self, text: str) -> None:
+        self.write_now(text)
+
+    def write_now(self, text: str) -> None:
         self._writer.write(text.encode("utf-8"))
 
     async def flush(self) -> None:
@@ -103,8 +130,41 @@ async def _open_pipes(wire_in: int, wire_out: int) -> tuple[_Lines, _Output]:
     writing, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
     )
-    lines = _Lines(reader, reading)
-    return lines, _Output(asyncio.StreamWriter(writing, protocol, None, loop))
+    output = _Output(asyncio.StreamWriter(writing, protocol, None, loop))
+    return _Lines(reader, reading, lambda line: output.write_now(line + "\n")), output
+
+
+def too_deep_refusal(line: str) -> str | None:
+    """The JSON-RPC error answering a request nested deeper than the SDK's JSON parser reads
+    (MAX_NESTING levels); None for any other line (a notification too: it gets no answer)."""
+    if line.count("{") + line.count("[") <= MAX_NESTING:  # too few to nest that deep
+        return None
+    try:
+        pydantic_core.from_json(line)
+    except ValueError as error:
+        request_id = _top_level_id(line) if "recursion limit" in str(error) else None
+        if request_id is not None:
+            message = f"nested more than {MAX_NESTING} levels deep, deeper than the gateway reads"
+            error_body = {"code": PARSE_ERROR, "message": message}
+            return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error_body})
+    return None
+
+
+def _top_level_id(line: str) -> int | str | None:
+    """The `id` member of the JSON object `line` holds, read without parsing the rest."""
+    depth = 0
+    for token in _TOKEN.finditer(line):
+        text = token.group()
+        if text in ("{", "["):
+            depth += 1
+        elif text in ("}", "]"):
+            depth -= 1
+        elif depth == 1 and json.loads(text) == "id":
+            value = _ID_VALUE.match(line, token.end())
+            if value is not None:
+                request_id: int | str = json.loads(value.group(1))
+                return request_id
+    return None
 
 
 @contextmanager

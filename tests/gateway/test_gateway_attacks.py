@@ -35,7 +35,7 @@ import pytest
 from mcp import ClientSession
 
 from foundry.cli import main
-from foundry.gateway.stdio import LINE_LIMIT
+from foundry.gateway.stdio import LINE_LIMIT, too_deep_refusal
 from foundry.home import FoundryHome
 from foundry.metrics.terms import resolution_level
 from foundry.store import Store
@@ -684,6 +684,60 @@ def test_a_refusal_before_any_decision_is_recorded_at_the_policy_level(
 
 def _refusals(store: Store, tool: str) -> list[dict[str, Any]]:
     return [call for call in calls_of(store, "") if call["call"]["name"] == tool]
+
+
+def deep_call(request_id: int | str, depth: int, before_id: str = "") -> str:
+    """A tools/call whose arguments nest `depth` arrays deep, its id after `before_id`."""
+    params = {"name": "fs__list_allowed_directories", "arguments": {"a": "NESTED"}}
+    envelope = {"jsonrpc": "2.0", "method": "tools/call", "params": params}
+    text = json.dumps(envelope).replace('"NESTED"', "[" * depth + "]" * depth)
+    return "{" + before_id + f'"id": {json.dumps(request_id)}, ' + text[1:]
+
+
+DEEP_CASES = ["number id", "text id", "escaped id", "nested ids first", "readable",
+              "notification", "brackets in text", "not JSON"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("line", "answered_id"),
+    [
+        (deep_call(7, 300), 7),
+        (deep_call("req-7", 5000), "req-7"),
+        (deep_call('a"b', 300), 'a"b'),  # an escaped quote in the id
+        (deep_call(8, 300, before_id='"params0": {"id": 99, "x": "id"}, "method0": "id", '), 8),
+        (deep_call(9, 150), None),  # readable: the SDK answers it
+        ('{"jsonrpc": "2.0", "method": "x", "params": ' + "[" * 300 + "]" * 300 + "}", None),
+        ('{"jsonrpc": "2.0", "id": 1, "params": "' + "[" * 300 + '"}', None),  # text, no nesting
+        ("[" * 300, None),  # not JSON at all
+    ],
+    ids=DEEP_CASES,
+)
+def test_only_a_request_nested_too_deep_to_read_is_answered_by_the_gateway_itself(
+    line: str, answered_id: int | str | None
+) -> None:
+    refusal = too_deep_refusal(line)
+    if answered_id is None:
+        assert refusal is None
+    else:
+        assert refusal is not None
+        answer = json.loads(refusal)
+        assert answer["id"] == answered_id and answer["error"]["code"] == -32700
+        assert "levels deep" in answer["error"]["message"]
+
+
+async def test_a_call_nested_too_deep_to_read_gets_an_error_and_serving_goes_on(
+    place: Place,
+) -> None:
+    """rejected: arguments nested deeper than the SDK's JSON parser reads got no answer at all
+    (the client waited for ever); the call is answered with an error and nothing runs."""
+    async with raw_gateway(place) as raw:
+        await raw.initialize("deep")
+        await raw.send(deep_call(11, 1000))
+        refused = await raw.answer(11)
+        assert refused["error"]["code"] == -32700, refused
+        readable = json.loads(deep_call(12, 20))
+        answered = await raw.request(12, "tools/call", **readable["params"])
+        assert "result" in answered, answered
 
 
 async def test_a_message_over_the_line_limit_is_dropped_and_serving_goes_on(

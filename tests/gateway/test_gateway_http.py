@@ -142,6 +142,21 @@ async def test_a_body_is_read_up_to_the_stdio_message_limit_and_no_further(
         assert (await client.list_tools()).tools
 
 
+async def test_a_request_nested_too_deep_to_read_gets_400_and_serving_goes_on(
+    http_gateway: str,
+) -> None:
+    """The SDK's JSON parser reads 201 levels; a deeper request is answered, not left hanging."""
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    headers["Accept"] = "application/json, text/event-stream"
+    nested = "[" * 1000 + "]" * 1000
+    body = '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"deep":' + nested + "}}}"
+    async with httpx.AsyncClient(timeout=30) as http:
+        response = await http.post(http_gateway, content=body, headers=headers)
+    assert response.status_code == 400 and "Parse error" in response.text, response.text
+    async with http_client(http_gateway) as client:
+        assert (await client.list_tools()).tools
+
+
 def test_it_listens_on_loopback_only(http_gateway: str) -> None:
     port = int(http_gateway.rsplit(":", 1)[1].split("/")[0])
     listening = [
