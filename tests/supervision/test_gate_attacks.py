@@ -27,6 +27,8 @@ from tests.supervision.test_hierarchy import (
     scripted_supervisor,
 )
 
+pytestmark = pytest.mark.usefixtures("judged_both_ways")  # rules on the loop and off it
+
 EVERYTHING_TO_A_PERSON = PolicyConfig.model_validate(
     {
         "rules": [

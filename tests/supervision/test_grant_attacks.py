@@ -36,6 +36,7 @@ from foundry.ui.inbox.feed import load_context
 from tests.api.records import AUTH, TOKEN, agent_folder
 from tests.supervision.test_hierarchy import Recorder, call
 
+pytestmark = pytest.mark.usefixtures("judged_both_ways")  # rules on the loop and off it
 ASKS, COVERED = "asks a person", "covered by the grant"
 
 TO_A_PERSON = PolicyConfig.model_validate(
