@@ -93,9 +93,9 @@ print(before, watch.reads, "tmpfs" in open("/proc/self/mountinfo").read())
 def test_a_mount_made_while_running_is_seen_at_the_next_call(tmp_path: Path) -> None:
     """In a mount namespace of its own (unprivileged), a tmpfs mounted after the first look."""
     unshare = shutil.which("unshare")
-    probe = [unshare or "unshare", "-rm", "true"]
+    probe = [unshare or "unshare", "-rm", "mount", "-t", "tmpfs", "tmpfs", str(tmp_path)]
     if unshare is None or subprocess.run(probe, capture_output=True, check=False).returncode:
-        pytest.skip("unprivileged mount namespaces are not available here")
+        pytest.skip("unprivileged mount namespaces (or mounts in them) are not available here")
     script = textwrap.dedent(WATCH_A_MOUNT)
     command = [unshare, "-rm", sys.executable, "-c", script, str(tmp_path)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
