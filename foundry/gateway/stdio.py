@@ -159,12 +159,20 @@ def _top_level_id(line: str) -> int | str | None:
             depth += 1
         elif text in ("}", "]"):
             depth -= 1
-        elif depth == 1 and json.loads(text) == "id":
+        elif depth == 1 and _read(text) == "id":
             value = _ID_VALUE.match(line, token.end())
-            if value is not None:
-                request_id: int | str = json.loads(value.group(1))
+            request_id = _read(value.group(1)) if value is not None else None
+            if isinstance(request_id, int | str):
                 return request_id
     return None
+
+
+def _read(text: str) -> Any:
+    """A JSON string or number; None when it is not valid (`"\\x"`)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 @contextmanager

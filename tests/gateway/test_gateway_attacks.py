@@ -694,8 +694,10 @@ def deep_call(request_id: int | str, depth: int, before_id: str = "") -> str:
     return "{" + before_id + f'"id": {json.dumps(request_id)}, ' + text[1:]
 
 
+DEEP_FIRST = '{"params": {"a": ' + "[" * 300 + "]" * 300 + '}, %s, "method": "tools/call"}'
 DEEP_CASES = ["number id", "text id", "escaped id", "nested ids first", "readable",
-              "notification", "brackets in text", "not JSON"]  # fmt: skip
+              "notification", "brackets in text", "not JSON", "bad key after the depth",
+              "bad id"]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -709,6 +711,8 @@ DEEP_CASES = ["number id", "text id", "escaped id", "nested ids first", "readabl
         ('{"jsonrpc": "2.0", "method": "x", "params": ' + "[" * 300 + "]" * 300 + "}", None),
         ('{"jsonrpc": "2.0", "id": 1, "params": "' + "[" * 300 + '"}', None),  # text, no nesting
         ("[" * 300, None),  # not JSON at all
+        (DEEP_FIRST % '"\\x": 1, "id": 10', 10),  # after the depth, a key no JSON reads
+        (DEEP_FIRST % '"id": "\\x"', None),  # an id no JSON reads: nothing to answer
     ],
     ids=DEEP_CASES,
 )
