@@ -149,6 +149,30 @@ def remote_approval(store: Store, tool: str = "fs.write_file", **fields: Any) ->
 # -- arriving -----------------------------------------------------------------------------------
 
 
+def test_why_a_session_asks_is_shown_when_its_request_is_stored_after_the_approval(
+    qtbot: QtBot, bridge: EngineBridge, inbox: tuple[InboxView, InboxController]
+) -> None:
+    """The approval can be in view before the session's request (which says why) is stored:
+    the detail shows the request's reason once it arrives, not only the rule's name."""
+    view, controller = inbox
+    store = bridge.engine.store
+    session_id = store.sessions.create("clock").id
+    approval = remote_approval(
+        store, "time.get_current_time", session_id=session_id, policy_rule="ask-for-time"
+    )
+    wait_pending(qtbot, controller, 1)
+    detail = view.detail
+    qtbot.waitUntil(lambda: detail.why.text().endswith("rule ask-for-time matched."))
+    reason = "rule ask-for-time matched: tool time.get_current_time matches 'time.*'"
+    requested = ApprovalRequested(
+        approval_id=approval.id, tool=approval.tool, level="L0", reason=reason
+    )
+    stored = store.events.append(session_id, requested.kind, requested.model_dump(mode="json"))
+    event = Event(session_id=session_id, seq=stored.seq, time=stored.time, body=requested)
+    bridge.event_arrived.emit(event)  # as the bus publishes it, once stored
+    qtbot.waitUntil(lambda: "matches 'time.*'" in detail.why.text(), timeout=5000)
+
+
 def test_a_running_sessions_approval_appears_within_a_second_with_its_detail(
     qtbot: QtBot, bridge: EngineBridge, inbox: tuple[InboxView, InboxController], tmp_path: Path
 ) -> None:

@@ -232,6 +232,15 @@ class InboxController(QObject):
     def _on_event(self, event: Event) -> None:
         if isinstance(event.body, ApprovalRequested | ApprovalResolved):
             self.poll()
+        if isinstance(event.body, ApprovalRequested):
+            self._reload_context_of(event.body.approval_id)
+
+    def _reload_context_of(self, approval_id: str) -> None:
+        """Why a session asks is in its log, which may be stored after the approval is in view
+        (the bus publishes an event once it is stored): then its context is loaded again."""
+        record = self.view.detail.record
+        if record is not None and record.id == approval_id:
+            self._off_gui(lambda: load_context(self.store, record), self.view.detail.show_context)
 
     def _load(self, records: list[ApprovalRecord]) -> None:
         if self._closed:
