@@ -208,17 +208,19 @@ def test_the_audit_export_carries_what_a_check_needs(
     from foundry.supervision.tracing import decision_trace
 
     with Store.open() as store:
-        store.traces.add(
-            decision_trace(
-                session_id="s",
-                agent_id="a",
-                tool="shell.run",
-                params={"command": "rm -rf /"},
-                decision="allow",
-                level="human",
-                resolved_by="human:cli:ana",
-                reasoning="ok",
-            )
+        store.traces.insert(
+            [
+                decision_trace(
+                    session_id="s",
+                    agent_id="a",
+                    tool="shell.run",
+                    params={"command": "rm -rf /"},
+                    decision="allow",
+                    level="human",
+                    resolved_by="human:cli:ana",
+                    reasoning="ok",
+                )
+            ]
         )
     assert main(["audit", "export"]) == 0
     [line] = capsys.readouterr().out.splitlines()

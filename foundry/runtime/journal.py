@@ -27,7 +27,7 @@ from sqlmodel import SQLModel
 
 from foundry.runtime.bus import EventBus
 from foundry.session.events import Event, EventBody, MessageAdded, TokenDelta, event_payload
-from foundry.store import EventRecord, MessageRecord, Store
+from foundry.store import EventRecord, MessageRecord, Row, Store
 from foundry.store.store import NewEvent
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ class EventJournal:
         self._writer = writer
         self._token_group_s = TOKEN_GROUP_S if token_group_s is None else token_group_s
         self._pending: list[_Pending] = []
-        self._kept: list[Callable[[], SQLModel]] = []
+        self._kept: list[Callable[[], SQLModel | Row]] = []
         self._lock = threading.Lock()
         self._flush_scheduled = False
         self._gathering: asyncio.TimerHandle | None = None  # a group, until it is due
@@ -84,7 +84,7 @@ class EventJournal:
         """`record`, written with the next write or within GATHER_S."""
         return self._queue(session_id, body, GATHER_S)
 
-    def keep(self, build: Callable[[], SQLModel]) -> None:
+    def keep(self, build: Callable[[], SQLModel | Row]) -> None:
         """Queue a record, made by `build` when it is written like an event recorded later;
         nothing waits for it (a failure is logged). It is stored by the time any event recorded
         after it is."""

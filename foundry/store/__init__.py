@@ -1,7 +1,7 @@
 """Persistence (sqlmodel): SQLite by default, PostgreSQL by URL; migrations with alembic."""
 
 from foundry.store.database import StoreError, database_url
-from foundry.store.store import AlreadyResolved, NotFound, Store
+from foundry.store.store import AlreadyResolved, NotFound, Row, Store
 from foundry.store.tables import (
     ApprovalRecord,
     EventRecord,
@@ -19,6 +19,7 @@ __all__ = [
     "GrantRecord",
     "MessageRecord",
     "NotFound",
+    "Row",
     "SessionRecord",
     "Store",
     "StoreError",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import itertools
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -78,6 +79,24 @@ class AlreadyResolved(Exception):
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A record as its table's values, every column given: written without making an ORM
+    object of it, which takes longer than the insert (a trace, say, of a decision that took
+    less)."""
+
+    table: sa.Table
+    values: dict[str, Any]
+
+    @classmethod
+    def of(cls, record: SQLModel) -> Row:
+        """A record's row; an id the database numbers is left out."""
+        values = record.model_dump()
+        if values.get("id", 0) is None:
+            del values["id"]
+        return cls(type(record).__table__, values)  # type: ignore[attr-defined]
+
+
 class _Repository:
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -86,6 +105,12 @@ class _Repository:
     def _session(self) -> Iterator[Session]:
         with Session(self._store.engine, expire_on_commit=False) as session:
             yield session
+
+    def insert(self, records: Sequence[SQLModel | Row]) -> None:
+        """Store records, in order, in one transaction."""
+        with self._session() as session:
+            _insert(session, records)
+            session.commit()
 
     def _add(self, record: Record) -> Record:
         with self._session() as session:
@@ -302,7 +327,7 @@ class EventLog(_Repository):
         return self.append_many([NewEvent(session_id, kind, payload, message)])[0]
 
     def append_many(
-        self, events: Sequence[NewEvent], also: Sequence[SQLModel] = ()
+        self, events: Sequence[NewEvent], also: Sequence[SQLModel | Row] = ()
     ) -> list[EventRecord]:
         """Append several events, in order, in one transaction (a group commit), with `also`
         (records that go with them, a decision's trace say) added in the same transaction."""
@@ -420,7 +445,7 @@ class ApprovalRepository(_Repository):
         reasoning: str | None = None,
         confidence: float | None = None,
         params: dict[str, Any] | None = None,
-        trace: Callable[[ApprovalRecord], Record] | None = None,
+        trace: Callable[[ApprovalRecord], Row] | None = None,
         committed: Callable[[ApprovalRecord], None] | None = None,
     ) -> ApprovalRecord:
         """Resolve a pending approval; exactly one of several racing resolvers succeeds.
@@ -445,7 +470,7 @@ class ApprovalRepository(_Repository):
                 raise self._unresolvable(session, approval_id)
             approval = _approval(row)
             if trace is not None:
-                session.execute(_ADD_TRACE, trace(approval).model_dump())
+                session.execute(_ADD_TRACE, trace(approval).values)
             self._store.approval_changes.commit(
                 session, committed and functools.partial(committed, approval)
             )
@@ -460,13 +485,16 @@ class ApprovalRepository(_Repository):
         return AlreadyResolved(approval)
 
 
-def _insert(session: Session, records: Sequence[SQLModel]) -> None:
-    """Insert records with SQLAlchemy Core, in order (an id the database numbers left out)."""
-    for record in records:
-        values = record.model_dump()
-        if values.get("id", 0) is None:
-            del values["id"]
-        session.execute(sa.insert(type(record).__table__), values)  # type: ignore[attr-defined]
+def _insert(session: Session, records: Sequence[SQLModel | Row]) -> None:
+    """Insert records with SQLAlchemy Core, in order: each run of rows of one table with the
+    same columns in one statement."""
+    rows = [record if isinstance(record, Row) else Row.of(record) for record in records]
+    for (table, _), run in itertools.groupby(rows, key=_table_and_columns):
+        session.execute(sa.insert(table), [row.values for row in run])
+
+
+def _table_and_columns(row: Row) -> tuple[sa.Table, frozenset[str]]:
+    return row.table, frozenset(row.values)
 
 
 def _approval(row: sa.Row[Any]) -> ApprovalRecord:

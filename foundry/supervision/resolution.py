@@ -12,7 +12,7 @@ from __future__ import annotations
 import getpass
 from typing import Any
 
-from foundry.store import ApprovalRecord, Store, TraceRecord
+from foundry.store import ApprovalRecord, Row, Store
 from foundry.store.tables import utc_now
 from foundry.supervision.tracing import ResolvedLevel, decision_trace
 from foundry.supervision.wakeups import APPROVAL_WAKEUPS
@@ -72,7 +72,7 @@ def resolve_approval(
 
 def resolution_trace(
     record: ApprovalRecord, level: ResolvedLevel = "human", allowed: bool | None = None
-) -> TraceRecord:
+) -> Row:
     """The trace of a resolved approval; `decided_ms` is the time from the request to the
     resolution, and the parameters are the ones decided on (edited ones when approved edited)."""
     resolved_at = record.resolved_at or utc_now()

@@ -1,4 +1,5 @@
-"""The one way a decision becomes a TraceRecord: its parameters always redacted."""
+"""The one way a decision becomes a trace (a row of TraceRecord's table): its parameters always
+redacted."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from typing import Any, Literal
 
 from foundry.llm.base import ToolCall
 from foundry.session.gate import ApprovalGate, GateDecision
-from foundry.store import Store, TraceRecord
+from foundry.store import Row, Store, TraceRecord
+from foundry.store.tables import new_id, utc_now
 from foundry.supervision.redaction import redact_params
 
 ResolvedLevel = Literal["policy", "grant", "supervisor", "human", "timeout"]
 TracedDecision = Literal["allow", "deny", "escalate"]
-TraceBuilder = Callable[[], TraceRecord]
+TraceBuilder = Callable[[], Row]
 # Queues a trace to be built and stored later, off the call's path (the engine journal's `keep`)
 KeepTrace = Callable[[TraceBuilder], None]
 
@@ -24,7 +26,7 @@ async def store_trace(store: Store, build: TraceBuilder, keep: KeepTrace | None 
     """Build and store a trace before returning (in a worker thread), or hand `build` to
     `keep`: a record of the store's tables takes longer to make than the decision it traces."""
     if keep is None:
-        await asyncio.to_thread(lambda: store.traces.add(build()))
+        await asyncio.to_thread(lambda: store.traces.insert([build()]))
     else:
         keep(build)
 
@@ -48,24 +50,28 @@ def decision_trace(
     reasoning: str | None = None,
     confidence: float | None = None,
     decided_ms: float | None = None,
-) -> TraceRecord:
+) -> Row:
     """The trace of one tool call's decision. `params` are the call's own; the trace keeps only
     their redacted form (content as length, sha256 and type), whatever a supervisor was shown,
-    so the audit log never holds the content of a call."""
-    return TraceRecord(
-        session_id=session_id,
-        agent_id=agent_id,
-        tool=tool,
-        params=redact_params(params),
-        decision=decision,
-        resolved_level=level,
-        resolved_by=resolved_by,
-        policy_rule=policy_rule,
-        approval_id=approval_id,
-        reasoning=reasoning,
-        confidence=confidence,
-        decided_ms=decided_ms,
-    )
+    so the audit log never holds the content of a call. A row rather than a TraceRecord: making
+    that takes longer than the decision it traces, and the gateway traces every call."""
+    values = {
+        "id": new_id(),
+        "session_id": session_id,
+        "agent_id": agent_id,
+        "tool": tool,
+        "params": redact_params(params),
+        "decision": decision,
+        "resolved_level": level,
+        "resolved_by": resolved_by,
+        "policy_rule": policy_rule,
+        "approval_id": approval_id,
+        "reasoning": reasoning,
+        "confidence": confidence,
+        "decided_ms": decided_ms,
+        "created_at": utc_now(),
+    }
+    return Row(TraceRecord.__table__, values)  # type: ignore[attr-defined]
 
 
 class TracedGate:

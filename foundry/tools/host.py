@@ -8,7 +8,7 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Collection
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +17,6 @@ from typing import Any, Literal, NamedTuple, TextIO
 
 import anyio
 import httpx2
-from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp import types as mcp_types
 from mcp.client.session import MessageHandlerFnT
@@ -400,7 +399,7 @@ class _ServerRunner:
     async def _connect_and_wait(self, run: _Run, startup: anyio.CancelScope) -> None:
         async with AsyncExitStack() as stack:
             read, write = await stack.enter_async_context(self._transport(run, stack))
-            watched = await stack.enter_async_context(_relay_until_closed(read, run.finish.set))
+            watched = _WatchedStream(read, run.finish.set)
             on_message = self._message_handler(run)
             session = await stack.enter_async_context(
                 ClientSession(watched, write, message_handler=on_message)
@@ -540,32 +539,46 @@ async def _finish_task(task: asyncio.Task[None]) -> None:
         await asyncio.wait({task}, timeout=STOP_TIMEOUT_S)
 
 
-@asynccontextmanager
-async def _relay_until_closed(
-    source: AsyncIterable[Incoming], on_close: Callable[[], None]
-) -> AsyncIterator[MemoryObjectReceiveStream[Incoming]]:
-    """Passes the transport's messages on and calls `on_close` when the server ends the stream.
+class _WatchedStream:
+    """The transport's messages as the session reads them, calling `on_close` when the server
+    ends the stream. The session notices a closed connection only when a request is waiting;
+    this lets the runner notice an idle server that died too. It reads in the session's own
+    receive loop: a relaying task would cost every message a hop between tasks."""
 
-    The session notices a closed connection only when a request is waiting; this relay lets the
-    runner notice an idle server that died too.
-    """
-    send, receive = anyio.create_memory_object_stream[Incoming](0)
+    def __init__(self, source: Any, on_close: Callable[[], None]) -> None:
+        self._source = source
+        self._on_close = on_close
 
-    async def relay() -> None:
+    @property
+    def last_context(self) -> Any:
+        """The sender's context, which the SDK's dispatcher runs a request's handler in."""
+        return getattr(self._source, "last_context", None)
+
+    async def receive(self) -> Incoming:
         try:
-            async with send:
-                async for item in source:
-                    await send.send(item)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            return
-        on_close()
+            item: Incoming = await self._source.receive()
+        except anyio.EndOfStream:
+            self._on_close()
+            raise
+        return item
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(relay)
+    async def aclose(self) -> None:
+        await self._source.aclose()
+
+    def __aiter__(self) -> _WatchedStream:
+        return self
+
+    async def __anext__(self) -> Incoming:
         try:
-            yield receive
-        finally:
-            group.cancel_scope.cancel()
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _WatchedStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
 
 @asynccontextmanager

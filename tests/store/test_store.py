@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from foundry.store import AlreadyResolved, ApprovalRecord, NotFound, Store, TraceRecord
+from foundry.store import (
+    AlreadyResolved,
+    ApprovalRecord,
+    MessageRecord,
+    NotFound,
+    Row,
+    Store,
+    TraceRecord,
+)
 from foundry.store.store import NewEvent
 from foundry.store.tables import utc_now
 
@@ -204,6 +212,44 @@ def test_traces_record_who_decided_and_how_confidently(store: Store) -> None:
     latest = store.traces.list("claude")
     assert [t.tool for t in latest] == ["fs.write", "fs.read"]
     assert (latest[0].confidence, latest[0].reasoning) == (0.93, "inside the project")
+
+
+def trace_row(tool: str, **values: object) -> Row:
+    record = TraceRecord(
+        agent_id="a", tool=tool, decision="allow", resolved_level="policy", resolved_by="p"
+    )
+    return Row.of(record.model_copy(update=values))
+
+
+def test_records_and_rows_are_inserted_in_order_a_run_of_one_table_in_one_statement(
+    store: Store,
+) -> None:
+    session = store.sessions.create("a")
+    statements: list[str] = []
+    sa.event.listen(store.engine, "before_cursor_execute", lambda *call: statements.append(call[2]))
+    first = utc_now()
+    records = [
+        trace_row("fs.a", created_at=first),
+        trace_row("fs.b", created_at=first + timedelta(seconds=1)),
+        MessageRecord(session_id=session.id, seq=1, role="user", content="numbered"),  # its id
+        TraceRecord(
+            agent_id="a",
+            tool="fs.c",
+            decision="deny",
+            resolved_level="policy",
+            resolved_by="p",
+            created_at=first + timedelta(seconds=2),
+        ),
+        trace_row("fs.d", created_at=first + timedelta(seconds=3), reasoning="why"),
+    ]
+
+    store.traces.insert(records)
+
+    inserts = [sql.split("(")[0].strip() for sql in statements if sql.startswith("INSERT")]
+    assert inserts == ["INSERT INTO traces", "INSERT INTO messages", "INSERT INTO traces"]
+    assert [t.tool for t in store.traces.list()] == ["fs.d", "fs.c", "fs.b", "fs.a"]
+    assert store.traces.list()[0].reasoning == "why"
+    assert [m.content for m in store.messages.list(session.id)] == ["numbered"]
 
 
 def test_records_appended_with_events_are_stored_in_their_transaction(store: Store) -> None:

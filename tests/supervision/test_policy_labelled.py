@@ -731,7 +731,7 @@ async def test_secrets_are_masked_wherever_a_call_is_shown(
             decision="deny",
             level="human",
             resolved_by="human:ana",
-        ).params,
+        ).values["params"],
         "supervisor": gate._view_of(call).params,
         "inbox": redact_params(params),
         "inbox tree": [node.__dict__ for node in param_tree(params, show_content=False)],

@@ -191,15 +191,22 @@ def test_traces_are_built_in_one_place() -> None:
     builders = {
         path.relative_to(FOUNDRY).as_posix()
         for path in FOUNDRY.rglob("*.py")
-        if "store" not in path.parts and _constructs(path, "TraceRecord")
+        if "store" not in path.parts and _builds(path, "TraceRecord")
     }
     assert builders == {"supervision/tracing.py"}
 
 
-def _constructs(path: Path, name: str) -> bool:
+def _builds(path: Path, name: str) -> bool:
+    """Whether the file makes a `name` record, or a row of its table."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+        (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name)
+        or (
+            isinstance(node, ast.Attribute)
+            and node.attr == "__table__"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == name
+        )
         for node in ast.walk(tree)
     )
 

@@ -45,6 +45,19 @@ def crash() -> str:
 
 
 @server.tool()
+def crash_soon(seconds: float) -> str:
+    """Answer now, and exit the server process a while later, idle."""
+    import threading
+
+    def exit_now() -> None:
+        print("gone while idle", file=sys.stderr, flush=True)
+        os._exit(4)
+
+    threading.Timer(seconds, exit_now).start()
+    return "bye"
+
+
+@server.tool()
 def wait(seconds: float) -> str:
     """Answer after a while."""
     time.sleep(seconds)
@@ -237,6 +250,24 @@ async def test_unusable_stdio_settings_fail_in_plain_words(
     assert status.error.startswith(error)
 
 
+async def test_a_server_that_exits_while_idle_is_seen_failed_without_a_call(
+    start_host: StartHost, tools_server: dict[str, Any]
+) -> None:
+    seen: list[ServerStatus] = []
+    host = await start_host({"tools": tools_server}, on_status=seen.append)
+    assert (await host.call("tools.crash_soon", {"seconds": 0.2})).text == "bye"
+
+    for _ in range(100):
+        if status_of(host, "tools").state != "running":
+            break
+        await asyncio.sleep(0.05)
+
+    status = status_of(host, "tools")
+    assert (status.state, status.error) == ("failed", "the server exited unexpectedly")
+    assert "gone while idle" in status.stderr_tail
+    assert seen[-1] == status and host.tools() == []
+
+
 async def test_crash_mid_call_is_a_tool_error_and_restart_recovers(
     start_host: StartHost, tools_server: dict[str, Any]
 ) -> None:
@@ -375,7 +406,13 @@ async def test_http_server_lists_and_answers_with_its_headers(
 
     assert status_of(host, "remote").state == "running"
     names = {tool.name for tool in host.tools()}
-    assert names == {"remote.echo", "remote.crash", "remote.wait", "remote.header"}
+    assert names == {
+        "remote.echo",
+        "remote.crash",
+        "remote.crash_soon",
+        "remote.wait",
+        "remote.header",
+    }
     result = await host.call("remote.echo", {"text": "over HTTP"})
     assert (result.text, result.is_error) == ("over HTTP", False)
     token = await host.call("remote.header", {"name": "x-foundry-token"})
