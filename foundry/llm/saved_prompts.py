@@ -38,6 +38,8 @@ def prompt_key(body: dict[str, Any]) -> str:
 
 
 class Endpoints(Protocol):
+    """What saving and restoring needs of the runtime's HTTP endpoints (a fake in tests)."""
+
     def post(self, path: str, body: dict[str, Any]) -> Any: ...
 
 

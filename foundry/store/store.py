@@ -81,9 +81,9 @@ class AlreadyResolved(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A record as its table's values, every column given: written without making an ORM
-    object of it, which takes longer than the insert (a trace, say, of a decision that took
-    less)."""
+    """A record as its table's values (each column with a default in Python given): written
+    without making an ORM object of it, which takes longer than the insert (a trace, say, of a
+    decision that took less)."""
 
     table: sa.Table
     values: dict[str, Any]
