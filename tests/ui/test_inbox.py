@@ -149,28 +149,51 @@ def remote_approval(store: Store, tool: str = "fs.write_file", **fields: Any) ->
 # -- arriving -----------------------------------------------------------------------------------
 
 
-def test_why_a_session_asks_is_shown_when_its_request_is_stored_after_the_approval(
-    qtbot: QtBot, bridge: EngineBridge, inbox: tuple[InboxView, InboxController]
-) -> None:
-    """The approval can be in view before the session's request (which says why) is stored:
-    the detail shows the request's reason once it arrives, not only the rule's name."""
-    view, controller = inbox
-    store = bridge.engine.store
+def shown_without_its_request(
+    qtbot: QtBot, store: Store, controller: InboxController
+) -> tuple[ApprovalRecord, ApprovalRequested]:
+    """A session's approval in view before the session's request (which says why) is stored:
+    the approval, and the request to store."""
     session_id = store.sessions.create("clock").id
     approval = remote_approval(
         store, "time.get_current_time", session_id=session_id, policy_rule="ask-for-time"
     )
     wait_pending(qtbot, controller, 1)
-    detail = view.detail
-    qtbot.waitUntil(lambda: detail.why.text().endswith("rule ask-for-time matched."))
+    why = controller.view.detail.why
+    qtbot.waitUntil(lambda: why.text().endswith("rule ask-for-time matched."))
     reason = "rule ask-for-time matched: tool time.get_current_time matches 'time.*'"
-    requested = ApprovalRequested(
+    return approval, ApprovalRequested(
         approval_id=approval.id, tool=approval.tool, level="L0", reason=reason
     )
+
+
+def test_why_a_session_asks_is_shown_when_its_request_is_stored_after_the_approval(
+    qtbot: QtBot, bridge: EngineBridge, inbox: tuple[InboxView, InboxController]
+) -> None:
+    """The detail shows the request's reason once it arrives, not only the rule's name."""
+    view, controller = inbox
+    store = bridge.engine.store
+    approval, requested = shown_without_its_request(qtbot, store, controller)
+    session_id = approval.session_id or ""
     stored = store.events.append(session_id, requested.kind, requested.model_dump(mode="json"))
     event = Event(session_id=session_id, seq=stored.seq, time=stored.time, body=requested)
     bridge.event_arrived.emit(event)  # as the bus publishes it, once stored
-    qtbot.waitUntil(lambda: "matches 'time.*'" in detail.why.text(), timeout=5000)
+    qtbot.waitUntil(lambda: "matches 'time.*'" in view.detail.why.text(), timeout=5000)
+
+
+def test_why_another_processs_session_asks_is_shown_when_stored_after_the_approval(
+    qtbot: QtBot, bridge: EngineBridge, inbox: tuple[InboxView, InboxController]
+) -> None:
+    """A gateway or an engine in another process stores its session's request after the
+    approval, and its bus does not reach this inbox: the detail looks again until it is there."""
+    view, controller = inbox
+    store = bridge.engine.store
+    approval, requested = shown_without_its_request(qtbot, store, controller)
+    qtbot.wait(300)  # the first look again has found nothing
+    store.events.append(
+        approval.session_id or "", requested.kind, requested.model_dump(mode="json")
+    )
+    qtbot.waitUntil(lambda: "matches 'time.*'" in view.detail.why.text(), timeout=5000)
 
 
 def test_a_running_sessions_approval_appears_within_a_second_with_its_detail(

@@ -24,7 +24,7 @@ from foundry.ui.inbox.actions import (
     decide_many,
     describe_scope,
 )
-from foundry.ui.inbox.feed import ApprovalFeed, load_context
+from foundry.ui.inbox.feed import ApprovalContext, ApprovalFeed, load_context
 from foundry.ui.inbox.model import RECORD_ROLE, Column, local_time
 from foundry.ui.inbox.params import (
     ParamNode,
@@ -40,6 +40,9 @@ POLL_MS = 2000  # the fallback: changes to approvals are pushed (the store's cha
 AGE_FILTER_REFRESH_TICKS = 5
 LATEST_ON_HISTORY = 200
 INFO_SHOWN_MS = 6000
+# Another process may store a session's request (which says why it asks) after its approval:
+# while the reason is missing, the context is read again after each of these waits.
+CONTEXT_RETRY_MS = (250, 500, 1000, 2000, 4000)
 
 T = TypeVar("T")
 Job = Callable[[], list[Resolution]]
@@ -240,7 +243,25 @@ class InboxController(QObject):
         (the bus publishes an event once it is stored): then its context is loaded again."""
         record = self.view.detail.record
         if record is not None and record.id == approval_id:
-            self._off_gui(lambda: load_context(self.store, record), self.view.detail.show_context)
+            self._load_context(record)
+
+    def _load_context(self, record: ApprovalRecord, retries: int = 0) -> None:
+        """Load the context of the approval in view; while a pending one's session has not
+        stored why it asks (another process's bus does not reach this one), look again later."""
+
+        def shown(context: ApprovalContext) -> None:
+            self.view.detail.show_context(context)
+            missing = context.request_reason is None and record.session_id is not None
+            if missing and record.status == "pending" and retries < len(CONTEXT_RETRY_MS):
+                wait_ms = CONTEXT_RETRY_MS[retries]
+                QTimer.singleShot(wait_ms, self, lambda: self._retry_context(record, retries + 1))
+
+        self._off_gui(lambda: load_context(self.store, record), shown)
+
+    def _retry_context(self, record: ApprovalRecord, retries: int) -> None:
+        shown = self.view.detail.record
+        if not self._closed and shown is not None and shown.id == record.id:
+            self._load_context(shown, retries)
 
     def _load(self, records: list[ApprovalRecord]) -> None:
         if self._closed:
@@ -364,7 +385,7 @@ class InboxController(QObject):
             return
         self.view.detail.show_approval(record)
         if shown is None or shown.id != record.id:
-            self._off_gui(lambda: load_context(self.store, record), self.view.detail.show_context)
+            self._load_context(record)
         if shown is None or shown.id != record.id or shown.params != record.params:
             self._build_params()
 
