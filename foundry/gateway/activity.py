@@ -14,7 +14,7 @@ from foundry.store import EventRecord, Store
 from foundry.supervision.secrets import mask_text
 
 SCANNED_STARTS = 500  # the latest sessions looked at for gateway ones
-CALL_KINDS = ("tool_call_decided", "tool_call_finished")
+CALL_KINDS = ("approval_requested", "approval_resolved", "tool_call_decided", "tool_call_finished")
 SHOWN_CHARS = 200  # of a call's result
 
 
@@ -26,8 +26,9 @@ class GatewayCall(BaseModel):
     allowed: bool
     by: str
     reason: str
-    result: str = ""  # empty while the call runs (or waits for a person)
+    result: str = ""  # empty while the call runs
     is_error: bool = False
+    waiting: bool = False  # for a person, in the inbox: not decided yet
 
 
 class GatewayClient(BaseModel):
@@ -68,11 +69,24 @@ def _client(store: Store, session_id: str, started: datetime, limit: int) -> Gat
 
 
 def _calls(events: Sequence[EventRecord]) -> list[GatewayCall]:
-    """Each decided call, with the start of its result (secrets masked) once it has one."""
+    """Each decided call, with the start of its result (secrets masked) once it has one, and
+    each call still waiting for a person, oldest first."""
     decided: dict[str, GatewayCall] = {}
+    waiting: dict[str, GatewayCall] = {}
     for event in events:
         payload = event.payload
-        if event.kind == "tool_call_decided":
+        if event.kind == "approval_requested":
+            waiting[payload["approval_id"]] = GatewayCall(
+                time=event.time,
+                tool=payload["tool"],
+                allowed=False,
+                by="",
+                reason=payload.get("reason", ""),
+                waiting=True,
+            )
+        elif event.kind == "approval_resolved":
+            waiting.pop(payload["approval_id"], None)
+        elif event.kind == "tool_call_decided":
             call = payload["call"]
             decided[call["id"]] = GatewayCall(
                 time=event.time,
@@ -85,4 +99,4 @@ def _calls(events: Sequence[EventRecord]) -> list[GatewayCall]:
             shown = mask_text(payload["text"])[:SHOWN_CHARS]  # masked whole, then cut
             update = {"result": shown, "is_error": payload["is_error"]}
             decided[payload["call_id"]] = decided[payload["call_id"]].model_copy(update=update)
-    return list(decided.values())
+    return sorted([*decided.values(), *waiting.values()], key=lambda call: call.time)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QStackedWidget,
+    QToolButton,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -35,9 +36,10 @@ from foundry.gateway.activity import GatewayCall, GatewayClient, gateway_clients
 from foundry.gateway.client_config import CLIENTS, CONFIG_FILES, client_config
 from foundry.store import Store
 from foundry.ui.background import BackgroundTasks
+from foundry.ui.clock import local_time
 
 REFRESH_MS = 1000
-COLUMNS = ("Client / call", "Agent / decision", "When (UTC)", "Result")
+COLUMNS = ("Client / call", "Agent / decision", "When", "Result")
 DENIED = QColor("#C44E52")
 CLIENT_NAMES = {
     "claude-desktop": "Claude Desktop",
@@ -50,6 +52,8 @@ NO_CLIENT_YET = (
     "its calls are listed here as they are decided."
 )
 SNIPPET_LINES = 14  # the longest configuration (VS Code's, 13 lines) and a margin: no scroll bar
+CONNECT = "Connect a client"
+WAITING = "asked in the Approvals tab; the client waits"
 NO_AGENT = "Open an agent first (Ctrl+O): the configuration names the agent whose policy decides."
 
 
@@ -74,6 +78,16 @@ class GatewayView(QWidget):
         )
         self.note.setWordWrap(True)
         self.connect_panel = ConnectPanel()
+        self.connect_toggle = QToolButton()
+        self.connect_toggle.setText(CONNECT)
+        self.connect_toggle.setToolTip("Show or hide the configuration a client needs")
+        self.connect_toggle.setCheckable(True)
+        self.connect_toggle.setChecked(True)
+        self.connect_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.connect_toggle.setAutoRaise(True)
+        self.connect_toggle.toggled.connect(self._show_connect_panel)
+        self._show_connect_panel(True)
+        self._folded_once = False  # folded when the first client is listed, never again by itself
         self.empty = QLabel(NO_CLIENT_YET)
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
@@ -83,6 +97,7 @@ class GatewayView(QWidget):
         self.listing.addWidget(self.tree)
         layout = QVBoxLayout(self)
         layout.addWidget(self.note)
+        layout.addWidget(self.connect_toggle)
         layout.addWidget(self.connect_panel)
         layout.addWidget(self.listing, 1)
         self._tasks = BackgroundTasks("gateway view", self.note.setText)
@@ -121,12 +136,22 @@ class GatewayView(QWidget):
         """The agent the client configuration names: the one open in the window."""
         self.connect_panel.set_agent(agent)
 
+    def _show_connect_panel(self, shown: bool) -> None:
+        self.connect_panel.setVisible(shown)
+        arrow = Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        self.connect_toggle.setArrowType(arrow)
+
     def show_clients(self, clients: list[GatewayClient]) -> None:
+        """List the clients; the first time there are some, the connect panel folds away to
+        leave their calls the room (its toggle opens it again)."""
+        if clients and not self._folded_once:
+            self._folded_once = True
+            self.connect_toggle.setChecked(False)
         self.listing.setCurrentWidget(self.tree if clients else self.empty)
         self._remember_expanded()
         self.model.removeRows(0, self.model.rowCount())
         for client in clients:
-            row = _row(client.client, client.agent, f"{client.started:%Y-%m-%d %H:%M:%S}", "")
+            row = _row(client.client, client.agent, local_time(client.started), "")
             row[0].setData(client.session_id)
             row[3].setText(f"{len(client.calls)} recent call{'s' * (len(client.calls) != 1)}")
             for call in client.calls:
@@ -147,7 +172,7 @@ class ConnectPanel(QGroupBox):
     (what `foundry gateway --print-config CLIENT AGENT` prints), with a button to copy it."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Connect a client", parent)
+        super().__init__(parent)
         self.client = QComboBox()
         for client in CLIENTS:
             self.client.addItem(CLIENT_NAMES[client], client)
@@ -156,8 +181,6 @@ class ConnectPanel(QGroupBox):
         self.snippet = QPlainTextEdit()
         self.snippet.setReadOnly(True)
         self.snippet.setStyleSheet("font-family: monospace;")
-        lines = self.snippet.fontMetrics().lineSpacing() * SNIPPET_LINES
-        self.snippet.setFixedHeight(lines + 2 * self.snippet.frameWidth() + 12)
         self.copy = QPushButton("&Copy")
         self.copy.setToolTip("Copy the configuration to the clipboard")
         self.copy.clicked.connect(self.copy_snippet)
@@ -171,7 +194,7 @@ class ConnectPanel(QGroupBox):
         form.addRow("Add to:", self.where)
         form.addRow(self.snippet)
         self._agent: Path | None = None
-        self._tasks = BackgroundTasks("client configuration", self.snippet.setPlainText)
+        self._tasks = BackgroundTasks("client configuration", self._show_text)
         self.client.currentIndexChanged.connect(self._update)
         self._update()
 
@@ -185,7 +208,7 @@ class ConnectPanel(QGroupBox):
         self.where.setText(CONFIG_FILES[client])
         self.copied.clear()
         if self._agent is None:
-            self.snippet.setPlainText(NO_AGENT)
+            self._show_text(NO_AGENT)
             self.copy.setEnabled(False)
             return
         self._tasks.spawn(self._show_config(client, self._agent))
@@ -194,8 +217,16 @@ class ConnectPanel(QGroupBox):
         # the command's and the agent's absolute paths are looked up on the filesystem
         text = await asyncio.to_thread(client_config, client, agent)
         if client == self.client.currentData() and agent == self._agent:
-            self.snippet.setPlainText(text)
+            self._show_text(text)
             self.copy.setEnabled(True)
+
+    def _show_text(self, text: str) -> None:
+        """Show `text` in a box just tall enough for it (up to SNIPPET_LINES lines)."""
+        self.snippet.setPlainText(text)
+        lines = min(max(text.count("\n") + 1, 2), SNIPPET_LINES)
+        spacing = self.snippet.fontMetrics().lineSpacing()
+        margins = 2 * self.snippet.frameWidth() + 2 * int(self.snippet.document().documentMargin())
+        self.snippet.setFixedHeight(lines * spacing + margins + 4)
 
     def copy_snippet(self) -> None:
         QApplication.clipboard().setText(self.snippet.toPlainText())
@@ -211,11 +242,13 @@ def _row(*texts: str) -> list[QStandardItem]:
 
 
 def _call_row(call: GatewayCall) -> list[QStandardItem]:
+    if call.waiting:
+        return _row(call.tool, "waiting for a person", local_time(call.time), WAITING)
     decision = f"{'allowed' if call.allowed else 'denied'} by {call.by}"
     result = call.result if call.allowed else call.reason
     if call.allowed and not call.result:
         result = "running…"
-    row = _row(call.tool, decision, f"{call.time:%H:%M:%S}", result.replace("\n", " "))
+    row = _row(call.tool, decision, local_time(call.time), result.replace("\n", " "))
     if not call.allowed or call.is_error:
         for item in row[1:]:
             item.setForeground(QBrush(DENIED))

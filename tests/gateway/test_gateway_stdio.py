@@ -19,6 +19,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.stdio import get_default_environment
 
 from foundry.cli import main
+from foundry.gateway.activity import GatewayCall, gateway_clients
 from foundry.gateway.client_config import client_config, foundry_command
 from foundry.gateway.server import exposed_names
 from foundry.store import Store
@@ -114,13 +115,16 @@ async def test_an_escalated_call_waits_for_a_person_and_runs_when_approved(
     policy["config"]["rules"] = [{"name": "ask-a-person", "tool": "*", "action": "human"}]
     agent = gateway_agent(tmp_path / "agent", [policy])
     approved: list[str] = []
+    listed_while_waiting: list[GatewayCall] = []
 
     def person() -> None:
         store = Store.open()
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             pending = store.approvals.list(status="pending")
-            if pending:
+            listed = [call for client in gateway_clients(store) for call in client.calls]
+            if pending and listed:  # the gateway's view of it is stored too
+                listed_while_waiting.extend(listed)
                 resolve_approval(store, pending[0].id, "approved", "human:test", "fine")
                 approved.append(pending[0].tool)
                 break
@@ -136,6 +140,13 @@ async def test_an_escalated_call_waits_for_a_person_and_runs_when_approved(
         await asyncio.to_thread(helper.join)
     assert approved == ["time.get_current_time"]
     assert not result.is_error and "UTC" in text_of(result)
+    [waiting] = listed_while_waiting  # View > Gateway lists it while the client waits
+    assert waiting.waiting and waiting.tool == "time.get_current_time"
+    assert "ask-a-person" in waiting.reason
+    store = Store.open()
+    [done] = [call for client in gateway_clients(store) for call in client.calls]
+    assert not done.waiting and done.allowed and "UTC" in done.result
+    store.close()
 
 
 async def test_a_client_that_asked_for_progress_hears_from_a_call_waiting_for_a_person(

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
+from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
+import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPlainTextEdit
 from pytestqt.qtbot import QtBot
 
+from foundry.gateway.activity import gateway_clients
 from foundry.store import Store
 from foundry.ui.bridge import EngineBridge
+from foundry.ui.clock import local_time
 from foundry.ui.gateway_view import GatewayView
 from tests.gateway.test_gateway_stdio import POLICY, gateway, gateway_agent
 
@@ -48,8 +55,18 @@ def test_the_gateway_view_lists_clients_and_their_decided_calls(
     newest, oldest = calls
     assert newest[0] == "time.convert_time" and newest[1] == "denied by policy:no-conversions"
     assert oldest[0] == "time.get_current_time" and "Asia/Tokyo" in oldest[3]
+    assert not view.connect_panel.isVisible()  # folded away: the calls get the room
     save_screenshot(view, tmp_path, "gateway-view.png")
+    qtbot.mouseClick(view.connect_toggle, Qt.MouseButton.LeftButton)
+    assert view.connect_panel.isVisible()
+    view.show_clients(gateway_clients(store))  # a later look leaves it as the user set it
+    assert view.connect_panel.isVisible()
     store.close()
+
+
+def every_line_fits(snippet: QPlainTextEdit) -> bool:
+    scroll = snippet.verticalScrollBar()
+    return scroll is not None and scroll.maximum() == 0
 
 
 def test_the_inbox_names_the_client_an_approval_comes_from(qtbot: QtBot, tmp_path: Path) -> None:
@@ -106,8 +123,10 @@ def test_with_no_client_yet_the_view_shows_how_to_connect_one(qtbot: QtBot, tmp_
     view.show()
     panel = view.connect_panel
     assert panel.snippet.toPlainText() == NO_AGENT and not panel.copy.isEnabled()
+    one_line_tall = panel.snippet.height()
     qtbot.waitUntil(lambda: view.listing.currentWidget() is view.empty)
     assert view.empty.text() == NO_CLIENT_YET
+    assert panel.isVisible()  # no client yet: how to connect one is in view
 
     agent = tmp_path / "agents" / "files"
     view.set_agent(agent)
@@ -116,11 +135,13 @@ def test_with_no_client_yet_the_view_shows_how_to_connect_one(qtbot: QtBot, tmp_
     assert entry["args"] == ["gateway", str(agent.resolve())]
     assert Path(entry["command"]).is_absolute()
     assert "claude_desktop_config.json" in panel.where.text()
+    assert panel.snippet.height() > 3 * one_line_tall and every_line_fits(panel.snippet)
     save_screenshot(view, tmp_path, "gateway-view-empty.png")
 
     panel.client.setCurrentIndex(panel.client.findData("vscode"))
     qtbot.waitUntil(lambda: '"servers"' in panel.snippet.toPlainText())
     assert ".vscode/mcp.json" in panel.where.text()
+    assert every_line_fits(panel.snippet)  # the longest configuration
     qtbot.mouseClick(panel.copy, Qt.MouseButton.LeftButton)
     assert json.loads(QApplication.clipboard().text())["servers"]["foundry"]["type"] == "stdio"
     assert "VS Code" in panel.copied.text()
@@ -147,3 +168,44 @@ def test_the_gateway_view_follows_the_window_s_agent(
     window._show_agent(read_agent(agent))
     qtbot.waitUntil(lambda: str(agent.resolve()) in panel.snippet.toPlainText())
     window.close()
+
+
+def test_times_are_shown_in_the_user_s_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As everywhere in the app (the gateway view showed UTC): the date only when not today."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        now = datetime.now(UTC)
+        assert local_time(now) == now.astimezone(ZoneInfo("Asia/Tokyo")).strftime("%H:%M:%S")
+        long_ago = datetime(2026, 1, 2, 20, 30, tzinfo=UTC)  # the next morning in Tokyo
+        assert local_time(long_ago) == "Jan 03 05:30"
+        assert local_time(None) == "—"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_a_call_waiting_for_a_person_is_listed_as_waiting(qtbot: QtBot, tmp_path: Path) -> None:
+    from foundry.gateway.activity import GatewayCall, GatewayClient
+    from foundry.ui.gateway_view import DENIED, WAITING
+
+    store = Store.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    view = GatewayView(store)
+    qtbot.addWidget(view)
+    now = datetime.now(UTC)
+    waiting = GatewayCall(
+        time=now, tool="fs.write_file", allowed=False, by="", reason="rule ask", waiting=True
+    )
+    client = GatewayClient(
+        session_id="s1", client="Cursor", agent="files", started=now, calls=(waiting,)
+    )
+    view.show_clients([client])
+    row = [view.model.item(0).child(0, column) for column in range(4)]
+    assert [item.text() for item in row] == [
+        "fs.write_file",
+        "waiting for a person",
+        local_time(now),
+        WAITING,
+    ]
+    assert all(item.foreground().color() != DENIED for item in row)
+    store.close()

@@ -17,6 +17,7 @@ from foundry.session.events import ApprovalRequested, ApprovalResolved, Event
 from foundry.store import ApprovalRecord
 from foundry.supervision.resolution import human_resolver
 from foundry.ui.bridge import EngineBridge
+from foundry.ui.clock import local_time
 from foundry.ui.inbox.actions import (
     Resolution,
     approve_with_grant,
@@ -25,7 +26,7 @@ from foundry.ui.inbox.actions import (
     describe_scope,
 )
 from foundry.ui.inbox.feed import ApprovalContext, ApprovalFeed, load_context
-from foundry.ui.inbox.model import RECORD_ROLE, Column, local_time
+from foundry.ui.inbox.model import RECORD_ROLE, Column
 from foundry.ui.inbox.params import (
     ParamNode,
     ParamsError,

@@ -28,13 +28,13 @@ from PySide6.QtWidgets import (
 
 from foundry.store import ApprovalRecord, GrantRecord
 from foundry.store.tables import utc_now
+from foundry.ui.clock import local_time
 from foundry.ui.inbox.actions import describe_duration, describe_scope, grant_scopes
 from foundry.ui.inbox.feed import ApprovalContext
 from foundry.ui.inbox.model import (
     LEVELS,
     STATUS_COLOURS,
     describe_remaining,
-    local_time,
     remaining,
     waited,
 )

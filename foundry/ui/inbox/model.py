@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from foundry.store import ApprovalRecord
 from foundry.store.tables import utc_now
+from foundry.ui.clock import local_time
 from foundry.ui.inbox.actions import describe_duration
 
 Index = QModelIndex | QPersistentModelIndex
@@ -98,14 +99,6 @@ def describe_remaining(left: timedelta | None) -> str:
         return "expired"
     minutes, seconds = divmod(seconds, 60)
     return f"{minutes}:{seconds:02d}" if minutes < 60 else describe_duration(left)
-
-
-def local_time(moment: datetime | None) -> str:
-    if moment is None:
-        return "—"
-    local = moment.astimezone()
-    today = datetime.now().astimezone().date()
-    return local.strftime("%H:%M:%S" if local.date() == today else "%b %d %H:%M")
 
 
 def _sort_key(column: Column, now: datetime) -> Callable[[ApprovalRecord], Any]:
