@@ -12,9 +12,10 @@ The round trip: a SupervisedGate whose policy sends the call to a human waits on
 (default settings: woken by the store's change watch); a client asks GET /approvals?status=pending
 on the approvals API (on loopback), approves with POST, and the gate returns; then the tool runs
 for real (get_current_time of the time MCP server). Timed from the request to the tool's result.
-The client runs in a process of its own, as every client of the API does (the app's inbox,
-agent-mesh, a script); its times (when it saw the approval, when its approval was answered)
-come on the machine's monotonic clock. Four lines, on SQLite and (when FOUNDRY_DATABASE_URL
+The client runs in a process of its own (bench/approver.py: httpx, nothing of Foundry), as every
+client of the API does (the app's inbox, agent-mesh, a script); its times (when it saw the
+approval, when its approval was answered) come on the machine's monotonic clock. A first round,
+the client's start-up, is not counted. Four lines, on SQLite and (when FOUNDRY_DATABASE_URL
 names one) PostgreSQL: the client polling every 100 ms as before `wait=` (the baseline), the
 client waiting with `wait=` and the API in this process (target: under 15 ms median), the API
 served by `foundry serve` in another process over the same store (the gate told within 100 ms),
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from approver import approve_next
 from pydantic import TypeAdapter
 
 from foundry.agent.models import (
@@ -67,7 +69,7 @@ PARAMS = [{"path": f"src/module_{number}.py", "limit": number} for number in ran
 
 TOKEN = secrets.token_urlsafe(32)  # the API wants 16 characters or more
 CLIENT_POLL_S = 0.1
-LONG_POLL_S = 30
+APPROVER = Path(__file__).with_name("approver.py")  # the client, in a process of its own
 SERVE = "import sys; from foundry.cli import main; sys.argv[0] = 'foundry'; sys.exit(main())"
 TIME_CALL = ToolCall(id="bench", name="time.get_current_time", arguments={"timezone": "UTC"})
 TIME_SERVER = {"time": {"command": "python", "args": ["-m", "mcp_server_time"]}}
@@ -140,39 +142,6 @@ async def _ignore(body: EventBody) -> None:
     return None
 
 
-async def first_pending(client: httpx.AsyncClient, poll_s: float | None) -> str:
-    """The id of the first pending approval: asked with `wait=` (the API answers when one
-    appears), or by polling every `poll_s`."""
-    params: dict[str, Any] = {"status": "pending"}
-    if poll_s is None:
-        params["wait"] = LONG_POLL_S
-    while True:
-        response = await client.get("/approvals", params=params)
-        waiting = response.raise_for_status().json()
-        if waiting:
-            approval_id: str = waiting[0]["id"]
-            return approval_id
-        await asyncio.sleep(poll_s or 0)
-
-
-async def approve_next(client: httpx.AsyncClient, poll_s: float | None) -> tuple[float, float]:
-    """Approve the next approval that appears: when it was seen and when approved (the
-    monotonic clock, which is the whole machine's on Linux: another process can compare)."""
-    approval_id = await first_pending(client, poll_s)
-    visible = time.monotonic()
-    approve = await client.post(f"/approvals/{approval_id}/approve", json={"reasoning": "bench"})
-    approve.raise_for_status()
-    return visible, time.monotonic()
-
-
-async def approver(base_url: str, poll_s: float | None) -> None:
-    """The approving client in a process of its own, as clients are: approves approvals as
-    they appear, printing when it saw and approved each, until its input closes."""
-    async with httpx.AsyncClient(base_url=base_url, timeout=60) as client:
-        while True:
-            print(json.dumps(await approve_next(client, poll_s)), flush=True)
-
-
 async def one_round_trip(gate: SupervisedGate, tools: ToolHost, client: Approver) -> RoundTrip:
     started = time.monotonic()
     decision = await gate.review(TIME_CALL, True)
@@ -197,7 +166,7 @@ class Approver:
     async def __aenter__(self) -> Approver:
         if self._apart:
             poll = ["--poll", str(self._poll_s)] if self._poll_s is not None else []
-            command = [sys.executable, __file__, "--approver", self._base_url, *poll]
+            command = [sys.executable, str(APPROVER), self._base_url, *poll]
             self._process = await asyncio.create_subprocess_exec(
                 *command, stdin=subprocess.PIPE, stdout=subprocess.PIPE
             )
@@ -259,6 +228,7 @@ async def round_trips(rounds: int, url: str, setting: Setting) -> list[RoundTrip
             ) as client,
         ):
             gate = SupervisedGate(store, TO_A_HUMAN, "bench", "bench", root, _ignore)
+            await one_round_trip(gate, tools, client)  # not counted: the client's start-up
             return [await one_round_trip(gate, tools, client) for _ in range(rounds)]
 
 
@@ -363,13 +333,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="time per size, all rounds")
     parser.add_argument("--rounds", type=int, default=20, help="approval round trips (20)")
-    parser.add_argument("--approver", help=argparse.SUPPRESS)  # the client's process
-    parser.add_argument("--poll", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.approver:
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(approver(args.approver, args.poll))
-        return
     l0_figures(args.seconds)
     api_figures(args.rounds)
 
