@@ -54,20 +54,46 @@ def actions_of(window: MainWindow) -> dict[str, QAction]:
     }
 
 
-def test_importing_the_app_leaves_the_engine_for_later() -> None:
+def modules_imported_by(code: str) -> list[str]:
+    """The modules a fresh Python process holds once it has run `code` (which prints them)."""
     done = subprocess.run(
-        [sys.executable, "-c", IMPORTS_OF_APP],
+        [sys.executable, "-c", code],
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
         text=True,
         check=True,
         timeout=120,
     )
-    imported = json.loads(done.stdout)
+    imported: list[str] = json.loads(done.stdout)
+    return imported
+
+
+def test_importing_the_app_leaves_the_engine_for_later() -> None:
+    imported = modules_imported_by(IMPORTS_OF_APP)
 
     assert "PySide6.QtWidgets" in imported and "foundry.ui.main_window" in imported
     early = [name for name in imported if name.startswith(LOADED_AFTER_THE_WINDOW)]
     assert early == []
+
+
+IMPORTS_OF_APP_AND_ENGINE = """
+import importlib, json, sys
+from foundry.runtime.engine import Engine
+from foundry.ui.main_window import WINDOW_PARTS
+for module in WINDOW_PARTS:
+    importlib.import_module(module)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_the_ollama_client_is_imported_only_once_ollama_is_named() -> None:
+    """httpx and the Ollama client (5 MiB, more where httpx's command line is installed) are not
+    in the app's memory when no agent uses Ollama."""
+    imported = modules_imported_by(IMPORTS_OF_APP_AND_ENGINE)
+
+    assert "foundry.ui.editor.provider_probe" in imported  # the test reads what it means to
+    client = [name for name in imported if name == "httpx" or name.startswith(("httpx.", "ollama"))]
+    assert client == []
 
 
 def test_every_module_the_window_imports_late_is_imported_with_the_engine() -> None:

@@ -11,7 +11,6 @@ from typing import Any
 
 from foundry.llm.base import ProviderError
 from foundry.llm.embedded import INSTALL_HINT, bundled_model_path
-from foundry.llm.ollama import DEFAULT_HOST
 from foundry.llm.registry import OPENAI_URL, ModelChoice, open_provider
 
 PROBE_TIMEOUT_S = 10.0
@@ -31,7 +30,9 @@ def provider_kind(name: str) -> str:
 def provider_address(name: str, config: dict[str, Any]) -> str:
     """Where the provider is reached, as a person would say it."""
     kind = provider_kind(name)
-    if kind == "ollama":
+    if kind == "ollama":  # its client (httpx, 5 MiB and more) is imported once Ollama is named
+        from foundry.llm.ollama import DEFAULT_HOST
+
         return str(config.get("OLLAMA_HOST") or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST)
     if kind == "openai":
         return str(config.get("BASE_URL") or (OPENAI_URL if name == "openai" else "(no URL)"))
