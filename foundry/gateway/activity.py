@@ -28,7 +28,11 @@ class GatewayCall(BaseModel):
     reason: str
     result: str = ""  # empty while the call runs
     is_error: bool = False
-    waiting: bool = False  # for a person, in the inbox: not decided yet
+    waiting_on: str = ""  # the approval a person has yet to decide (in the inbox)
+
+    @property
+    def waiting(self) -> bool:
+        return bool(self.waiting_on)
 
 
 class GatewayClient(BaseModel):
@@ -58,13 +62,19 @@ def gateway_clients(store: Store, limit: int = 20, calls: int = 50) -> list[Gate
 
 def _client(store: Store, session_id: str, started: datetime, limit: int) -> GatewayClient:
     record = store.sessions.get(session_id)
-    events = store.events.list(session_id, kinds=CALL_KINDS)
+    calls = _calls(store.events.list(session_id, kinds=CALL_KINDS))
+    asked = {call.waiting_on for call in calls if call.waiting}
+    if asked:  # a gateway that stopped while a call waited never said how it ended
+        still = {
+            approval.id for approval in store.approvals.many(asked) if approval.status == "pending"
+        }
+        calls = [call for call in calls if not call.waiting or call.waiting_on in still]
     return GatewayClient(
         session_id=session_id,
         client=record.title.removesuffix(TITLE_SUFFIX) or "an MCP client",
         agent=record.agent_name,
         started=started,
-        calls=tuple(reversed(_calls(events)[-limit:])),
+        calls=tuple(reversed(calls[-limit:])),
     )
 
 
@@ -82,7 +92,7 @@ def _calls(events: Sequence[EventRecord]) -> list[GatewayCall]:
                 allowed=False,
                 by="",
                 reason=payload.get("reason", ""),
-                waiting=True,
+                waiting_on=payload["approval_id"],
             )
         elif event.kind == "approval_resolved":
             waiting.pop(payload["approval_id"], None)

@@ -194,7 +194,7 @@ def test_a_call_waiting_for_a_person_is_listed_as_waiting(qtbot: QtBot, tmp_path
     qtbot.addWidget(view)
     now = datetime.now(UTC)
     waiting = GatewayCall(
-        time=now, tool="fs.write_file", allowed=False, by="", reason="rule ask", waiting=True
+        time=now, tool="fs.write_file", allowed=False, by="", reason="rule ask", waiting_on="a1"
     )
     client = GatewayClient(
         session_id="s1", client="Cursor", agent="files", started=now, calls=(waiting,)
