@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import signal
@@ -48,6 +49,7 @@ def serve_command(args: argparse.Namespace) -> int:
         except ApiServerError as error:
             print(f"foundry serve: {error}", file=sys.stderr)
             return 1
+        gc.freeze()  # what start-up made lives as long as the server: out of full collections
         try:
             _announce(url, token, home)
             stop.wait()

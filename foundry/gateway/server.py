@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import re
 import signal
 from collections.abc import Callable, Coroutine
@@ -304,6 +305,10 @@ def serve_on_engine(engine: Engine, serving: Coroutine[Any, Any, None]) -> None:
     def terminate(*_: object) -> None:
         engine.submit(_set(stop))
 
+    # What start-up allocated (modules, schemas, the servers' sessions) lives as long as the
+    # gateway: kept out of the full collections, which held every call up for about 75 ms
+    # (20 to 35 ms since), as the app does.
+    gc.freeze()
     served = engine.submit(until_stopped(serving, stop))
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
