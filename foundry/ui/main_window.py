@@ -425,7 +425,7 @@ class MainWindow(QMainWindow):
             await self._show_problems(path, error.problems)
             return
         self._show_agent(document)
-        self._spawn(asyncio.to_thread(self.recent.add, document.path))
+        self._spawn(self.recent.remember(document.path))
         await self.start_chat()
 
     def _show_agent(self, document: AgentDocument) -> None:
@@ -590,7 +590,7 @@ class MainWindow(QMainWindow):
         """A new agent becomes the current one and opens in its editor, its policy shown."""
         if document.agent is not None:
             self._show_agent(document)
-            self._spawn(asyncio.to_thread(self.recent.add, document.path))
+            self._spawn(self.recent.remember(document.path))
         editor = self._open_editor(document)
         editor.show_section("Policy")
         return editor

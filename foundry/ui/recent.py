@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from PySide6.QtCore import QMimeData, Signal
@@ -16,6 +18,9 @@ from foundry.home import FoundryHome
 log = logging.getLogger(__name__)
 RECENT_FILE = "recent-agents.json"
 MAX_RECENT = 10
+# One thread writes the list, so two agents opened in quick succession are written in the order
+# they were opened: two writers at once could put the older list in the file last.
+_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recent-agents")
 
 
 def agent_paths_in(mime: QMimeData) -> list[Path]:
@@ -45,8 +50,12 @@ class RecentAgents:
             recent.paths = [Path(name) for name in names if isinstance(name, str)][:MAX_RECENT]
         return recent
 
+    async def remember(self, path: Path) -> None:
+        """`add` on the list's own thread, after the adds asked for before."""
+        await asyncio.wrap_future(_WRITER.submit(self.add, path))
+
     def add(self, path: Path) -> None:
-        """Put `path` first and write the list (call it off the GUI thread)."""
+        """Put `path` first and write the list (blocks: `remember` calls it off the GUI thread)."""
         path = path.resolve()
         self.paths = [path, *(known for known in self.paths if known != path)][:MAX_RECENT]
         self.file.parent.mkdir(parents=True, exist_ok=True)
