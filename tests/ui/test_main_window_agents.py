@@ -127,7 +127,7 @@ def drag_is_accepted(window: MainWindow, path: Path) -> bool:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
     enter = QDragEnterEvent(
-        window.rect().center(),
+        QPointF(window.rect().center()),
         Qt.DropAction.CopyAction,
         mime,
         Qt.MouseButton.LeftButton,
