@@ -353,7 +353,8 @@ class EventLog(_Repository):
                         session, MessageRecord, message.session_id
                     )
                     messages.append(message)
-            session.execute(_ADD_EVENT, rows)
+            if rows:  # an empty list would run the INSERT once, with no values
+                session.execute(_ADD_EVENT, rows)
             _insert(session, messages)
             # the records as stored (their ids are not read back): made without the ORM's
             # bookkeeping, which cost more than the inserts

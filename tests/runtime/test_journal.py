@@ -25,7 +25,7 @@ from foundry.session.events import (
     TurnFinished,
     TurnStarted,
 )
-from foundry.store import Store
+from foundry.store import Store, TraceRecord
 
 from .conftest import write_agent
 
@@ -115,6 +115,18 @@ async def test_draining_writes_a_group_still_gathering(store: Store, s: str) -> 
     await log.drain()
     assert waiting.done() and [e.body.text for e in published] == ["a", "b"]  # type: ignore[attr-defined]
     assert [r.payload["text"] for r in store.events.list(s)] == ["a", "b"]
+
+
+async def test_a_record_kept_while_no_event_is_waiting_is_stored(store: Store) -> None:
+    """A decision's trace can be the only thing in a group: its call's events went before."""
+    log = await _journal(store, EventBus(), FOREVER_S)
+    log.keep(
+        lambda: TraceRecord(
+            agent_id="a", tool="fs.read", decision="allow", resolved_level="policy", resolved_by="p"
+        )
+    )
+    await log.drain()
+    assert [trace.tool for trace in store.traces.list()] == ["fs.read"]
 
 
 async def test_a_failed_write_reaches_every_event_in_it_and_none_is_published(

@@ -271,3 +271,13 @@ def test_records_appended_with_events_are_stored_in_their_transaction(store: Sto
         store.events.append_many([NewEvent(session.id, "note", {"n": 2})], also=[trace("fs.x")])
     assert [t.tool for t in store.traces.list()] == ["fs.read"]
     assert [event.payload for event in store.events.list(session.id)] == [{"n": 1}]
+
+
+def test_records_appended_without_events_are_stored(store: Store) -> None:
+    """A journal group can hold a kept trace and no event."""
+    trace = TraceRecord(
+        agent_id="a", tool="fs.read", decision="allow", resolved_level="policy", resolved_by="p"
+    )
+    assert store.events.append_many([], also=[trace]) == []
+    assert store.events.append_many([]) == []
+    assert [t.tool for t in store.traces.list()] == ["fs.read"]
