@@ -1026,7 +1026,8 @@ async def _reopen(
     again: the time until each chart is painted with the figures read, and the GUI's stalls."""
     window.close_tab(window.tabs.indexOf(view))
     version = controller.version
-    await asyncio.to_thread(_append_scores, path, new_events)
+    if new_events:
+        await asyncio.to_thread(_append_scores, path, new_events)
     await asyncio.sleep(0.3)
     probe = LatenessProbe()
     probe.start()
