@@ -214,11 +214,15 @@ def test_traces_record_who_decided_and_how_confidently(store: Store) -> None:
     assert (latest[0].confidence, latest[0].reasoning) == (0.93, "inside the project")
 
 
-def trace_row(tool: str, **values: object) -> Row:
-    record = TraceRecord(
+def trace(tool: str) -> TraceRecord:
+    """A policy's decision to allow a call of `tool`."""
+    return TraceRecord(
         agent_id="a", tool=tool, decision="allow", resolved_level="policy", resolved_by="p"
     )
-    return Row.of(record.model_copy(update=values))
+
+
+def trace_row(tool: str, **values: object) -> Row:
+    return Row.of(trace(tool).model_copy(update=values))
 
 
 def test_records_and_rows_are_inserted_in_order_a_run_of_one_table_in_one_statement(
@@ -228,7 +232,7 @@ def test_records_and_rows_are_inserted_in_order_a_run_of_one_table_in_one_statem
     statements: list[str] = []
     sa.event.listen(store.engine, "before_cursor_execute", lambda *call: statements.append(call[2]))
     first = utc_now()
-    records = [
+    records: list[MessageRecord | TraceRecord | Row] = [
         trace_row("fs.a", created_at=first),
         trace_row("fs.b", created_at=first + timedelta(seconds=1)),
         MessageRecord(session_id=session.id, seq=1, role="user", content="numbered"),  # its id
@@ -255,12 +259,6 @@ def test_records_and_rows_are_inserted_in_order_a_run_of_one_table_in_one_statem
 def test_records_appended_with_events_are_stored_in_their_transaction(store: Store) -> None:
     """The journal's group: a decision's trace goes with the events, or neither is stored."""
     session = store.sessions.create("a")
-
-    def trace(tool: str) -> TraceRecord:
-        return TraceRecord(
-            agent_id="a", tool=tool, decision="allow", resolved_level="policy", resolved_by="p"
-        )
-
     store.events.append_many([NewEvent(session.id, "note", {"n": 1})], also=[trace("fs.read")])
 
     def refuse(session: object, records: object) -> None:
@@ -275,9 +273,6 @@ def test_records_appended_with_events_are_stored_in_their_transaction(store: Sto
 
 def test_records_appended_without_events_are_stored(store: Store) -> None:
     """A journal group can hold a kept trace and no event."""
-    trace = TraceRecord(
-        agent_id="a", tool="fs.read", decision="allow", resolved_level="policy", resolved_by="p"
-    )
-    assert store.events.append_many([], also=[trace]) == []
+    assert store.events.append_many([], also=[trace("fs.read")]) == []
     assert store.events.append_many([]) == []
     assert [t.tool for t in store.traces.list()] == ["fs.read"]
