@@ -224,6 +224,8 @@ def _resolve(
             return 1
     edited = " with edited params" if params is not None else ""
     print(f"{status} {record.id} ({record.tool} for {record.agent_id}){edited}")
+    if params is not None:
+        print("the edited call is decided again by the agent's policy before it runs")
     return 0
 
 
@@ -365,7 +367,11 @@ def _add_approvals(commands: Any) -> None:
     approve.add_argument("approval_id", metavar="ID")
     approve.add_argument("--reasoning", help="why, for the agent and the audit trail")
     approve.add_argument(
-        "--params", type=json_object, metavar="JSON", help="run the call with these params instead"
+        "--params",
+        type=json_object,
+        metavar="JSON",
+        help="run the call with these params instead (the agent's policy decides the edited "
+        "call again: a deny rule still refuses it)",
     )
     approve.set_defaults(handler=approvals_approve_command)
     deny = actions.add_parser(

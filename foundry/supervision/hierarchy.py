@@ -4,8 +4,9 @@ A grant only saves a question: it applies to a call the policy sends to the supe
 person, never to a path outside the workspace (or one that cannot be judged), never to a
 call whose parameters read like a prompt injection, and only to the agent it was made for (its
 file, not merely its name). Such a call is not settled by an allow rule
-either: it goes to the supervisor if there is one, else to a person. Every decision is traced:
-which level took it, who, why, how confidently and how fast.
+either: it goes to the supervisor if there is one, else to a person. A call a person approves
+with edited parameters is decided again by the same policy and injection check before it runs
+(edits.py). Every decision is traced: which level took it, who, why, how confidently and how fast.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from foundry.agent.models import PolicyCondition, PolicyConfig
 from foundry.llm.base import ToolCall
 from foundry.session.gate import AskUser, GateDecision
 from foundry.store import GrantRecord, Store
+from foundry.supervision.edits import EditJudge
 from foundry.supervision.inbox import POLL_S, HumanInbox, Notify
 from foundry.supervision.injection import InjectionSignal, find_injection
 from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
@@ -140,6 +142,7 @@ class SupervisedGate:
             ask=ask,
             poll_s=poll_s,
             agent_path=agent_path,
+            edits=EditJudge(self._policy, agent_id),
         )
 
     async def review(self, call: ToolCall, permission_required: bool) -> GateDecision:

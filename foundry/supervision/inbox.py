@@ -14,8 +14,10 @@ from foundry.session.events import ApprovalRequested, ApprovalResolved, EventBod
 from foundry.session.gate import AskUser, GateDecision
 from foundry.store import AlreadyResolved, ApprovalRecord, Store
 from foundry.store.tables import new_id, utc_now
+from foundry.supervision.edits import EditJudge
 from foundry.supervision.redaction import injection_risk
 from foundry.supervision.resolution import resolve_approval
+from foundry.supervision.tracing import later_trace, store_trace
 from foundry.supervision.wakeups import APPROVAL_WAKEUPS, Waiting
 
 Notify = Callable[[EventBody], Awaitable[object]]
@@ -24,7 +26,9 @@ POLL_S = 1.0  # a waiting session is woken when its approval changes: this poll 
 
 class HumanInbox:
     """Puts a call in the approval store and waits until the inbox (the API, the UI, another
-    Foundry sharing the store) or the person at this terminal resolves it, or it times out."""
+    Foundry sharing the store) or the person at this terminal resolves it, or it times out.
+    With `edits`, a call approved with edited parameters is decided again by it (see edits.py)
+    before it runs, whoever edited it and wherever."""
 
     def __init__(
         self,
@@ -37,8 +41,10 @@ class HumanInbox:
         ask: AskUser | None = None,
         poll_s: float = POLL_S,
         agent_path: str | None = None,
+        edits: EditJudge | None = None,
     ) -> None:
         self._store = store
+        self._edits = edits
         self._agent = agent_id
         self._agent_path = agent_path  # the agent's file, which a grant made here is bound to
         self._session = session_id
@@ -96,7 +102,10 @@ class HumanInbox:
                 waited_s=time.perf_counter() - started,
             )
         )
-        return self._decision(call, resolved)
+        decision = self._decision(call, resolved)
+        if decision.arguments is None or not decision.allowed:
+            return decision
+        return await self._edit_judged(call, resolved, decision)
 
     async def ask_permission(self, call: ToolCall) -> GateDecision:
         """A call the agent's toolPermission says a person must approve (no policy decides)."""
@@ -237,3 +246,30 @@ class HumanInbox:
             return GateDecision(allowed=False, by=by, reason=reason or "denied without a reason")
         edited = approval.params if approval.params != call.arguments else None
         return GateDecision(allowed=True, by=by, reason=reason, arguments=edited)
+
+    async def _edit_judged(
+        self, call: ToolCall, approval: ApprovalRecord, approved: GateDecision
+    ) -> GateDecision:
+        """An approval of edited parameters, the edited call decided again: a refusal stands,
+        traced after the person's approval with the rule and the reason (the call does not
+        run, the edited parameters are kept to say what was refused)."""
+        edited = approved.arguments
+        if self._edits is None or edited is None:
+            return approved
+        refusal = await asyncio.to_thread(self._edits.refusal, call.name, call.arguments, edited)
+        if refusal is None:
+            return approved
+        trace = later_trace(
+            session_id=self._session,
+            agent_id=self._agent,
+            tool=call.name,
+            params=edited,
+            decision="deny",
+            level="policy",
+            resolved_by=refusal.by,
+            policy_rule=refusal.rule,
+            approval_id=approval.id,
+            reasoning=refusal.reason,
+        )
+        await store_trace(self._store, trace)
+        return GateDecision(allowed=False, by=refusal.by, reason=refusal.reason, arguments=edited)
