@@ -161,12 +161,22 @@ class McpServerBase(AgentModel):
     tools: dict[str, ToolOverride] = Field(default_factory=dict)
 
 
+class ServerConfinement(AgentModel):
+    """Foundry's own: which known server this is, and what its confinement adds (docs/trust.md)."""
+
+    kind: str | None = None  # a server kind Foundry knows (tools/identity.py), when not read off
+    network: LenientBool | None = None  # None: the kind's default
+    read: list[str] = Field(default_factory=list)  # relative to the agent's folder
+    write: list[str] = Field(default_factory=list)
+
+
 class StdioServer(McpServerBase):
     type: Literal["stdio"] = "stdio"
     command: str = Field(min_length=1)
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
+    confinement: ServerConfinement | None = None
 
 
 class SseServer(McpServerBase):

@@ -313,7 +313,7 @@ class Engine:
         assert agent is not None
         provider = open_provider(choice, agent.providers, document.base_dir)
         host, supervisors = await asyncio.gather(
-            self._start_tools(session_id, document),
+            self._start_tools(session_id, document, project_root or document.base_dir),
             message_supervisors(agent, document.base_dir),
         )
         tools = host if extra_tools is None else CombinedTools(host, extra_tools)
@@ -377,7 +377,10 @@ class Engine:
 
         return review
 
-    async def _start_tools(self, session_id: str, document: AgentDocument) -> Any:
+    async def _start_tools(
+        self, session_id: str, document: AgentDocument, workspace: Path | None = None
+    ) -> Any:
+        """The agent's tool servers, confined to `workspace` (the agent's folder if None)."""
         from foundry.tools import ToolHost
 
         assert document.agent is not None
@@ -394,7 +397,11 @@ class Engine:
             return [command.server for command in self.trust.check(document).untrusted]
 
         host = ToolHost(
-            document.agent.mcp_servers, document.base_dir, on_status=on_status, untrusted=untrusted
+            document.agent.mcp_servers,
+            document.base_dir,
+            on_status=on_status,
+            untrusted=untrusted,
+            workspace=workspace,
         )
         check = await self._in_writer(self.trust.check, document)
         host.hold([command.server for command in check.untrusted], NOT_TRUSTED)

@@ -41,6 +41,7 @@ from foundry.agent.secrets import (
     resolve_secret,
 )
 from foundry.tools.catalog import ToolInfo, qualified_name, resolve_tool_settings
+from foundry.tools.confinement import confined, confinement_for
 
 logger = logging.getLogger(__name__)
 
@@ -120,9 +121,12 @@ class ToolHost:
         on_status: StatusListener | None = None,
         start_timeout_s: float = 20.0,
         untrusted: Callable[[], Collection[str]] | None = None,
+        workspace: Path | None = None,
     ) -> None:
         """`untrusted` names the servers whose commands are not trusted as the files are now
-        (blocking: it reads them); a restart holds those instead of starting what changed."""
+        (blocking: it reads them); a restart holds those instead of starting what changed.
+        `workspace` is the folder the stdio servers may change (the agent's folder unless
+        given); the kernel confines them to it (tools/confinement.py)."""
         self._order = list(servers)
         self._untrusted = untrusted
         self._internal = {
@@ -135,6 +139,7 @@ class ToolHost:
                 name=name,
                 config=config,
                 base_dir=base_dir,
+                workspace=base_dir if workspace is None else workspace,
                 start_timeout_s=start_timeout_s,
                 on_status=on_status,
             )
@@ -294,6 +299,7 @@ class _ServerRunner:
         name: str,
         config: HostedServer,
         base_dir: Path,
+        workspace: Path,
         start_timeout_s: float,
         on_status: StatusListener | None,
     ) -> None:
@@ -301,6 +307,7 @@ class _ServerRunner:
         self.status = ServerStatus(name=name, state="stopped")
         self._config = config
         self._base_dir = base_dir
+        self._workspace = workspace
         self._start_timeout_s = start_timeout_s
         self._on_status = on_status
         self._run: _Run | None = None
@@ -458,7 +465,11 @@ class _ServerRunner:
         if isinstance(config, StdioServer):
             errlog = run.errlog = stack.enter_context(_stderr_file())
             stack.callback(_keep_tail, run, errlog)  # runs once the process has ended
-            return stdio_client(_stdio_parameters(config, self._base_dir), errlog=errlog)
+            parameters = _stdio_parameters(config, self._base_dir)
+            confinement = confinement_for(config, self._base_dir, self._workspace)
+            return stdio_client(
+                stack.enter_context(confined(parameters, confinement)), errlog=errlog
+            )
         headers = _resolve_env(config.headers, "headers", self._base_dir)
         if isinstance(config, StreamableHttpServer):
             return _streamable_http(config.url, headers)

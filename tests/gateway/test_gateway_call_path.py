@@ -168,14 +168,15 @@ async def test_a_refused_call_is_never_forwarded_whatever_the_size_of_its_parame
         results = {name: await on_engine(engine, session.call("up.note", note))
                    for name, note in notes.items()}  # fmt: skip
         allowed = await on_engine(
-            engine, session.call("up.note", {**notes["small"], "path": str(tmp_path / "fine.txt")})
+            engine, session.call("up.note", {**notes["small"], "path": str(agent / "fine.txt")})
         )
         await on_engine(engine, session.settle())
     assert [result.is_error for result in results.values()] == [True] * 4
     assert "no-notes-here" in results["small"].text and "no-notes-here" in results["large"].text
     assert "timeout" in results["injection"].text and "timeout" in results["large injection"].text
     assert not any(Path(note["path"]).exists() for note in notes.values())
-    assert not allowed.is_error and (tmp_path / "fine.txt").read_text() == "hi"
+    # inside the agent's folder: its server may write only there (the kernel refuses elsewhere)
+    assert not allowed.is_error and (agent / "fine.txt").read_text() == "hi"
 
 
 @pytest.mark.parametrize(
