@@ -10,8 +10,11 @@ names are what a person sees as the reason for a decision. First match wins, in 
    percent-encoded paths, which a server might decode after they were judged.
 4. Writes (`write_file`, `edit_file`, `create_directory`, `move_file`): inside the workspace they
    run, unless the target is sensitive (credentials, version-control internals, CI and hook
-   configuration, shell start-up files, an agent's own definition) or the content is over 1 MiB,
-   which ask a person; anywhere else they are denied.
+   configuration, shell start-up files, editor tasks and settings, agent and MCP client
+   configuration, build files, git attributes and modules, an agent's own definition: what
+   other programs run or read as instructions) or the content is over 1 MiB, which ask a person;
+   a move asks too when either end holds what is sensitive (a folder moved to `.github`);
+   anywhere else they are denied.
 5. Reading credentials in the workspace asks a person; other reads and listings in it run, and
    elsewhere they are denied.
 6. Read-only git tools on a repository inside the workspace run, unless an argument looks like a
@@ -107,19 +110,68 @@ CREDENTIAL_FOLDERS = r"\.(?:aws|ssh|gnupg|kube|docker)"
 CREDENTIALS_IN_A_REVISION = _names(CREDENTIAL_FILES, CREDENTIAL_FOLDERS, after=r"[\\/:]")
 
 
+# between the names of a sensitive path of several: a slash, after what Windows drops from a name
+_THEN = r"[. ]*(?::[^\\/]*)?[\\/]"
+# What other programs run or read as instructions, by kind; a write, an edit, a new folder or a
+# move (either end) there asks a person. Routine source, documentation, notes and tests are not
+# in it: `src/*.py`, `docs/*.md`, `.gitignore`, `.github/CONTRIBUTING.md`.
 SENSITIVE_PATHS: dict[str, str] = {
     "credentials": _names(CREDENTIAL_FILES, CREDENTIAL_FOLDERS),
     "version-control-internals": _names(folders=r"\.(?:git|hg|svn|bzr)"),
     "ci-and-hook-configuration": _names(
-        files=r"(?:\.gitlab-ci|\.pre-commit-config|\.travis|azure-pipelines|bitbucket-pipelines)"
-        r"\.ya?ml|jenkinsfile",
-        folders=r"\.github[\\/]workflows|\.circleci|\.husky|\.githooks",
+        files=r"(?:\.gitlab-ci|\.pre-commit-config|\.travis|azure-pipelines|bitbucket-pipelines"
+        r"|\.drone|\.?lefthook)\.ya?ml|jenkinsfile",
+        folders=rf"\.github{_THEN}(?:workflows|actions)|\.(?:gitea|forgejo){_THEN}workflows"
+        r"|\.circleci|\.husky|\.githooks|\.woodpecker(?:\.ya?ml)?|\.buildkite",
     ),
     "shell-start-up-files": _names(
         files=r"\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile"
         r"|zlogin|zlogout|cshrc|tcshrc|kshrc)",
     ),
-    "agent-definitions": _names(files=r"tsagent\.(?:json|ya?ml)"),
+    # an editor runs its tasks, launch and run configurations, and local start-up files
+    "editor-tasks-and-settings": _names(
+        files=r"[^\\/]*\.code-workspace|\.devcontainer\.json|\.nvim\.lua|\.nvimrc|\.exrc",
+        folders=r"\.(?:vscode|idea|fleet|zed|devcontainer)",
+    ),
+    # coding agents and MCP clients start the servers these name and follow their instructions
+    "agent-and-mcp-configuration": _names(
+        files=r"\.?mcp\.json|claude_desktop_config\.json|(?:claude|claude\.local|agents|gemini)\.md"
+        r"|\.(?:cursorrules|windsurfrules)|\.aider\.conf\.ya?ml"
+        rf"|\.github{_THEN}copilot-instructions\.md",
+        folders=r"\.(?:claude|cursor|windsurf|clinerules|roo|continue|gemini|codex|amazonq|kiro)"
+        rf"|\.github{_THEN}(?:instructions|prompts|chatmodes)",
+    ),
+    # what a build, an install or a test run executes (its scripts, its build backend)
+    "build-files": _names(
+        files=r"(?:gnu)?makefile|[^\\/]*\.mk|\.?justfile|rakefile|gemfile|[^\\/]*\.gemspec"
+        r"|taskfile\.ya?ml|earthfile|vagrantfile|package\.json|\.yarnrc(?:\.yml)?"
+        r"|\.pnpmfile\.c?js|deno\.jsonc?|bunfig\.toml|composer\.json"
+        r"|setup\.py|pyproject\.toml|noxfile\.py|tox\.ini"
+        r"|(?:build|settings)\.gradle(?:\.kts)?|gradlew(?:\.bat)?|pom\.xml|cmakelists\.txt"
+        r"|[^\\/]*\.cmake|meson\.build|build\.rs|cargo\.toml|build\.zig"
+        r"|(?:build|module|workspace)\.bazel|[^\\/]*\.bzl"
+        r"|dockerfile(?:\.[^\\/]*)?|[^\\/]*\.dockerfile|containerfile"
+        r"|(?:docker-)?compose(?:\.[^\\/]*)?\.ya?ml",
+    ),
+    "git-attributes-and-modules": _names(files=r"\.git(?:attributes|modules|config)|\.lfsconfig"),
+    # the agent's own definition: its file (the policy itself), prompt, rules and references
+    "agent-definitions": _names(
+        files=rf"tsagent\.(?:json|ya?ml)|prompt\.md|(?:rules|refs){_THEN}[^\\/]*\.mdt"
+    ),
+}
+
+
+def _holding(folders: str) -> str:
+    """A pattern for a path whose last name is one of `folders`, under which a sensitive path
+    lies (`.github` holds `.github/workflows`): moving a folder there makes its contents so."""
+    return rf"(?i)(?:^|[\\/])(?:{folders})[. ]*(?::[^\\/]*)?[\\/]*$"
+
+
+# for a move, by kind: the folders a sensitive path of several names starts with
+HOLDING_SENSITIVE: dict[str, str] = {
+    "ci-and-hook-configuration": _holding(r"\.github|\.gitea|\.forgejo"),
+    "agent-and-mcp-configuration": _holding(r"\.github"),
+    "agent-definitions": _holding(r"rules|refs"),
 }
 
 # filesystem tools (their path parameter is `path`), by the words their rule names use:
@@ -264,17 +316,24 @@ def _too_large_rule(tool: str, verb: str, inside: list[PolicyCondition]) -> Poli
 
 
 def move_rules() -> list[PolicyRule]:
-    """`move_file` writes at its destination and removes its source: both are judged."""
+    """`move_file` writes at its destination and removes its source: both are judged, as what
+    they are and as what they hold (a folder moved to `.github` may hold `workflows/`)."""
     glob, ends = "*.move_file", ("source", "destination")
     inside = [_inside(end) for end in ends]
     return [
         *(
-            _rule(f"ask-before-moving-{kind}", glob, "human", inside, _matching(ends, names))
-            for kind, names in SENSITIVE_PATHS.items()
+            _rule(f"ask-before-moving-{kind}", glob, "human", inside, _moved(ends, kind))
+            for kind in SENSITIVE_PATHS
         ),
         _rule("moving-inside-the-workspace", glob, "allow", inside),
         _rule("deny-moving-outside-the-workspace", glob, "deny", some=[_given(e) for e in ends]),
     ]
+
+
+def _moved(ends: Sequence[str], kind: str) -> list[PolicyCondition]:
+    holding = HOLDING_SENSITIVE.get(kind)
+    either = _matching(ends, SENSITIVE_PATHS[kind])
+    return either + (_matching(ends, holding) if holding is not None else [])
 
 
 def read_rules() -> list[PolicyRule]:
