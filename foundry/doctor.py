@@ -35,6 +35,7 @@ MODEL = "embedded model"
 STORE = "data and store"
 SAMPLES = "sample agents"
 MCP = "MCP server"
+CONFINEMENT = "server confinement"
 OLLAMA = "Ollama"
 LOG = "log file"
 GATEWAY = "MCP gateway"
@@ -394,6 +395,20 @@ async def _start_server(config: McpServerConfig, base_dir: Path) -> Check:
     return Check(name=MCP, status="OK", detail=detail)
 
 
+def check_confinement() -> Check:
+    """Whether the kernel confines MCP servers, or what goes unenforced."""
+    from foundry.tools.confinement import kernel_support
+
+    support = kernel_support()
+    if support.enforced:
+        return Check(name=CONFINEMENT, status="OK", detail=support.describe())
+    fix = (
+        "use Linux 5.13 or newer with Landlock enabled (it is on by default in Debian 12, "
+        "Ubuntu 22.04 and Fedora; `lsm=landlock` on the kernel command line elsewhere)"
+    )
+    return Check(name=CONFINEMENT, status="WARN", detail=support.describe(), fix=fix)
+
+
 # The MCP gateway.
 
 
@@ -490,6 +505,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(LOG, check_log, 10.0),
     CheckSpec(SAMPLES, check_samples, 30.0),
     CheckSpec(MCP, check_mcp_server, MCP_START_TIMEOUT_S + 2 * GRACE_S),
+    CheckSpec(CONFINEMENT, check_confinement, 10.0),
     CheckSpec(GATEWAY, check_gateway, MCP_START_TIMEOUT_S + 2 * GRACE_S),
     CheckSpec(OLLAMA, check_ollama, OLLAMA_TIMEOUT_S + GRACE_S, optional=True),
 )

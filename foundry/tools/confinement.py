@@ -17,6 +17,8 @@ as before and `kernel_support()` says what is not enforced.
 from __future__ import annotations
 
 import functools
+import json
+import logging
 import os
 import shutil
 import sys
@@ -33,6 +35,7 @@ from foundry.home import FoundryHome, cache_dir
 from foundry.tools import sandbox_exec
 from foundry.tools.identity import ServerIdentity, identify
 
+logger = logging.getLogger(__name__)
 SYSTEM_EXECUTE = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_READ = ("/proc", "/sys", "/dev/random", "/dev/urandom", "/dev/tty")
 SYSTEM_WRITE = ("/dev/null", "/dev/zero", "/dev/full")
@@ -96,9 +99,20 @@ class Confinement:
     cache: str | None = None  # its launcher's cache, in Foundry's cache folder
     env: dict[str, str] = field(default_factory=dict)
 
-    def spec(self, temporary: str) -> str:
-        import json
+    def describe(self) -> str:
+        """What the kernel holds this server to, in a sentence or two."""
+        support = kernel_support()
+        if not support.enforced:
+            return support.describe() + "."
+        changed = [path for path in self.write if path not in (*SYSTEM_WRITE, self.cache)]
+        where = ", ".join(changed) if changed else "no folder"
+        network = "allowed" if self.network else "refused"
+        return (
+            f"The kernel lets it change {where}, read the system and its own "
+            f"installation, and nothing else. Network {network}: {self.network_reason}."
+        )
 
+    def spec(self, temporary: str) -> str:
         return json.dumps(
             {
                 "read": list(self.read),
@@ -117,7 +131,7 @@ def confinement_for(config: StdioServer, base_dir: Path, workspace: Path | None)
     execute = [*SYSTEM_EXECUTE, *_installations(identity)]
     write = [*SYSTEM_WRITE]
     read = [*SYSTEM_READ, *(f"/etc/{name}" for name in ETC_READ), *_resolver_targets()]
-    if workspace is not None and _may_serve(workspace):
+    if workspace is not None and _may_serve(workspace, execute):
         write.append(str(workspace))
     if declared is not None:
         read += [str(base_dir / os.path.expanduser(path)) for path in declared.read]
@@ -131,8 +145,8 @@ def confinement_for(config: StdioServer, base_dir: Path, workspace: Path | None)
         write.append(cache)
     return Confinement(
         workspace=workspace,
-        read=_outside(read, workspace),
-        execute=_outside(execute, workspace),
+        read=_unique(read),
+        execute=_unique(execute),
         write=_unique(write),
         network=network,
         network_reason=reason,
@@ -152,10 +166,13 @@ def _network(identity: ServerIdentity, declared: bool | None) -> tuple[bool, str
     return True, "a server Foundry does not know may need it (declare confinement.network)"
 
 
-def _may_serve(workspace: Path) -> bool:
-    """A workspace that is the whole system, the home folder or holds Foundry's own data is
-    never given to a server to change."""
+def _may_serve(workspace: Path, execute: list[str]) -> bool:
+    """A workspace that is the whole system, the home folder, holds Foundry's own data or lies
+    in what the server may run (its installation: the agents shipped inside Foundry's) is never
+    given to a server to change: what it may write it must never run."""
     real = Path(os.path.realpath(workspace))
+    if any(real.is_relative_to(os.path.realpath(path)) for path in execute):
+        return False
     home = FoundryHome.from_environment()
     protected = [Path(os.path.realpath(p)) for p in (home.data_dir, home.config_dir)]
     if real == Path(real.anchor) or real == Path(os.path.realpath(Path.home())):
@@ -234,15 +251,6 @@ def _unique(paths: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(os.path.normpath(path) for path in paths if path))
 
 
-def _outside(paths: list[str], workspace: Path | None) -> tuple[str, ...]:
-    """`paths` without those holding the workspace: a grant to read or run a folder covers all
-    under it, and what the server may write it must never run (nor read beyond the workspace)."""
-    if workspace is None:
-        return _unique(paths)
-    real = Path(os.path.realpath(workspace))
-    return tuple(p for p in _unique(paths) if not real.is_relative_to(os.path.realpath(p)))
-
-
 @contextmanager
 def confined(
     params: StdioServerParameters, confinement: Confinement
@@ -253,6 +261,7 @@ def confined(
     if confinement.cache is not None:
         os.makedirs(confinement.cache, mode=0o700, exist_ok=True)
     if not kernel_support().enforced:
+        _say_unconfined_once()
         yield params.model_copy(update={"env": env})
         return
     program = _program(params, env)
@@ -269,6 +278,11 @@ def confined(
         )
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
+
+
+@functools.cache
+def _say_unconfined_once() -> None:
+    logger.warning("%s", kernel_support().describe())
 
 
 def _program(params: StdioServerParameters, env: dict[str, str]) -> str:

@@ -124,10 +124,10 @@ def test_no_grant_covers_the_home_folder_foundry_data_or_runs_the_workspace(
     server = StdioServer(command="python", args=["-m", "mcp_server_time"])
     for too_wide in (Path.home(), Path("/"), home.parent):
         assert str(too_wide) not in confinement_for(server, tmp_path, too_wide).write
-    inside_installation = Path(sys.prefix) / "workspace-in-venv"
+    inside_installation = Path(sys.prefix) / "agents" / "assistant"  # as in the packaged app
     granted = confinement_for(server, tmp_path, inside_installation)
-    assert not any(inside_installation.is_relative_to(path) for path in granted.execute)
-    assert not any(inside_installation.is_relative_to(path) for path in granted.read)
+    assert sys.prefix in granted.execute  # the server still runs from its installation
+    assert not any(inside_installation.is_relative_to(path) for path in granted.write)
 
 
 @pytest.mark.parametrize(

@@ -236,3 +236,24 @@ def test_the_form_reads_each_kind_of_field(qtbot: QtBot) -> None:
     assert error.value.problems[1].startswith("extra is not valid JSON")
     whole = field_specs({"type": "object"})
     assert parse_value(whole[0], '{"a": 1}') == {"a": 1}
+
+
+def test_the_network_choice_is_shown_with_the_confinement_and_saved(
+    qtbot: QtBot, editor: AgentEditor, assistant: Path, tmp_path: Path
+) -> None:
+    form = editor.tools.connection
+    assert form.network.currentData() is None  # the time server's kind decides: no network
+    assert "Network refused: the time server does not need it" in form.confinement.text()
+    form.network.setCurrentIndex(form.network.findData(True))
+    assert "Network allowed: declared in the agent" in form.confinement.text()
+    editor.tools.tabs.setCurrentIndex(1)
+    save_screenshot(editor, tmp_path, "editor-tools-confinement.png")
+    save(qtbot, editor)
+    saved = json.loads((assistant / "tsagent.json").read_text())
+    assert saved["mcpServers"]["time"]["confinement"] == {"network": True}
+    form.network.setCurrentIndex(form.network.findData(None))
+    save(qtbot, editor)
+    assert (
+        "confinement"
+        not in json.loads((assistant / "tsagent.json").read_text())["mcpServers"]["time"]
+    )

@@ -18,11 +18,13 @@ from foundry.agent.models import (
     Agent,
     IncludeMode,
     McpServerConfig,
+    ServerConfinement,
     StdioServer,
     ToolOverride,
 )
 from foundry.agent.names import free_name
 from foundry.tools import ServerStatus, ToolInfo, resolve_tool_settings
+from foundry.tools.confinement import confinement_for
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor.live_servers import NO_ENGINE, LiveServers
 from foundry.ui.editor.sections import set_line
@@ -89,6 +91,7 @@ class ToolsBinding(QObject):
         form.cwd.textEdited.connect(lambda text: self._set_server("cwd", text.strip() or None))
         form.env.textChanged.connect(self._env_typed)
         form.url.textEdited.connect(lambda text: self._set_server("url", text.strip()))
+        form.network.currentIndexChanged.connect(lambda _: self._set_network())
 
     # -- showing --------------------------------------------------------------------------------
 
@@ -157,7 +160,38 @@ class ToolsBinding(QObject):
                     form.env.setPlainText(
                         "\n".join(f"{key}={value}" for key, value in config.env.items())
                     )
+                self._show_confinement(config)
             set_line(form.url, str(getattr(config, "url", "")))
+
+    def _show_confinement(self, config: StdioServer) -> None:
+        """The network choice as declared, and what the kernel will hold the server to (the
+        editor starts a server in the agent's folder, as a chat does)."""
+        form = self.section.connection
+        declared = config.confinement.network if config.confinement else None
+        form.network.setCurrentIndex(form.network.findData(declared))
+        base_dir = self.editor.base_dir
+        if base_dir is not None:
+            form.confinement.setText(confinement_for(config, base_dir, base_dir).describe())
+
+    def _set_network(self) -> None:
+        name = self.current
+        config = self.servers().get(name or "")
+        if name is None or not isinstance(config, StdioServer) or self.editor.refreshing:
+            return
+        network = self.section.connection.network.currentData()
+
+        def change(agent: Agent) -> None:
+            server = agent.mcp_servers[name]
+            assert isinstance(server, StdioServer)
+            current = server.confinement or ServerConfinement()
+            declared = current.model_copy(update={"network": network})
+            nothing = network is None and not (current.kind or current.read or current.write)
+            server.confinement = None if nothing else declared
+            if nothing:  # written back as absent, as the file had it, not as null
+                server.model_fields_set.discard("confinement")
+
+        if self.editor.edit(("mcpServers", name, "confinement", "network"), change):
+            self._show_confinement(self.servers()[name])  # type: ignore[arg-type]
 
     def _show_tools(self) -> None:
         name, config = self.current, self.servers().get(self.current or "")

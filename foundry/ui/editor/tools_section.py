@@ -48,6 +48,13 @@ def _monospace(text: QPlainTextEdit) -> QPlainTextEdit:
     return text
 
 
+NETWORK_CHOICES: tuple[tuple[bool | None, str], ...] = (
+    (None, "As its kind needs"),
+    (True, "Allowed"),
+    (False, "Refused"),
+)
+
+
 class ServerForm(QWidget):
     """How a server is reached: transport, command and arguments, or URL."""
 
@@ -70,6 +77,14 @@ class ServerForm(QWidget):
         self.env = _monospace(QPlainTextEdit())
         self.env.setPlaceholderText("NAME=value, one a line; env://VAR reads Foundry's environment")
         self.env.setFixedHeight(80)
+        self.network = QComboBox()
+        for choice, text in NETWORK_CHOICES:
+            self.network.addItem(text, choice)
+        self.network.setToolTip(
+            "Whether the kernel lets the server use the network (confinement.network)"
+        )
+        self.confinement = hint("")
+        self.confinement.setWordWrap(True)
         self.url = QLineEdit()
         self.url.setPlaceholderText("http://127.0.0.1:8000/mcp")
         self.error = QLabel()
@@ -81,6 +96,8 @@ class ServerForm(QWidget):
         self.form.addRow("Arguments:", self.args)
         self.form.addRow("Working folder:", self.cwd)
         self.form.addRow("Environment:", self.env)
+        self.form.addRow("Network:", self.network)
+        self.form.addRow("Confinement:", self.confinement)
         self.form.addRow("URL:", self.url)
         layout = QVBoxLayout(self)
         layout.addLayout(self.form)
@@ -90,7 +107,7 @@ class ServerForm(QWidget):
 
     def show_transport(self, transport: str) -> None:
         stdio = transport == "stdio"
-        for widget in (self.command, self.args, self.cwd, self.env):
+        for widget in (self.command, self.args, self.cwd, self.env, self.network, self.confinement):
             self.form.setRowVisible(widget, stdio)
         self.form.setRowVisible(self.url, not stdio)
 
