@@ -131,6 +131,8 @@ def confinement_for(config: StdioServer, base_dir: Path, workspace: Path | None)
     execute = [*SYSTEM_EXECUTE, *_installations(identity)]
     write = [*SYSTEM_WRITE]
     read = [*SYSTEM_READ, *(f"/etc/{name}" for name in ETC_READ), *_resolver_targets()]
+    if identity.kind_name == "git":  # who commits, and git's own settings
+        read += [str(Path.home() / ".gitconfig"), str(Path.home() / ".config" / "git")]
     if workspace is not None and _may_serve(workspace, execute):
         write.append(str(workspace))
     if declared is not None:

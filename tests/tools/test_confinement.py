@@ -169,3 +169,11 @@ async def test_a_command_that_does_not_exist_is_named_as_before(tmp_path: Path, 
     assert status.state == "failed" and "'no-such-mcp-server-command' was not found" in (
         status.error or ""
     )
+
+
+def test_only_a_git_server_reads_the_user_s_git_settings(tmp_path: Path, home: Path) -> None:
+    gitconfig = str(Path.home() / ".gitconfig")
+    git = StdioServer(command="uvx", args=["mcp-server-git", "--repository", "."])
+    other = StdioServer(command="uvx", args=["mcp-server-fetch"])
+    assert gitconfig in confinement_for(git, tmp_path, tmp_path).read
+    assert gitconfig not in confinement_for(other, tmp_path, tmp_path).read
