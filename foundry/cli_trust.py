@@ -18,7 +18,8 @@ def add_trust_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--trust",
         action="store_true",
-        help="run the agent's commands (its stdio MCP servers) for this run without asking",
+        help="run the agent's commands (its stdio MCP servers) and connect to its HTTP servers "
+        "and model providers for this run without asking",
     )
 
 
@@ -50,10 +51,13 @@ def _interactive() -> bool:
 
 
 def _asked_yes(check: TrustCheck) -> bool:
-    print(f"{check.agent_path} would run these commands ({check.reason}):", file=sys.stderr)
-    for command in check.untrusted:
-        print(f"  {command.display}", file=sys.stderr)
-    print("Run them, now and from now on? [y/N] ", end="", file=sys.stderr, flush=True)
+    from foundry.agent.trust import would_do
+
+    what = would_do(check.untrusted)
+    print(f"{check.agent_path} would {what} ({check.reason}):", file=sys.stderr)
+    for item in check.untrusted:
+        print(f"  {item.display}", file=sys.stderr)
+    print("Trust them, now and from now on? [y/N] ", end="", file=sys.stderr, flush=True)
     try:
         answer = sys.stdin.readline()
     except KeyboardInterrupt:
@@ -110,17 +114,28 @@ def _revoke(store: TrustStore, agent: Path) -> int:
 
 
 def _count(check: TrustCheck) -> str:
-    count = len(check.commands)
-    return "no commands" if not count else f"{count} command{'s' if count > 1 else ''}"
+    from foundry.agent.trust import AgentCommand
+
+    commands = sum(isinstance(item, AgentCommand) for item in check.commands)
+    connections = len(check.commands) - commands
+    counted = [
+        f"{count} {word}{'s' if count > 1 else ''}"
+        for count, word in ((commands, "command"), (connections, "connection"))
+        if count
+    ]
+    return ", ".join(counted) or "no commands"
 
 
 def add_trust_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     trust = commands.add_parser(
         "trust",
-        help="trust an agent's commands (its stdio MCP servers), list or revoke trust",
-        description="An agent's commands run only once you trust them. Trust is kept per agent "
-        "with a hash of each command, its arguments, working folder and environment names: a "
-        "changed command asks again. Agents shipped with Foundry are trusted.",
+        help="trust an agent's commands (its stdio MCP servers) and connections (its HTTP servers "
+        "and model providers), list or revoke trust",
+        description="An agent's commands run, and its connections are made, only once you trust "
+        "them. Trust is kept per agent with a hash of each command, its executable, arguments, "
+        "working folder, environment and the agent's files they name, and of each connection's "
+        "URL and the names of the headers or keys it sends: a change asks again. Agents "
+        "shipped with Foundry are trusted.",
     )
     trust.add_argument("agent", nargs="?", metavar="AGENT", help="agent folder or .yaml file")
     trust.add_argument("--list", action="store_true", help="list the trusted agents")

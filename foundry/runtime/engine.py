@@ -26,6 +26,7 @@ from foundry.orchestration.runner import TaskOutcome, TaskRunner
 from foundry.orchestration.taskfile import load_task
 from foundry.orchestration.tools import CombinedTools
 from foundry.runtime.bus import EventBus
+from foundry.runtime.held_provider import HeldProvider
 from foundry.runtime.journal import EventJournal
 from foundry.runtime.runners import new_runner, runner_stopped
 from foundry.session.chain import HumanReview, ReviewTimes, SupervisionChain
@@ -53,7 +54,9 @@ if TYPE_CHECKING:
     from foundry.gateway.forwarding import ToolSession
 
 T = TypeVar("T")
-NOT_TRUSTED = "held: its command is not trusted yet (Trust and start, or `foundry trust`)"
+NOT_TRUSTED = (
+    "held: its command or connection is not trusted yet (Trust and start, or `foundry trust`)"
+)
 TURN_HEARTBEAT_S = 5.0  # how often a running turn says so in the store
 TURN_STALE_S = 30.0  # a turn not heard of for this long belongs to a process that stopped
 FOLLOW_POLL_S = 0.25  # how often a turn running in another process is read from the store
@@ -311,7 +314,7 @@ class Engine:
     ) -> _Live:
         agent = document.agent
         assert agent is not None
-        provider = open_provider(choice, agent.providers, document.base_dir)
+        provider = await self._open_provider(document, choice)
         host, supervisors = await asyncio.gather(
             self._start_tools(session_id, document, project_root or document.base_dir),
             message_supervisors(agent, document.base_dir),
@@ -341,6 +344,24 @@ class Engine:
             chain=chain,
         )
         return _Live(chat=chat, provider=provider, tools=tools, document=document, host=host)
+
+    async def _open_provider(self, document: AgentDocument, choice: ModelChoice) -> ModelProvider:
+        """The session's provider; held, its `env://` key unread, while the server it sends to
+        is not trusted (an agent opened with `hold_untrusted`)."""
+        agent = document.agent
+        assert agent is not None
+
+        def opener() -> ModelProvider:
+            return open_provider(choice, agent.providers, document.base_dir)
+
+        check = await self._in_writer(self.trust.check, document)
+        if choice.provider not in check.untrusted_providers:
+            return opener()
+        reason = (
+            f"the model provider {choice.provider!r} is held: the server it sends to is not "
+            f"trusted yet (Trust and start, or `foundry trust {check.agent_path}`)"
+        )
+        return HeldProvider(choice.provider, reason, opener)
 
     def _inbox(
         self, session_id: str, agent: Agent, identity: str, ask: AskUser | None
@@ -394,7 +415,7 @@ class Engine:
             self._own(loop.create_task(self.record(session_id, body)))
 
         def untrusted() -> list[str]:
-            return [command.server for command in self.trust.check(document).untrusted]
+            return self.trust.check(document).untrusted_servers
 
         host = ToolHost(
             document.agent.mcp_servers,
@@ -404,7 +425,7 @@ class Engine:
             workspace=workspace,
         )
         check = await self._in_writer(self.trust.check, document)
-        host.hold([command.server for command in check.untrusted], NOT_TRUSTED)
+        host.hold(check.untrusted_servers, NOT_TRUSTED)
         await host.start()
         return host
 
@@ -424,6 +445,8 @@ class Engine:
             commands = shown.commands if shown is not None else None
             await self._in_writer(self.trust.grant, live.document, True, commands)
         await self._in_writer(self.trust.require, live.document)
+        if isinstance(live.provider, HeldProvider):
+            live.provider.release()
         await live.host.release()
 
     def _live(self, session_id: str) -> _Live:

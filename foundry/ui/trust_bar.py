@@ -7,11 +7,12 @@ from html import escape
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from foundry.agent.trust import TrustCheck
+from foundry.agent.trust import TrustCheck, would_do
 
 
 class TrustBar(QWidget):
-    """Names each command the agent would run; "Trust and start" or "Keep stopped"."""
+    """Names each command the agent would run and each server it would connect to; "Trust and
+    start" or "Keep stopped"."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -40,12 +41,11 @@ class TrustBar(QWidget):
         self.hide()
 
     def show_check(self, check: TrustCheck) -> None:
-        commands = "".join(
-            f"<li><code>{escape(command.display)}</code></li>" for command in check.untrusted
-        )
+        items = "".join(f"<li><code>{escape(item.display)}</code></li>" for item in check.untrusted)
+        stopped = "tools and model are" if check.untrusted_providers else "tools are"
         self.text.setText(
-            "<b>This agent's tools are stopped.</b> Starting them runs these commands on "
-            f"your computer ({escape(check.reason)}):<ul>{commands}</ul>"
+            f"<b>This agent's {stopped} stopped.</b> Starting them would "
+            f"{would_do(check.untrusted)} ({escape(check.reason)}):<ul>{items}</ul>"
             "Trust them only if you trust where this agent came from."
         )
         self.show()

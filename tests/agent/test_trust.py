@@ -42,10 +42,23 @@ def test_an_agent_with_commands_is_untrusted_until_granted(
     assert TrustStore(store.path).check(document).trusted  # remembered on disk
 
 
-def test_an_agent_without_commands_needs_no_trust(store: TrustStore, tmp_path: Path) -> None:
+def test_an_agent_without_commands_or_connections_needs_no_trust(
+    store: TrustStore, tmp_path: Path
+) -> None:
+    document = read_agent(write_agent(tmp_path / "a", {}))
+    assert store.check(document).trusted
+
+
+def test_an_http_server_is_trusted_by_its_url(store: TrustStore, tmp_path: Path) -> None:
+    """An HTTP server runs nothing here, but the agent sends your conversation (and the secrets
+    its headers name) to it: its URL is trusted as a command is."""
     http = {"type": "streamable-http", "url": "http://127.0.0.1:9/mcp"}
     document = read_agent(write_agent(tmp_path / "a", {"web": http}))
     assert agent_commands(document) == ()
+    check = store.check(document)
+    assert not check.trusted and check.untrusted_servers == ["web"]
+    assert [c.display for c in check.untrusted] == ["web: connects to http://127.0.0.1:9/mcp"]
+    store.grant(document)
     assert store.check(document).trusted
 
 
