@@ -27,7 +27,7 @@ def marker_agent(root: Path, marker: Path) -> Path:
 def test_run_refuses_an_untrusted_agent_and_runs_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    marker = tmp_path / "ran"
+    marker = tmp_path / "agent" / "ran"  # its server may write in its workspace only
     agent = marker_agent(tmp_path / "agent", marker)
     assert main(["run", str(agent), "-m", "hi"]) == 2
     error = capsys.readouterr().err
@@ -36,7 +36,7 @@ def test_run_refuses_an_untrusted_agent_and_runs_nothing(
 
 
 def test_trust_flag_runs_it_once_without_remembering(tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
+    marker = tmp_path / "agent" / "ran"  # its server may write in its workspace only
     agent = marker_agent(tmp_path / "agent", marker)
     assert main(["run", "--trust", str(agent), "-m", "hi"]) == 0
     assert marker.exists()
@@ -48,7 +48,7 @@ def test_trust_flag_runs_it_once_without_remembering(tmp_path: Path) -> None:
 def test_trust_command_remembers_and_revoke_forgets(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    marker = tmp_path / "ran"
+    marker = tmp_path / "agent" / "ran"  # its server may write in its workspace only
     agent = marker_agent(tmp_path / "agent", marker)
     assert main(["trust", str(agent)]) == 2  # no terminal to ask on, and no --yes
     assert main(["trust", "--yes", str(agent)]) == 0
@@ -64,7 +64,7 @@ def test_trust_command_remembers_and_revoke_forgets(
 def test_a_terminal_is_asked_yes_or_no(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str, code: int
 ) -> None:
-    marker = tmp_path / "ran"
+    marker = tmp_path / "agent" / "ran"  # its server may write in its workspace only
     agent = marker_agent(tmp_path / "agent", marker)
     monkeypatch.setattr(cli_trust, "_interactive", lambda: True)
     monkeypatch.setattr(sys, "stdin", io.StringIO(answer))
@@ -73,7 +73,7 @@ def test_a_terminal_is_asked_yes_or_no(
 
 
 def test_validate_and_convert_never_run_anything(tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
+    marker = tmp_path / "agent" / "ran"  # its server may write in its workspace only
     agent = marker_agent(tmp_path / "agent", marker)
     assert main(["validate", str(agent)]) == 0
     assert main(["convert", str(agent), str(tmp_path / "copy.yaml")]) == 0
@@ -84,7 +84,7 @@ def test_validate_and_convert_never_run_anything(tmp_path: Path) -> None:
 def test_task_run_refuses_a_task_whose_agent_is_untrusted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    marker = tmp_path / "ran"
+    marker = tmp_path / "agent" / "ran"  # its server may write in its workspace only
     marker_agent(tmp_path / "agents" / "coder", marker)
     task = tmp_path / "task.yaml"
     spec = {"name": "t", "goal": "Say hello.", "criteria": ["says hello"]}
@@ -96,7 +96,7 @@ def test_task_run_refuses_a_task_whose_agent_is_untrusted(
 def test_chat_session_reopening_asks_for_the_agent_it_was_started_with(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    marker = tmp_path / "ran"
+    marker = tmp_path / "agent" / "ran"  # its server may write in its workspace only
     agent = marker_agent(tmp_path / "agent", marker)
     assert main(["run", "--trust", str(agent), "-m", "hi", "--json"]) == 0
     marker.unlink()
@@ -107,7 +107,7 @@ def test_chat_session_reopening_asks_for_the_agent_it_was_started_with(
 
 
 def test_the_engine_refuses_before_recording_anything(tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
+    marker = tmp_path / "agent" / "ran"  # its server may write in its workspace only
     agent = marker_agent(tmp_path / "agent", marker)
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     with Engine(store) as engine, pytest.raises(LookupError, match="not trusted"):

@@ -63,6 +63,7 @@ class AgentCommand(BaseModel):
     cwd_target: str | None = None  # where the working folder leads, when a link is on the way
     files: tuple[tuple[str, str], ...] = ()  # (path, digest) of the agent's files it names
     executable: str | None = None  # what runs, when the agent's PATH or folder decides it
+    confinement: str | None = None  # what the agent declares of its confinement (a widening)
 
     @property
     def label(self) -> str:
@@ -81,6 +82,8 @@ class AgentCommand(BaseModel):
         if self.env:
             shown = (_visible(_URL_PASSWORD.sub(r"\1***@", entry)) for entry in self.env)
             text += f"  (sets {', '.join(shown)})"
+        if self.confinement:
+            text += f"  (confinement {_visible(self.confinement)})"
         return text
 
     @property
@@ -97,6 +100,8 @@ class AgentCommand(BaseModel):
             fields += [self.cwd_target, [list(file) for file in self.files]]
         if self.executable is not None:
             fields.append(self.executable)
+        if self.confinement is not None:
+            fields += ["confinement", self.confinement]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
 
@@ -299,7 +304,19 @@ def _command(name: str, server: StdioServer, base_dir: Path) -> AgentCommand:
         cwd_target=None if target == os.path.normpath(folder) else target,
         files=named,
         executable=executable,
+        confinement=_declared_confinement(server),
     )
+
+
+def _declared_confinement(server: StdioServer) -> str | None:
+    """The agent's own word on the server's confinement (its kind, network, folders it adds),
+    as compact JSON; None when it declares nothing, so that agents trusted before keep their
+    trust."""
+    declared = server.confinement
+    if declared is None:
+        return None
+    fields = declared.model_dump(mode="json", exclude_defaults=True)
+    return json.dumps(fields, sort_keys=True, separators=(",", ":")) if fields else None
 
 
 def _executable(server: StdioServer, folder: Path, base_dir: Path) -> str | None:

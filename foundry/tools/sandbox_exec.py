@@ -27,6 +27,13 @@ SYS_RESTRICT_SELF = 446
 CREATE_RULESET_VERSION = 1 << 0
 RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+AF_UNIX = 1
+# (audit architecture, number of socket(2)) for the architectures Foundry runs on
+SOCKET_SYSCALL = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198),
+                  "arm64": (0xC00000B7, 198)}  # fmt: skip
+X32_BIT = 0x40000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 
@@ -62,6 +69,19 @@ CONFINE_FAILED = 126
 
 class ConfinementError(OSError):
     """The kernel refused to confine this process."""
+
+
+class _Filter(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    ]
+
+
+class _Program(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_Filter))]
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -157,6 +177,34 @@ def _allow(ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
+def refuse_unix_sockets() -> None:
+    """Refuse socket(AF_UNIX, ...) from here on (seccomp): a namespace of its own keeps a
+    server off the network, but not off the Unix sockets on the filesystem (Docker's, the
+    session bus), which Landlock ABI 7 does not cover. Pairs (socketpair) still work."""
+    arch, socket_nr = SOCKET_SYSCALL[platform.machine()]
+    ld_w_abs, jeq, ret = 0x20, 0x15, 0x06
+    refuse = 0x00050000 | errno.EACCES  # SECCOMP_RET_ERRNO
+    instructions = [
+        (ld_w_abs, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 1, 0, arch),
+        (ret, 0, 0, 0x80000000),  # another architecture's calls: the process is killed
+        (ld_w_abs, 0, 0, 0),  # seccomp_data.nr
+        (0x35, 0, 1, X32_BIT),  # jge: x32 calls on x86-64 are refused outright
+        (ret, 0, 0, refuse),
+        (jeq, 0, 3, socket_nr),
+        (ld_w_abs, 0, 0, 16),  # seccomp_data.args[0], low word: the address family
+        (jeq, 0, 1, AF_UNIX),
+        (ret, 0, 0, refuse),
+        (ret, 0, 0, 0x7FFF0000),  # SECCOMP_RET_ALLOW
+    ]
+    filters = (_Filter * len(instructions))(*(_Filter(*i) for i in instructions))
+    program = _Program(len(instructions), filters)
+    if _libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise ConfinementError(ctypes.get_errno(), "no_new_privs was refused")
+    if _libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) != 0:
+        raise ConfinementError(ctypes.get_errno(), "the seccomp filter was refused")
+
+
 def isolate_network() -> bool:
     """Move this process into a network namespace of its own (no interface up, not even
     loopback), so that no packet leaves it; False where the kernel refuses both ways in."""
@@ -195,6 +243,8 @@ def main(argv: Sequence[str]) -> int:
         if not spec["network"] and not isolate_network():
             print("foundry: no network namespace here; TCP is refused, UDP is not", file=sys.stderr)
         restrict(spec["read"], spec["execute"], spec["write"], spec["network"])
+        if not spec["network"]:
+            refuse_unix_sockets()
     except (ConfinementError, OSError) as exc:
         print(f"foundry: could not confine the server: {exc}", file=sys.stderr)
         return CONFINE_FAILED

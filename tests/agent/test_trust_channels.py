@@ -487,3 +487,36 @@ def test_trust_lists_connections_and_counts_them(
     assert "trusted (1 connection)" in capsys.readouterr().out
     assert main(["trust", "--list"]) == 0
     assert f"web: connects to {recorder.url}/mcp, sending Authorization" in capsys.readouterr().out
+
+
+# --- a widened confinement is a change a person consents to -------------------------------------
+
+CONFINEMENT_CHANGES: list[tuple[str, str, dict[str, Any] | None]] = [
+    ("the network declared on", ASKS, {"network": True}),
+    ("a folder to write declared", ASKS, {"write": ["../projects"]}),
+    ("a folder to read declared", ASKS, {"read": ["~/.ssh"]}),
+    ("a kind declared", ASKS, {"kind": "filesystem"}),
+    ("nothing declared", SILENT, None),
+    ("an empty declaration", SILENT, {}),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected", "declared"), CONFINEMENT_CHANGES, ids=[c[0] for c in CONFINEMENT_CHANGES]
+)
+def test_a_confinement_declared_after_trust(
+    store: TrustStore, tmp_path: Path, change: str, expected: str, declared: dict[str, Any] | None
+) -> None:
+    server = {"type": "stdio", "command": "python", "args": ["-m", "mcp_server_time"]}
+    root = write_agent(tmp_path / "agent", mcpServers={"time": server})
+    store.grant(read_agent(root))
+
+    def declare(config: dict[str, Any]) -> None:
+        if declared is not None:
+            _servers(config)["time"]["confinement"] = declared
+
+    edit(root, declare)
+    check = store.check(read_agent(root))
+    assert (ASKS if not check.trusted else SILENT) == expected, change
+    if expected == ASKS:
+        assert "confinement" in check.untrusted[0].display

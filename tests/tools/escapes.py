@@ -6,7 +6,8 @@ checks let everything through), and tests/tools/hostile_server.py started as its
 `sh -c "exec ..."` and through `env`. Attempts: symlinks swapped in while calls run, hard links
 and symlinks made by the server, renames in and out, reads of files outside, of /etc/shadow and
 of Foundry's trust store, writes outside and into the server's own code and installation,
-programs run from outside and from the workspace, TCP and UDP to a listener on loopback, and a
+programs run from outside and from the workspace, TCP and UDP to a listener on loopback and a
+Unix socket outside (as Docker's or the session bus's would be), and a
 module planted in the agent's folder for `python -m` to import. An escape is any attempt that
 returned or changed what lies outside. Used by tests/tools/test_confinement.py and
 bench/escapes.py.
@@ -102,19 +103,23 @@ def servers(place: Place) -> dict[str, McpServerConfig]:
 async def run_campaign(place: Place, races: int = 60) -> Tally:
     """Every attempt once per hostile server, `races` swaps per racing kind."""
     tally = Tally()
-    with listeners() as (tcp, udp):
+    with listeners(unix_path(place)) as (tcp, udp, unix):
+        assert unix is not None
         async with ToolHost(servers(place), place.workspace, workspace=place.workspace) as host:
             failed = [s for s in host.statuses() if s.state != "running"]
             if failed:
                 raise RuntimeError(f"servers did not start: {failed}")
             for server in ("hostile", "wrapped", "env-wrapped"):
                 await _direct(host, server, place, tally, tcp.port, udp.port)
+                answer = await _call(host, f"{server}.check_socket", path=str(unix_path(place)))
+                tally.count("network", answer.startswith("ok"), f"{server} unix socket: {answer}")
             await _races(host, "hostile", "read_file", place, tally, races)
             if host.tool("fs.read_text_file") is not None:
                 await _filesystem(host, place, tally)
                 await _races(host, "fs", "read_text_file", place, tally, races)
                 await _write_races(host, place, tally, races)
-        tally.count("network", tcp.received or udp.received, "a listener on loopback heard us")
+        heard = tcp.received or udp.received or unix.received
+        tally.count("network", heard, "a listener on loopback or a Unix socket heard us")
     await _planted_module(place, tally)
     return tally
 
@@ -123,9 +128,13 @@ async def _call(tools: ToolHost, name: str, **arguments: str) -> str:
     return (await tools.call(name, arguments, timeout_s=30)).text
 
 
+def unix_path(place: Place) -> Path:
+    return place.outside / "daemon.sock"
+
+
 def _outside_changed(place: Place) -> bool:
     return (place.outside / "target.txt").read_text() != "untouched\n" or any(
-        path.name not in ("secret.txt", "target.txt", "dir", "deep.txt")
+        path.name not in ("secret.txt", "target.txt", "dir", "deep.txt", "daemon.sock")
         for path in place.outside.rglob("*")
     )
 
@@ -308,26 +317,29 @@ async def _planted_module(place: Place, tally: Tally) -> None:
 
 
 @contextmanager
-def listeners() -> Iterator[tuple[_Listener, _Listener]]:
+def listeners(unix: Path | None = None) -> Iterator[tuple[_Listener, _Listener, _Listener | None]]:
+    """A TCP and a UDP socket on loopback, and a Unix socket at `unix` when given."""
     tcp, udp = _Listener(socket.SOCK_STREAM), _Listener(socket.SOCK_DGRAM)
+    local = None if unix is None else _Listener(socket.SOCK_STREAM, unix)
     try:
-        yield tcp, udp
+        yield tcp, udp, local
     finally:
-        tcp.close()
-        udp.close()
+        for listener in (tcp, udp, local):
+            if listener is not None:
+                listener.close()
 
 
 class _Listener:
     """A socket on loopback that remembers whether anything reached it."""
 
-    def __init__(self, kind: int) -> None:
+    def __init__(self, kind: int, path: Path | None = None) -> None:
         self.received = False
-        self._socket = socket.socket(socket.AF_INET, kind)
-        self._socket.bind(("127.0.0.1", 0))
+        self._socket = socket.socket(socket.AF_INET if path is None else socket.AF_UNIX, kind)
+        self._socket.bind(("127.0.0.1", 0) if path is None else str(path))
         self._socket.settimeout(0.2)
         if kind == socket.SOCK_STREAM:
             self._socket.listen()
-        self.port = self._socket.getsockname()[1]
+        self.port = self._socket.getsockname()[1] if path is None else 0
         self._kind = kind
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._listen, daemon=True)

@@ -93,7 +93,7 @@ async def test_a_server_declared_online_may_connect(tmp_path: Path, home: Path) 
     )
     from tests.tools.escapes import listeners
 
-    with listeners() as (tcp, _):
+    with listeners() as (tcp, _, _):
         async with ToolHost({"net": online}, place.workspace) as host:
             answer = await host.call("net.check_host", {"host": "127.0.0.1", "port": str(tcp.port)})
     assert answer.text == "ok: connected"
