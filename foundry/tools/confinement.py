@@ -195,7 +195,9 @@ def _installations(identity: ServerIdentity) -> list[str]:
 
 def _installation_of(program: Path) -> list[str]:
     if _same_file(program, Path(sys.executable)):
-        return [sys.prefix, sys.base_prefix]
+        # the packaged app is its own Python: its folder holds the program and its libraries
+        bundle = [str(program.parent)] if getattr(sys, "frozen", False) else []
+        return [sys.prefix, sys.base_prefix, *bundle]
     for parent in program.parents:
         if (parent / "pyvenv.cfg").is_file():
             return [str(parent), *_venv_home(parent / "pyvenv.cfg")]
