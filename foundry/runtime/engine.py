@@ -273,6 +273,29 @@ class Engine:
             keep_trace=self._journal.keep,
         )
 
+    async def open_try_session(self, document: AgentDocument, title: str) -> str:
+        """A stored session without a model for the calls a person tries by hand on
+        `document`'s agent (the editor's Try-it: runtime/tool_servers.py); returns its id."""
+        assert document.agent is not None
+        name = document.agent.metadata.name
+        record = await self._in_writer(
+            self.store.sessions.create, str(document.path), name, title, {}
+        )
+        started = SessionStarted(
+            agent_path=str(document.path.resolve()), agent_name=name, model="editor"
+        )
+        await self.record(record.id, started)
+        return record.id
+
+    async def tool_gate(self, session_id: str, document: AgentDocument, tools: Any) -> ApprovalGate:
+        """The approval gate a chat of `document`'s agent has, for calls of `tools` recorded in
+        the session `session_id`: a call that needs a person waits in the inbox (no one at a
+        terminal is asked); each decision is traced before it returns."""
+        identity = await self._in_writer(trust_key, document.path)
+        return await self._gate(
+            session_id, document, identity, None, document.base_dir, tools=tools
+        )
+
     async def reopen_session(
         self,
         session_id: str,
