@@ -10,7 +10,10 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from foundry.agent.document import read_agent
-from foundry.agent.models import StdioServer
+from foundry.agent.models import Agent, PolicyRule, PolicySupervisorEntry, StdioServer
+from foundry.cli_supervision import audit_line
+from foundry.store import Store
+from foundry.supervision.resolution import resolve_approval
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor
 from foundry.ui.editor.tool_form import ArgumentError, ToolForm, field_specs, parse_value
@@ -31,7 +34,7 @@ def editor(qtbot: QtBot, bridge: EngineBridge, assistant: Path) -> Iterator[Agen
     opened = open_editor(qtbot, assistant, bridge)
     opened.show_section("Tools")
     yield opened
-    stopping = opened.controller.tools.live.shutdown()
+    stopping = opened.controller.tools.close()
     assert stopping is not None
     stopping.result(timeout=30)
 
@@ -102,6 +105,94 @@ def test_a_tool_tried_through_its_form_gives_the_real_answer(
     panel.run.click()
     qtbot.waitUntil(lambda: panel.result_title.text().startswith("Error from"), timeout=20000)
     assert "HH:MM" in panel.result.toPlainText()
+
+
+def add_rule(editor: AgentEditor, rule: PolicyRule, without_l1: bool = False) -> None:
+    """Put `rule` first in the agent's policy, in the editor only (unsaved), as its Policy page
+    would; `without_l1`, a call no rule settles goes straight to a person."""
+
+    def change(agent: Agent) -> None:
+        entry = next(e for e in agent.supervisors if isinstance(e, PolicySupervisorEntry))
+        entry.config.rules = [rule, *entry.config.rules]
+        if without_l1:
+            entry.config.supervisor_agent_path = None
+
+    assert editor.controller.edit(("supervisors", 1, "config", "rules"), change)
+    assert editor.modified
+
+
+def try_in_tokyo(qtbot: QtBot, editor: AgentEditor, timezone: str = "Asia/Tokyo") -> None:
+    select_tool(editor, "get_current_time")
+    panel = editor.tools.tool
+    panel.form.set_text("timezone", timezone)
+    qtbot.waitUntil(panel.run.isEnabled, timeout=10000)
+    panel.run.click()
+
+
+def tried_traces(store: Store) -> list[dict[str, object]]:
+    """The audit export's lines of the editor's tried calls, oldest first."""
+    sessions = {s.id for s in store.sessions.list() if s.title.startswith("Try-it: Edit ")}
+    traces = [t for t in reversed(store.traces.list()) if t.session_id in sessions]
+    return [json.loads(audit_line(trace)) for trace in traces]
+
+
+def test_a_tried_call_the_policy_denies_shows_the_rule_and_is_in_the_audit(
+    qtbot: QtBot, editor: AgentEditor, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    condition = {"param": "timezone", "op": "==", "value": "Asia/Tokyo"}
+    no_tokyo = {"name": "no-time-in-tokyo", "tool": "time.get_current_time", "action": "deny"}
+    add_rule(editor, PolicyRule.model_validate({**no_tokyo, "when": {"all": [condition]}}))
+    start_time_server(qtbot, editor)
+    panel = editor.tools.tool
+    try_in_tokyo(qtbot, editor)
+    qtbot.waitUntil(lambda: panel.result_title.text().startswith("Not called"), timeout=20000)
+    assert panel.result_title.text() == "Not called: denied by policy:no-time-in-tokyo"
+    assert "no-time-in-tokyo" in panel.result.toPlainText()
+    save_screenshot(editor, tmp_path, "editor-tool-denied.png")
+    try_in_tokyo(qtbot, editor, "Europe/Paris")
+    qtbot.waitUntil(lambda: panel.result_title.text().startswith("Answer from"), timeout=20000)
+    assert json.loads(panel.result.toPlainText())["timezone"] == "Europe/Paris"
+    assert "allowed by policy:current-time-is-routine" in editor.tools.log.toPlainText()
+
+    store = bridge.engine.store
+    audit = tried_traces(store)
+    assert [(line["tool"], line["decision"], line["policy_rule"]) for line in audit] == [
+        ("time.get_current_time", "deny", "no-time-in-tokyo"),
+        ("time.get_current_time", "allow", "current-time-is-routine"),
+    ]
+    (session,) = [s for s in store.sessions.list() if s.title.startswith("Try-it")]
+    assert session.title == "Try-it: Edit Supervised Assistant"
+    finished = store.events.list(session.id, kinds=("tool_call_finished",))
+    assert [event.payload["is_error"] for event in finished] == [True, False]
+    assert finished[0].payload["duration_s"] == 0.0  # nothing ran
+
+
+def test_a_tried_call_that_needs_a_person_waits_for_the_inbox(
+    qtbot: QtBot, editor: AgentEditor, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    ask = {"name": "ask-for-tokyo", "tool": "time.get_current_time", "action": "human"}
+    add_rule(editor, PolicyRule.model_validate(ask), without_l1=True)
+    start_time_server(qtbot, editor)
+    panel = editor.tools.tool
+    try_in_tokyo(qtbot, editor)
+    qtbot.waitUntil(lambda: panel.result_title.text().startswith("Waiting"), timeout=20000)
+    assert "approval inbox (Ctrl+Shift+I)" in panel.result_title.text()
+    assert panel.cancel.isEnabled()
+    save_screenshot(editor, tmp_path, "editor-tool-waiting.png")
+    store = bridge.engine.store
+    (pending,) = store.approvals.list(status="pending")
+    assert (pending.tool, pending.policy_rule) == ("time.get_current_time", "ask-for-tokyo")
+    resolve_approval(store, pending.id, "approved", "tester", "fine")
+    qtbot.waitUntil(lambda: panel.result_title.text().startswith("Answer from"), timeout=20000)
+    assert json.loads(panel.result.toPlainText())["timezone"] == "Asia/Tokyo"
+    assert [(line["decision"], line["level"]) for line in tried_traces(store)] == [
+        ("allow", "human")
+    ]
+    try_in_tokyo(qtbot, editor)  # asked again, then cancelled here: the inbox drops it
+    qtbot.waitUntil(lambda: panel.result_title.text().startswith("Waiting"), timeout=20000)
+    panel.cancel.click()
+    qtbot.waitUntil(lambda: not store.approvals.list(status="pending"), timeout=20000)
+    assert panel.result_title.text().startswith("Cancelled")
 
 
 def test_a_tool_permission_change_is_undoable_and_saved(

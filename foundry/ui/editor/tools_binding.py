@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 from pydantic.alias_generators import to_camel
-from PySide6.QtCore import QItemSelection, QObject
+from PySide6.QtCore import QItemSelection, QObject, Signal
 
 from foundry.agent.models import (
     Agent,
@@ -23,10 +25,11 @@ from foundry.agent.models import (
     ToolOverride,
 )
 from foundry.agent.names import free_name
+from foundry.runtime.tool_servers import ToolServers, TriedCall
+from foundry.session.events import ApprovalRequested, Event
 from foundry.tools import ServerStatus, ToolInfo, resolve_tool_settings
 from foundry.tools.confinement import confinement_for
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.editor.live_servers import NO_ENGINE, LiveServers
 from foundry.ui.editor.sections import set_line
 from foundry.ui.editor.tool_form import ArgumentError
 from foundry.ui.editor.tools_models import ToolRow
@@ -40,10 +43,16 @@ DEFAULT_URL = "http://127.0.0.1:8000/mcp"
 ERROR_STYLE = "color: #c62828;"
 OK_STYLE = "color: #2e7d32;"
 NO_CALL = "No call yet."
+NO_ENGINE = "Servers run on the engine: open the editor from the main window (Ctrl+E)."
+WAITING = "Waiting for a person: approve or deny {tool} in the approval inbox (Ctrl+Shift+I)."
 
 
 class ToolsBinding(QObject):
-    """Shows the servers of the working agent; starts, stops and calls them on the engine."""
+    """Shows the servers of the working agent; starts, stops and tries them through the
+    engine's tool-servers service (runtime/tool_servers.py): a call tried here is decided by
+    the agent's gate, traced and recorded, as a chat's is."""
+
+    status_changed = Signal(object)  # a ServerStatus, emitted on the engine's thread
 
     def __init__(
         self, section: ToolsSection, editor: EditorController, bridge: EngineBridge | None
@@ -51,7 +60,10 @@ class ToolsBinding(QObject):
         super().__init__(section)
         self.section = section
         self.editor = editor
-        self.live = LiveServers(bridge, self)
+        self.bridge = bridge
+        self.tool_servers = (
+            ToolServers(bridge.engine, self.status_changed.emit) if bridge is not None else None
+        )
         self.current: str | None = None
         self.current_tool: str | None = None
         self.known_tools: dict[str, tuple[ToolInfo, ...]] = {}
@@ -60,13 +72,19 @@ class ToolsBinding(QObject):
         self.tails: dict[str, str] = {}  # each server's error output, as last read
         self._call: asyncio.Task[None] | None = None
         self._connect()
-        section.engine_note.setText("" if self.live.available else NO_ENGINE)
-        section.engine_note.setVisible(not self.live.available)
+        section.engine_note.setText("" if self.available else NO_ENGINE)
+        section.engine_note.setVisible(not self.available)
         section.show_detail(False)
+
+    @property
+    def available(self) -> bool:
+        return self.tool_servers is not None
 
     def _connect(self) -> None:
         section, form, tool = self.section, self.section.connection, self.section.tool
-        self.live.status_changed.connect(self._status_arrived)
+        self.status_changed.connect(self._status_arrived)
+        if self.bridge is not None:
+            self.bridge.event_arrived.connect(self._event_arrived)
         section.servers.selectionModel().selectionChanged.connect(self._server_selected)
         section.tools.selectionModel().selectionChanged.connect(self._tool_selected)
         section.add_server.clicked.connect(self.add_server)
@@ -136,7 +154,7 @@ class ToolsBinding(QObject):
         self.section.error.setText(_sentence(row.detail) if failed else "")
         self.section.error.setVisible(failed)
         busy = name in self.busy
-        hosted = row.transport != "internal" and self.live.available
+        hosted = row.transport != "internal" and self.available
         self.section.progress.setVisible(busy)
         self.section.start.setEnabled(hosted and not busy and row.state != "running")
         self.section.stop.setEnabled(hosted and not busy and row.state in ("running", "starting"))
@@ -306,7 +324,8 @@ class ToolsBinding(QObject):
         self.editor.spawn(self._busy(name, self._start(name, config, base_dir)))
 
     async def _start(self, name: str, config: McpServerConfig, base_dir: Path) -> None:
-        await self.live.start(name, config, base_dir)  # its statuses arrive as signals
+        assert self.tool_servers is not None
+        await self._on_engine(self.tool_servers.start(name, config, base_dir))  # statuses: signals
         await self._refresh_log(name)
 
     def stop_server(self) -> None:
@@ -316,7 +335,8 @@ class ToolsBinding(QObject):
             self.editor.spawn(self._busy(name, self._stop(name)))
 
     async def _stop(self, name: str) -> None:
-        await self.live.stop(name)
+        assert self.tool_servers is not None
+        await self._on_engine(self.tool_servers.stop(name))
         await self._refresh_log(name)
 
     async def _busy(self, name: str, work: Any) -> None:
@@ -329,12 +349,19 @@ class ToolsBinding(QObject):
             self._show_state()
 
     def refresh_log(self) -> None:
-        if self.current is not None and self.live.available:
+        if self.current is not None and self.available:
             self.editor.spawn(self._refresh_log(self.current))
 
     async def _refresh_log(self, name: str) -> None:
-        self.tails[name] = await self.live.log_tail(name)
+        assert self.tool_servers is not None
+        self.tails[name] = await self._on_engine(self.tool_servers.log_tail(name))
         self._show_log()
+
+    async def _on_engine(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        if self.bridge is None:
+            coroutine.close()
+            raise RuntimeError(NO_ENGINE)
+        return await self.bridge.call(coroutine)
 
     def _log(self, name: str, line: str) -> None:
         self.logs.setdefault(name, []).append(f"{time.strftime('%H:%M:%S')}  {line}")
@@ -361,8 +388,13 @@ class ToolsBinding(QObject):
 
     async def _call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> None:
         panel = self.section.tool
+        shown, working = self.editor.document, self.editor.working
+        assert self.tool_servers is not None and shown is not None and working is not None
+        document = replace(shown, agent=working.model_copy(deep=True))  # as the editor has it
         try:
-            timed = await self.live.call(server, tool, arguments)
+            tried = await self._on_engine(
+                self.tool_servers.try_call(document, server, tool, arguments)
+            )
         except asyncio.CancelledError:
             panel.result_title.setText("Cancelled: the answer will be ignored.")
             raise
@@ -370,12 +402,32 @@ class ToolsBinding(QObject):
             self._call = None
             self.section.progress.setVisible(server in self.busy)
             self._show_try_state()
-        result = timed.result
+        self._show_tried(server, tool, tried)
+
+    def _show_tried(self, server: str, tool: str, tried: TriedCall) -> None:
+        panel, result, decision = self.section.tool, tried.result, tried.decision
+        if decision is not None and not decision.allowed:
+            panel.result_title.setText(f"Not called: denied by {decision.by}")
+            panel.result_title.setStyleSheet(ERROR_STYLE)
+            panel.result.setPlainText(decision.reason or "No reason given.")
+            self._log(server, f"{tool} denied by {decision.by}")
+            return
         verdict = "Error from" if result.is_error else "Answer from"
-        panel.result_title.setText(f"{verdict} {server}.{tool} in {timed.seconds:.2f} s")
+        panel.result_title.setText(f"{verdict} {server}.{tool} in {tried.seconds:.2f} s")
         panel.result_title.setStyleSheet(ERROR_STYLE if result.is_error else OK_STYLE)
         panel.result.setPlainText(_result_text(result.text, result.structured))
-        self._log(server, f"{tool} answered in {timed.seconds:.2f} s")
+        by = f" (allowed by {decision.by})" if decision is not None else ""
+        self._log(server, f"{tool} answered in {tried.seconds:.2f} s{by}")
+
+    def _event_arrived(self, event: Event) -> None:
+        """A call tried here waits for a person: say so, and where to answer it."""
+        body, servers = event.body, self.tool_servers
+        if not isinstance(body, ApprovalRequested) or self._call is None or servers is None:
+            return
+        if event.session_id == servers.session_id:
+            self.section.tool.result_title.setText(WAITING.format(tool=body.tool))
+            self.section.tool.result_title.setStyleSheet("")
+            self.section.tool.result.setPlainText(body.reason)
 
     def cancel_call(self) -> None:
         if self._call is not None:
@@ -469,8 +521,8 @@ class ToolsBinding(QObject):
         kept = {key: value for key, value in self.servers().items() if key != name}
         self.current = None
         self._replace_servers((), lambda _: kept, select=None)
-        if self.live.available:
-            self.editor.spawn(self.live.stop(name))
+        if self.tool_servers is not None:
+            self.editor.spawn(self._on_engine(self.tool_servers.stop(name)))
         self.section.server_model.forget(name)
 
     def _replace_servers(
@@ -488,9 +540,12 @@ class ToolsBinding(QObject):
             with self.editor.refresh_guard():
                 self.show(self.editor.working)
 
-    def close(self) -> None:
-        """Stop the servers this editor started (on the engine's loop; nothing waits)."""
-        self.live.shutdown()
+    def close(self) -> concurrent.futures.Future[None] | None:
+        """Stop the servers this editor started (on the engine's loop; nothing waits here: the
+        future tells when they have stopped)."""
+        if self.bridge is None or self.tool_servers is None:
+            return None
+        return self.bridge.engine.submit(self.tool_servers.aclose())
 
 
 def _split(text: str) -> list[str] | None:

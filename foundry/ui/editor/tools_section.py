@@ -135,6 +135,7 @@ class ToolPanel(QWidget):
         self.cancel = _button("Cancel", "Stop waiting for the call")
         self.cancel.setEnabled(False)
         self.result_title = QLabel("No call yet.")
+        self.result_title.setWordWrap(True)  # a denial names its rule, a wait the inbox
         self.result = _monospace(QPlainTextEdit())
         self.result.setReadOnly(True)
         self.result.setPlaceholderText("The tool's answer appears here.")
