@@ -315,6 +315,9 @@ class PolicyRule(AgentModel):
     name: str = Field(pattern=NAME_PATTERN)
     agent: str = "*"
     tool: str = "*"
+    # the kind of server the rule was written for ("filesystem", "git": tools/identity.py); a
+    # rule with a kind never matches a tool of a server of another kind, or of none Foundry knows
+    kind: str | None = Field(default=None, pattern=NAME_PATTERN)
     when: PolicyMatch | None = None
     action: Literal["allow", "deny", "supervisor", "human"]
 

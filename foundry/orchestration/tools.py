@@ -20,6 +20,10 @@ from foundry.tools.host import ToolResult
 
 Handler = Callable[[dict[str, Any]], Awaitable[ToolResult]]
 MAX_READ_CHARS = 20_000
+# The kind of server each source of in-process tools is, for the rules written for a kind: the
+# workspace's file tools take paths relative to the workspace, inside it, as the reference
+# filesystem server rooted there does (and ConfinedFolder holds them to it).
+IN_PROCESS_KINDS = {"workspace": "filesystem"}
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from foundry.metrics.stored import keep_aggregates
 from foundry.orchestration.journal import StepJournal
 from foundry.orchestration.runner import TaskOutcome, TaskRunner
 from foundry.orchestration.taskfile import load_task
-from foundry.orchestration.tools import CombinedTools
+from foundry.orchestration.tools import IN_PROCESS_KINDS, CombinedTools
 from foundry.runtime.bus import EventBus
 from foundry.runtime.held_provider import HeldProvider
 from foundry.runtime.journal import EventJournal
@@ -46,7 +46,7 @@ from foundry.supervision.guardian import GuardianSupervisor
 from foundry.supervision.hierarchy import SupervisedGate, policy_entry_config
 from foundry.supervision.inbox import HumanInbox
 from foundry.supervision.l1 import open_l1_supervisor
-from foundry.supervision.paths import server_folders
+from foundry.supervision.paths import ServerSite, server_folders
 from foundry.supervision.tracing import KeepTrace, TracedGate
 from foundry.tools.catalog import input_schema
 
@@ -491,7 +491,8 @@ class Engine:
         """The approval hierarchy if the agent has a policy supervisor, else its toolPermission,
         for the agent whose file is `identity` (its resolved path, as trust keys it: grants are
         bound to it). It judges paths where each server runs: the agent's MCP servers in their
-        working folders, a task's in-process tools (`extra_tools`) in the workspace, and knows
+        working folders, a task's in-process tools (`extra_tools`) in the workspace (the
+        workspace's files as a filesystem server's, for the rules written for one), and knows
         the schemas of the `tools` on offer. Its traces are stored before each decision
         returns, or handed to `keep_trace`."""
         agent = document.agent
@@ -504,7 +505,8 @@ class Engine:
         supervisor = await self._in_writer(open_l1_supervisor, document.base_dir, config)
         folders = server_folders(agent.mcp_servers, document.base_dir)
         for tool in extra_tools.tools() if extra_tools is not None else ():
-            folders.setdefault(tool.server, project_root)
+            kind = IN_PROCESS_KINDS.get(tool.server)
+            folders.setdefault(tool.server, ServerSite((project_root,), kind))
         return SupervisedGate(
             self.store,
             config,

@@ -11,13 +11,17 @@ substitution cannot be judged. A path with percent-escapes (`..%2f`) or spaces a
 twice: as written, and decoded and trimmed, as a server may read it after it was judged.
 
 Resolving: `~` is expanded, a relative path is joined to the folder the tool's server really runs
-in, and to each folder its command line names (where a filesystem server takes it from), each
-reading judged, and symlinks are followed through the deepest part that exists. A path is
+in, and to each folder its command line names (where a filesystem server takes it from, read
+through wrappers by `tools/identity.py`), each reading judged, and symlinks are followed through
+the deepest part that exists. A server of no kind Foundry knows may take a relative path from
+anywhere: there a relative path cannot be judged, and every parameter it is sent is searched
+(text keys too). A path is
 *unresolvable* when it cannot be judged: a NUL or control character, a `file:` URL with a `?` or
 `#`, text that is not valid Unicode, more than 4096 characters or a name over 255 bytes, a `..`
 that would land elsewhere once symlinks are followed than it does on paper, a symlink loop, a
-name that does not exist but has a twin in another Unicode form, or a server whose working
-folder is unknown. An unresolvable path never lies within anything.
+name that does not exist but has a twin in another Unicode form, a server whose working folder is
+unknown, or a relative path sent to a server of unknown kind. An unresolvable path never lies
+within anything.
 """
 
 from __future__ import annotations
@@ -49,10 +53,27 @@ MAX_DEPTH = 12
 MAX_VALUES = 10_000  # strings and containers visited in one call's parameters
 
 T = TypeVar("T")
-# Where a server takes relative paths from: the folder it runs in, then the folders its command
-# line names (the reference filesystem server joins a relative path to the first of those);
-# None when unknown (a remote server).
-ServerPlace = Path | tuple[Path, ...] | None
+UNKNOWN_KIND = (
+    "a relative path sent to a server of no kind Foundry knows: where it takes one from is unknown"
+)
+
+
+@dataclass(frozen=True)
+class ServerSite:
+    """Where one server takes relative paths from, and which server Foundry knows it to be.
+
+    `folders`: the folder it runs in, then the folders its command line gives it (the reference
+    filesystem server joins a relative path to those); None when unknown (a remote server).
+    `kind`: its kind (`tools/identity.py`: "filesystem", "git", ...), None when Foundry does
+    not know it; rules written for a kind apply to it only when it is of that kind.
+    """
+
+    folders: tuple[Path, ...] | None
+    kind: str | None = None
+
+
+# A site, or (as a site of unknown kind) its folder, its folders, or None for unknown ones.
+ServerPlace = ServerSite | Path | tuple[Path, ...] | None
 ServerPlaces = Mapping[str, ServerPlace]
 
 PATH_NAMES = frozenset(
@@ -312,6 +333,7 @@ class _Search:
     visited: int = 0
     problem: str | None = None
     commands: bool = True  # the paths in command lines too
+    skip_text: bool = True  # values under text keys (`content`, `query`) are not paths
 
     def walk(self, value: Any, where: str, named: bool, depth: int) -> None:
         self.visited += 1
@@ -337,7 +359,7 @@ class _Search:
             inner = f"{where}.{name}" if where else name
             if named or (isinstance(key, str) and looks_like_path(key)):
                 self.found.append((f"{inner} (a key)", name))
-            if is_text_name(name) and not is_path_name(name):
+            if self.skip_text and is_text_name(name) and not is_path_name(name):
                 continue
             if self.commands and is_command_name(name) and isinstance(item, str):
                 self._walk_command(item, inner)
@@ -421,8 +443,8 @@ def find_paths(
     return search.found, search.problem
 
 
-def _searched(params: Mapping[str, Any]) -> _Search:
-    search = _Search()
+def _searched(params: Mapping[str, Any], skip_text: bool = True) -> _Search:
+    search = _Search(skip_text=skip_text)
     search.walk(params, "", named=False, depth=0)
     return search
 
@@ -447,16 +469,20 @@ class _OneDecision:
 
 
 class ServerFolders:
-    """The folder each tool's server runs in: `server.tool` → its server's working folder.
+    """The folder each tool's server runs in (`server.tool` → its server's working folder), and
+    the kind of server it is.
 
-    Without a map every server is taken to run in the project folder. With one, a server the
-    map does not list, or lists as None (a remote server), has an unknown working folder.
+    Without a map every server is taken to run in the project folder and to be whatever a rule
+    was written for (a rule tested alone, `foundry policy check` without an agent). With one, a
+    server the map does not list, or lists with no folder (a remote server), has an unknown
+    working folder; one it lists with no kind is a server Foundry does not know: a relative path
+    it is sent cannot be judged, and all its parameters are searched for paths.
     """
 
     def __init__(self, project_root: Path, folders: ServerPlaces | None = None):
         self._root = Path(os.path.abspath(project_root))
-        self._folders = (
-            {name: _as_bases(place) for name, place in folders.items()}
+        self._sites = (
+            {name: _as_site(place) for name, place in folders.items()}
             if folders is not None
             else None
         )
@@ -493,11 +519,31 @@ class ServerFolders:
         return None if bases is None else bases[0]
 
     def _bases_of(self, tool: str) -> tuple[Path, ...] | None:
-        if self._folders is None:
+        if self._sites is None:
             return (self._root,)
-        servers = (name for name in self._folders if tool.startswith(name + "."))
+        site = self._site_of(tool)
+        return None if site is None else site.folders
+
+    def _site_of(self, tool: str) -> ServerSite | None:
+        """The site of the tool's server (the longest server name it starts with), if listed."""
+        assert self._sites is not None
+        servers = (name for name in self._sites if tool.startswith(name + "."))
         server = max(servers, key=len, default=None)
-        return None if server is None else self._folders[server]
+        return None if server is None else self._sites[server]
+
+    def is_kind(self, tool: str, kind: str) -> bool:
+        """Whether the tool's server is a server of that kind (always, without a map)."""
+        if self._sites is None:
+            return True
+        site = self._site_of(tool)
+        return site is not None and site.kind == kind
+
+    def of_unknown_kind(self, tool: str) -> bool:
+        """Whether the tool's server is one Foundry does not know (never, without a map)."""
+        if self._sites is None:
+            return False
+        site = self._site_of(tool)
+        return site is None or site.kind is None
 
     def paths_of(
         self, tool: str, params: Mapping[str, Any], named: Sequence[tuple[str, str]] = ()
@@ -510,15 +556,22 @@ class ServerFolders:
     def _paths_of(
         self, tool: str, params: Mapping[str, Any], named: Sequence[tuple[str, str]]
     ) -> CallPaths:
-        search = self._remembered(("find", id(params)), lambda: _searched(params))
+        unknown = self.of_unknown_kind(tool)  # its text keys too; its relative paths unknown
+        search = self._remembered(
+            ("find", id(params), unknown), lambda: _searched(params, skip_text=not unknown)
+        )
         folder = self.folder_of(tool)
         linked = self._remembered(
-            ("linked", id(params), folder), lambda: self._linked(search, folder)
+            ("linked", id(params), unknown, folder), lambda: self._linked(search, folder)
         )
-        others = (self._bases_of(tool) or ())[1:]
+        others = () if unknown else (self._bases_of(tool) or ())[1:]
         seen: dict[tuple[str, str], FoundPath] = {}
         for where, raw in readings([*named, *search.found, *linked]):
-            if (where, raw) not in seen:
+            if (where, raw) in seen:
+                pass
+            elif unknown and _is_relative(raw):
+                seen[where, raw] = FoundPath(where=where, raw=raw, problem=UNKNOWN_KIND)
+            else:
                 seen[where, raw] = self._resolved(where, raw, folder)
             if others and _is_relative(raw):
                 for base in others:  # judged wherever the server may take it from
@@ -536,6 +589,8 @@ class ServerFolders:
         bases = self._bases_of(tool) or (None,)
         if not _is_relative(text):
             bases = bases[:1]
+        elif self.of_unknown_kind(tool):
+            bases = (None,)  # where it leads is not known: as written
         places = (self._place(text, base) for base in bases)
         return " | ".join(dict.fromkeys(places))
 
@@ -626,37 +681,31 @@ def _resolution(raw: str, folder: Path | None) -> tuple[str | None, str | None]:
 def server_folders(
     servers: Mapping[str, McpServerConfig], base_dir: Path
 ) -> dict[str, ServerPlace]:
-    """Where each of an agent's MCP servers takes relative paths from: a stdio server from its
-    `cwd` (relative to the agent's folder) or the agent's folder, as the tool host starts it,
-    and from the folders its arguments name; a remote or internal one from a folder nobody here
-    knows (None)."""
+    """Where each of an agent's MCP servers takes relative paths from, and what kind of server
+    it is: a stdio server runs in its `cwd` (relative to the agent's folder) or the agent's
+    folder, as the tool host starts it, and serves the folders its own arguments give it, read
+    through any wrapper (`sh -c`, `env`, `npx`, ...) by `identify()`, which also tells its kind
+    from its package or the agent's declaration; a remote or internal one runs in a folder
+    nobody here knows, and is of no kind Foundry knows."""
+    from foundry.tools.identity import identify  # the tools package: the MCP SDK, when needed
+
     places: dict[str, ServerPlace] = {}
     for name, config in servers.items():
-        if isinstance(config, StdioServer):
-            folder = base_dir / config.cwd if config.cwd else base_dir
-            places[name] = (folder, *_folders_named(config.args, folder))
-        else:
-            places[name] = None
+        if not isinstance(config, StdioServer):
+            places[name] = ServerSite(folders=None)
+            continue
+        folder = base_dir / config.cwd if config.cwd else base_dir
+        declared = config.confinement.kind if config.confinement is not None else None
+        identity = identify(config, base_dir, declared)
+        roots = tuple(root for root in identity.roots(folder) if root != folder)
+        places[name] = ServerSite(folders=(folder, *dict.fromkeys(roots)), kind=identity.kind_name)
     return places
 
 
-def _folders_named(args: Sequence[str], folder: Path) -> list[Path]:
-    """The existing folders a command line names (`/data`, `--root=/data`), as its program
-    would read them from `folder`."""
-    named = []
-    for arg in args:
-        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
-        if not value or value.startswith("-") or "\0" in value:
-            continue
-        path = folder / os.path.expanduser(value)
-        with contextlib.suppress(OSError, ValueError):
-            if path.is_dir() and path not in named:
-                named.append(path)
-    return named
-
-
-def _as_bases(place: ServerPlace) -> tuple[Path, ...] | None:
-    return place if place is None or isinstance(place, tuple) else (place,)
+def _as_site(place: ServerPlace) -> ServerSite:
+    if isinstance(place, ServerSite):
+        return place
+    return ServerSite(folders=place if place is None or isinstance(place, tuple) else (place,))
 
 
 def _is_relative(raw: str) -> bool:

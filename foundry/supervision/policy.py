@@ -2,8 +2,9 @@
 
 A path condition (`within`) judges every path the call names, not only the parameter it names:
 it holds when that parameter is given and every path of the call (see `paths.py`), resolved where
-the tool's server runs, lies inside its folder. A path that cannot be resolved, or a server whose
-working folder is unknown, never satisfies it.
+the tool's server runs, lies inside its folder. A path that cannot be resolved, a server whose
+working folder is unknown, or a relative path sent to a server of no kind Foundry knows, never
+satisfies it. A rule written for a kind of server (`kind`) covers only that kind's tools.
 """
 
 from __future__ import annotations
@@ -349,8 +350,9 @@ class PolicyEngine:
     Every call to decide() counts towards the rate limits and the loop detection, whatever was
     decided, so an agent that keeps calling while limited stays limited until it slows down.
     The config is read once, here; a changed policy needs a new engine. `server_folders` maps
-    each MCP server to the folder it runs in (None: unknown); without it every server is taken
-    to run in the project folder.
+    each MCP server to the folders it takes relative paths from and its kind (`ServerSite`);
+    without it every server is taken to run in the project folder and to be of the kind each
+    rule was written for. A rule with a `kind` covers only tools of servers of that kind.
     """
 
     def __init__(
@@ -440,14 +442,19 @@ class PolicyEngine:
         return PolicyDecision(action="deny", reason=f"{reason}; {kept_out}" if kept_out else reason)
 
     def _rules_covering(self, agent_id: str, tool: str) -> tuple[_Rule, ...]:
-        """The rules whose globs match, in order, from the index (which looks only at rules that
-        can match); remembered per (agent, tool) pair."""
+        """The rules whose globs match and whose kind (if they have one) is the tool's server's,
+        in order, from the index (which looks only at rules that can match); remembered per
+        (agent, tool) pair."""
         key = (agent_id, tool)
         rules = self._covering.get(key)
         if rules is None:
             if len(self._covering) >= COVERING_CACHE_SIZE:
                 self._covering.clear()
-            rules = self._index.covering(agent_id, tool)
+            rules = tuple(
+                rule
+                for rule in self._index.covering(agent_id, tool)
+                if rule.source.kind is None or self._folders.is_kind(tool, rule.source.kind)
+            )
             self._covering[key] = rules
         return rules
 

@@ -22,6 +22,7 @@ from foundry.session.events import EventBody
 from foundry.session.gate import GateDecision
 from foundry.store import Store
 from foundry.supervision.hierarchy import SupervisedGate
+from foundry.supervision.paths import ServerSite
 from foundry.ui.inbox.actions import decide
 
 HOOK = ".git/hooks/pre-commit"
@@ -148,7 +149,9 @@ async def test_an_edit_is_judged_where_the_tool_server_runs(
     call = write_call(str(workspace / HOOK))
     edit = {**call.arguments, "path": "notes.md"}
     review = asyncio.create_task(
-        gate(store, workspace, server_folders={"fs": server_folder}).review(call, True)
+        gate(
+            store, workspace, server_folders={"fs": ServerSite((server_folder,), "filesystem")}
+        ).review(call, True)
     )
     await approve_edited(store, edit)
     decision = await asyncio.wait_for(review, 30)

@@ -19,6 +19,7 @@ from foundry.store.tables import utc_now
 from foundry.supervision import hierarchy, inbox
 from foundry.supervision import on_loop as on_loop_module
 from foundry.supervision.hierarchy import SupervisedGate
+from foundry.supervision.paths import ServerSite
 from tests.supervision.test_hierarchy import (
     Recorder,
     add_history,
@@ -190,7 +191,11 @@ async def test_a_grant_does_not_reach_a_server_whose_folder_is_unknown(
     store: Store, project: Path
 ) -> None:
     grant(store, "*")
-    checks = gate(store, project, server_folders={"remote": None, "filesystem": project})
+    checks = gate(
+        store,
+        project,
+        server_folders={"remote": None, "filesystem": ServerSite((project,), "filesystem")},
+    )
     await decided_by_a_person(store, checks, "remote.read_file", path="a.txt")
     pathless = await checks.review(call("remote.list_allowed_directories"), True)
     assert pathless.allowed and pathless.by.startswith("grant:")
@@ -198,7 +203,9 @@ async def test_a_grant_does_not_reach_a_server_whose_folder_is_unknown(
 
 async def test_a_grant_judges_paths_where_the_server_runs(store: Store, project: Path) -> None:
     grant(store)
-    checks = gate(store, project, server_folders={"filesystem": Path("/")})
+    checks = gate(
+        store, project, server_folders={"filesystem": ServerSite((Path("/"),), "filesystem")}
+    )
     await decided_by_a_person(store, checks, "filesystem.read_file", path="etc/hostname")
 
 

@@ -13,6 +13,7 @@ from foundry.agent.default_policy import default_policy
 from foundry.agent.models import McpServerConfig, PolicyConfig
 from foundry.supervision.paths import (
     ServerFolders,
+    ServerSite,
     UnresolvablePath,
     find_paths,
     is_path_name,
@@ -38,6 +39,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def rules(*entries: dict[str, Any]) -> PolicyConfig:
     return PolicyConfig.model_validate({"rules": list(entries), "loopDetection": False})
+
+
+def files_at(*folders: Path) -> ServerSite:
+    """A filesystem server taking relative paths from these folders."""
+    return ServerSite(folders=folders, kind="filesystem")
 
 
 READS_INSIDE = rules(
@@ -168,7 +174,9 @@ def test_a_relative_path_of_a_server_with_no_known_folder_cannot_be_judged() -> 
 
 
 def test_a_path_resolves_where_its_server_runs(project: Path) -> None:
-    folders = ServerFolders(project, {"fs": Path("/"), "data": project / "data"})
+    folders = ServerFolders(
+        project, {"fs": files_at(Path("/")), "data": files_at(project / "data")}
+    )
     assert folders.paths_of("fs.read_file", {"path": "etc/hostname"}).paths[0].resolved == (
         "/etc/hostname"
     )
@@ -186,23 +194,23 @@ def test_server_folders_follow_the_agents_mcp_servers(project: Path) -> None:
         "remote": adapter.validate_python({"type": "sse", "url": "http://127.0.0.1:9/sse"}),
     }
     assert server_folders(servers, project) == {
-        "root": (Path("/"),),
-        "data": (project / "data",),
-        "plain": (project,),
-        "remote": None,
+        "root": ServerSite((Path("/"),)),
+        "data": ServerSite((project / "data",)),
+        "plain": ServerSite((project,)),
+        "remote": ServerSite(None),
     }
 
 
 def test_a_relative_path_is_judged_from_every_folder_its_server_may_take_it_from(
     project: Path,
 ) -> None:
-    """The reference filesystem server joins a relative path to the first folder its command
-    line names, not to the folder it runs in: both readings are judged."""
+    """The reference filesystem server joins a relative path to the folders its command line
+    names, not to the folder it runs in: both readings are judged."""
     (project / "data").mkdir(exist_ok=True)
     adapter: TypeAdapter[McpServerConfig] = TypeAdapter(McpServerConfig)
-    server = adapter.validate_python({"command": "x", "args": ["--root=..", "-y", "notes.md"]})
+    server = adapter.validate_python({"command": "mcp-server-filesystem", "args": [".."]})
     places = server_folders({"fs": server}, project / "data")
-    assert places == {"fs": (project / "data", project / "data" / "..")}
+    assert places == {"fs": files_at(project / "data", project / "data" / "..")}
     folders = ServerFolders(project, places)
     found = folders.paths_of("fs.read", {"path": "a.txt"})
     assert [p.resolved for p in found.paths] == [
@@ -226,9 +234,9 @@ def test_an_allow_rule_on_path_text_holds_for_every_folder_a_relative_path_is_ta
         },
         {"name": "the-rest", "tool": "*", "action": "deny"},
     )
-    one_place = PolicyEngine(starts_in_src, project, server_folders={"fs": project})
+    one_place = PolicyEngine(starts_in_src, project, server_folders={"fs": files_at(project)})
     assert one_place.decide("a", "fs.read", {"path": "src/a.py"}).action == "allow"
-    two_places = {"fs": (project, project / "escape")}  # a server given a folder outside
+    two_places = {"fs": files_at(project, project / "escape")}  # given a folder outside
     engine = PolicyEngine(starts_in_src, project, server_folders=two_places)
     assert engine.decide("a", "fs.read", {"path": "src/a.py"}).action == "deny"
     assert engine.decide("a", "fs.read", {"path": str(project / "src/a.py")}).action == "allow"
@@ -299,14 +307,14 @@ def test_a_path_that_cannot_be_judged_never_satisfies_an_allow_rule(project: Pat
 
 def test_a_relative_path_is_judged_where_the_server_runs(project: Path) -> None:
     """A server configured with `"cwd": "/"` reads etc/hostname as /etc/hostname."""
-    folders = {"fs": Path("/"), "data": project / "data"}
+    folders = {"fs": files_at(Path("/")), "data": files_at(project / "data")}
     engine = PolicyEngine(READS_INSIDE, project, server_folders=folders)
     assert engine.decide("agent", "fs.read_file", {"path": "etc/hostname"}).action == "deny"
     assert engine.decide("agent", "data.read_file", {"path": "notes.txt"}).action == "allow"
 
 
 def test_a_server_whose_folder_is_unknown_never_satisfies_a_path_rule(project: Path) -> None:
-    folders = {"remote": None, "fs": project}
+    folders = {"remote": None, "fs": files_at(project)}
     engine = PolicyEngine(READS_INSIDE, project, server_folders=folders)
     assert engine.decide("agent", "remote.read_file", {"path": "a.txt"}).action == "deny"
     assert engine.decide("agent", "unlisted.read_file", {"path": "a.txt"}).action == "deny"

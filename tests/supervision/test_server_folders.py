@@ -56,7 +56,14 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
 
 
 def files_server(script: Path, cwd: str) -> dict[str, object]:
-    return {"command": "python", "args": [str(script)], "cwd": cwd}
+    """The files server, declared a filesystem server: it takes relative paths from its `cwd`
+    (of a server of no kind Foundry knows, a relative path cannot be placed)."""
+    return {
+        "command": "python",
+        "args": [str(script)],
+        "cwd": cwd,
+        "confinement": {"kind": "filesystem"},
+    }
 
 
 def test_a_server_running_in_the_root_folder_cannot_read_outside_the_project(
