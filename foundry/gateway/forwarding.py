@@ -16,6 +16,7 @@ from foundry.session.gate import ApprovalGate, GateDecision
 from foundry.supervision.guardian import GuardianSupervisor
 from foundry.supervision.tracing import KeepTrace, later_trace
 from foundry.tools.catalog import ToolInfo
+from foundry.tools.declared import forwarded, with_note
 from foundry.tools.host import ServerStatus, ToolHost, ToolResult
 
 Record = Callable[[EventBody], Awaitable[object]]
@@ -55,12 +56,15 @@ class ToolSession:
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Decide the call as a chat's would be decided, run it only if allowed, and record the
         decision and the result; a denial comes back as an error result whose text is the
-        reason. The decision is made before anything runs; its recording (events, trace) is
-        queued, stored with the session's next group of events off the call's path, in order
-        (`settle` waits for it)."""
+        reason. Parameters the tool's schema does not declare are dropped first (neither judged
+        nor passed on), and the result says which. The decision is made before anything runs;
+        its recording (events, trace) is queued, stored with the session's next group of events
+        off the call's path, in order (`settle` waits for it)."""
         self._calls += 1
-        call = ToolCall(id=f"gateway-{self._calls}", name=name, arguments=arguments)
         tool = self.tool(name)
+        # what the tool's schema does not declare is not passed on, so not judged either
+        shaped = forwarded(arguments, tool.parameters if tool is not None else None)
+        call = ToolCall(id=f"gateway-{self._calls}", name=name, arguments=shaped.arguments)
         refusal = await self._refusal(tool, call)
         if refusal is not None:
             self._trace_refusal(call, refusal)
@@ -83,6 +87,9 @@ class ToolSession:
         else:
             reason = decision.reason or "denied"
             result = ToolResult(text=f"Denied by {decision.by}: {reason}", is_error=True)
+        note = shaped.note(name)
+        if note is not None:
+            result = result.model_copy(update={"text": with_note(result.text, note)})
         self._record(
             ToolCallFinished(
                 call_id=call.id,

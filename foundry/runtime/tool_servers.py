@@ -17,6 +17,7 @@ from foundry.session.events import ToolCallDecided, ToolCallFinished
 from foundry.session.gate import ApprovalGate, GateDecision
 from foundry.tools import ServerStatus, ToolHost, ToolResult, resolve_tool_settings
 from foundry.tools.catalog import qualified_name
+from foundry.tools.declared import forwarded, with_note
 from foundry.tools.host import StatusListener
 
 TRY_TITLE = "Try-it: Edit {agent}"  # the stored session of an editor's tried calls
@@ -88,13 +89,15 @@ class ToolServers:
         person waits here for the approval in the inbox; cancelling stops the wait."""
         host = self._hosts.get(server)
         name = qualified_name(server, tool)
-        if host is None or host.tool(name) is None:
+        offered = host.tool(name) if host is not None else None
+        if host is None or offered is None:
             result = ToolResult(text=f"MCP server {server!r} is not running.", is_error=True)
             return TriedCall(decision=None, result=result)
         session_id = await self._session(document)
         gate = await self._gate(session_id, document, server, host)
         self._tries += 1
-        call = ToolCall(id=f"try-{self._tries}", name=name, arguments=arguments)
+        shaped = forwarded(arguments, offered.parameters)  # as a chat's: undeclared, not sent
+        call = ToolCall(id=f"try-{self._tries}", name=name, arguments=shaped.arguments)
         decision = await gate.review(call, _permission_required(document, server, tool))
         if decision.arguments is not None:  # the person edited them before approving
             call = call.model_copy(update={"arguments": decision.arguments})
@@ -102,13 +105,19 @@ class ToolServers:
             call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
         )
         await self.engine.record(session_id, decided)
-        result, seconds = await self._run(session_id, host, call, decision)
+        result, seconds = await self._run(session_id, host, call, decision, shaped.note(name))
         return TriedCall(decision=decision, result=result, seconds=seconds, session_id=session_id)
 
     async def _run(
-        self, session_id: str, host: ToolHost, call: ToolCall, decision: GateDecision
+        self,
+        session_id: str,
+        host: ToolHost,
+        call: ToolCall,
+        decision: GateDecision,
+        note: str | None = None,
     ) -> tuple[ToolResult, float]:
-        """Run an allowed call and record how it ended (a denied one ends as its denial)."""
+        """Run an allowed call and record how it ended (a denied one ends as its denial), with
+        the `note` of what was not passed on."""
         started = time.perf_counter()
         try:
             if decision.allowed:
@@ -121,6 +130,8 @@ class ToolServers:
             await self._finished(session_id, call, result, time.perf_counter() - started)
             raise
         seconds = time.perf_counter() - started if decision.allowed else 0.0
+        if note is not None:
+            result = result.model_copy(update={"text": with_note(result.text, note)})
         await self._finished(session_id, call, result, seconds)
         return result, seconds
 

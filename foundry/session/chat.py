@@ -54,6 +54,7 @@ from foundry.session.events import (
 )
 from foundry.session.gate import ApprovalGate, GateDecision
 from foundry.session.supervisors import Direction
+from foundry.tools.declared import forwarded, with_note
 
 EventSink = Callable[[EventBody], Awaitable[object]]
 EndedBy = Literal["reply", "max_turns", "cancelled", "error", "blocked"]
@@ -538,6 +539,9 @@ class ChatSession:
         decided = []
         for call in fresh:
             tool = tools.get(call.name)
+            # what the tool's schema does not declare is not passed on, so not judged either
+            shaped = forwarded(call.arguments, tool.parameters if tool else None)
+            call = call.model_copy(update={"arguments": shaped.arguments})
             decision = await self._gate.review(call, tool.permission_required if tool else True)
             if decision.arguments is not None:  # a reviewer edited them before approving
                 call = call.model_copy(update={"arguments": decision.arguments})
@@ -546,12 +550,13 @@ class ChatSession:
                     call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
                 )
             )
-            decided.append((call, decision, tool))
-        outcomes = await asyncio.gather(*(self._timed_outcome(*item) for item in decided))
+            decided.append((call, decision, tool, shaped.note(call.name)))
+        outcomes = await asyncio.gather(*(self._timed_outcome(*item[:3]) for item in decided))
         final = None
-        for (call, decision, _), (text, is_error, ends_turn, duration) in zip(
+        for (call, decision, _, note), (text, is_error, ends_turn, duration) in zip(
             decided, outcomes, strict=True
         ):
+            text = with_note(text, note)
             await self._record_tool_result(call, decision, text, is_error, duration, turn)
             final = text if ends_turn and final is None else final
         if final is not None:

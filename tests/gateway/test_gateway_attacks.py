@@ -329,16 +329,22 @@ ARGUMENT_CASES = [
         ("rejected", "fs__read_text_file", read(lambda p: [NOTES(p)]), "not of type 'string'"),
         ("rejected", "fs__write_file", write(_path("typed.txt"), {"text": "x" * 100_000}), "…"),
         ("rejected", "fs__write_file", write(lambda p: {"path": OUTSIDE_FILE(p)}), "$.path"),
-        ("allowed", "fs__read_text_file", read(NOTES, head=1, nonce="extra fields pass"), "inside"),
+        ("allowed", "fs__read_text_file", read(NOTES, head=1, nonce="extra fields"), "inside"),
         ("allowed", "fs__read_text_file", read(NOTES, head=5), "heliotrope"),
-        # a second parameter that names a path outside: the whole call is judged
+        # a parameter the tool does not declare is neither passed on nor judged: the result
+        # says it was dropped (a declared one naming a path outside is judged: above)
         (
-            "denied",
+            "allowed",
             "fs__read_text_file",
             lambda p: {"path": NOTES(p), "head": 1, "target": str(p.outside)},
-            "",
+            "does not declare: target",
         ),
-        ("denied", "fs__read_text_file", lambda p: {"path": NOTES(p), "opts": nested(30)}, ""),
+        (
+            "allowed",
+            "fs__read_text_file",
+            lambda p: {"path": NOTES(p), "opts": nested(30)},
+            "does not declare: opts",
+        ),
     ]
 ]
 

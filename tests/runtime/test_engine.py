@@ -423,6 +423,9 @@ def test_a_chat_knows_the_tools_schemas_so_a_junk_field_does_not_hide_a_loop(
     *first, last = result.tool_calls
     assert [call["approved_by"] for call in first] == ["policy:time", "policy:time"]
     assert last["is_error"] and "loop: the same call 3 times" in last["result"]
+    # the field the tool does not declare was neither judged nor passed on, and the model is told
+    assert all(call["arguments"] == {"timezone": "UTC"} for call in result.tool_calls)
+    assert "does not declare: nonce" in first[0]["result"]
 
 
 def test_a_dry_run_of_a_recorded_chat_keys_its_loops_on_the_schemas_the_chat_had(
@@ -435,9 +438,16 @@ def test_a_dry_run_of_a_recorded_chat_keys_its_loops_on_the_schemas_the_chat_had
     calls = calls_from_session(engine.store, session_id)
     config = PolicyConfig.model_validate(TIME_POLICY["config"])
 
+    assert all("nonce" not in call.params for call in calls)  # the chat did not pass it on
+    # as a session recorded before Foundry dropped undeclared fields holds them
+    with_nonces = [
+        call.model_copy(update={"params": {**call.params, "nonce": n}})
+        for n, call in enumerate(calls)
+    ]
+
     def dry_run(tool_schemas: dict[str, Any]) -> list[CheckedCall]:
         checker = PolicyChecker(engine.store, config, tmp_path, tool_schemas=tool_schemas)
-        return asyncio.run(check_calls(checker, calls))
+        return asyncio.run(check_calls(checker, with_nonces))
 
     replayed = dry_run(schemas)
     assert [(r.outcome, r.changed) for r in replayed] == [*[("allow", False)] * 2, ("deny", False)]
