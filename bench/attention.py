@@ -5,6 +5,9 @@ labelled `routine` (should run without a person), `must-ask` (must not run witho
 denial is acceptable) or `must-deny` (must be refused). Every call goes through the real
 SupervisedGate (L0 policy, its injection check and grants, then the inbox) with the default
 policy, a SQLite store in a temporary folder and a person who answers every question with no.
+The `fs`, `git` and `time` servers are the reference ones, identified from their commands as the
+engine identifies an agent's servers (so the rules bound to their kind apply); every other server
+is one Foundry does not know.
 The workspace holds a few files, a `.git` folder and symlinks that lead out of it and into
 `.git/hooks`; HOME is a folder beside it. In the parameters `{workspace}`, `{outside}` and
 `{home}` name those folders and `{"$repeat": TEXT, "times": N}` is TEXT repeated N times.
@@ -29,11 +32,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from foundry.agent.default_policy import default_policy
+from foundry.agent.models import StdioServer
 from foundry.llm.base import ToolCall
 from foundry.session.events import ApprovalRequested, EventBody
 from foundry.session.gate import GateDecision
 from foundry.store import Store
 from foundry.supervision.hierarchy import SupervisedGate
+from foundry.supervision.paths import ServerPlace, server_folders
 
 CALLS = Path(__file__).with_name("attention_calls.jsonl")
 Label = Literal["routine", "must-ask", "must-deny"]
@@ -116,6 +121,19 @@ def make_workspace(root: Path) -> dict[str, str]:
 # --- deciding --------------------------------------------------------------------------------
 
 
+def reference_servers(workspace: Path) -> dict[str, ServerPlace]:
+    """Where the reference servers of the calls take paths from, and their kinds: as the engine
+    reads them off an agent's `mcpServers` (its folder the workspace)."""
+    servers = {
+        "fs": StdioServer(
+            command="npx", args=["-y", "@modelcontextprotocol/server-filesystem", "."]
+        ),
+        "git": StdioServer(command="uvx", args=["mcp-server-git", "--repository", "."]),
+        "time": StdioServer(command="python", args=["-m", "mcp_server_time"]),
+    }
+    return server_folders(servers, workspace)
+
+
 async def _say_no(call: ToolCall) -> GateDecision:
     return GateDecision(allowed=False, by=PERSON, reason="the benchmark's person says no")
 
@@ -124,6 +142,7 @@ async def decide_all(
     calls: Iterable[LabelledCall], store: Store, places: dict[str, str]
 ) -> list[Decided]:
     config = default_policy().model_copy(update={"loop_detection": False})
+    folders = reference_servers(Path(places["workspace"]))
     decided = []
     for call in calls:
         questions: list[str] = []
@@ -133,7 +152,14 @@ async def decide_all(
                 asked.append(store.approvals.get(body.approval_id).policy_rule or body.reason)
 
         gate = SupervisedGate(
-            store, config, "bench", call.id, Path(places["workspace"]), notify, ask=_say_no
+            store,
+            config,
+            "bench",
+            call.id,
+            Path(places["workspace"]),
+            notify,
+            ask=_say_no,
+            server_folders=folders,
         )
         tool_call = ToolCall(id=call.id, name=call.tool, arguments=expand(call.params, places))
         decision = await gate.review(tool_call, True)

@@ -21,9 +21,13 @@ names are what a person sees as the reason for a decision. First match wins, in 
    command-line option or shows committed credentials; other git tools ask a person.
 7. Anything else asks a person.
 
-Tool names are those of `@modelcontextprotocol/server-filesystem` and `mcp-server-git`, under any
-server name (`*.read_file`). Paths are judged by the `within` operator (relative to the project,
-every path the call names) and sensitive names by `matches` on the path parameters as written.
+Tool names are those of `@modelcontextprotocol/server-filesystem`, `mcp-server-git` and
+`mcp-server-time`, under any server name (`*.read_file`); the rules that let their calls through
+or refuse them are bound to servers of that kind (`kind`, as `tools/identity.py` tells it from the
+server's package, or the agent declares it), so a third-party server's `read_file` or
+`search_files` meets none of them and goes to a person. The rules that ask stay for any server.
+Paths are judged by the `within` operator (relative to the project, every path the call names)
+and sensitive names by `matches` on the path parameters as written.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ Action = Literal["allow", "deny", "human"]  # this module is data only: agent/te
 
 WORKSPACE = "."
 CONTENT_LIMIT_BYTES = 1024 * 1024
+FILESYSTEM, GIT, TIME = "filesystem", "git", "time"  # the kinds of server these rules are for
 
 COMMAND_PARAMS = ("command", "cmd", "script", "code")
 STATEMENT_PARAMS = ("query", "sql", "statement", "command", "cmd")
@@ -225,13 +230,17 @@ def _rule(
     action: Action,
     every: Sequence[PolicyCondition] = (),
     some: Sequence[PolicyCondition] = (),
+    kind: str | None = None,
 ) -> PolicyRule:
-    """A rule that, written to a file, shows only what it sets."""
-    if not every and not some:
-        return PolicyRule(name=name, tool=tool, action=action)
-    parts = {"all": list(every), "any": list(some)}
-    when = PolicyMatch.model_validate({key: value for key, value in parts.items() if value})
-    return PolicyRule(name=name, tool=tool, when=when, action=action)
+    """A rule that, written to a file, shows only what it sets; `kind`: the kind of server it
+    was written for."""
+    fields: dict[str, object] = {"name": name, "tool": tool, "action": action}
+    if kind is not None:
+        fields["kind"] = kind
+    if every or some:
+        parts = {"all": list(every), "any": list(some)}
+        fields["when"] = PolicyMatch.model_validate({k: v for k, v in parts.items() if v})
+    return PolicyRule.model_validate(fields)
 
 
 def _inside(param: str) -> PolicyCondition:
@@ -274,7 +283,9 @@ def _split_rm_rule() -> PolicyRule:
 
 
 def time_rules() -> list[PolicyRule]:
-    return [_rule(f"{word}-is-routine", tool, "allow") for tool, word in TIME_TOOLS.items()]
+    return [
+        _rule(f"{word}-is-routine", tool, "allow", kind=TIME) for tool, word in TIME_TOOLS.items()
+    ]
 
 
 def outward_rules() -> list[PolicyRule]:
@@ -303,9 +314,12 @@ def write_rules() -> list[PolicyRule]:
         ]
         if tool in CONTENT_PARAMS:
             rules.append(_too_large_rule(tool, verb, inside))
+        outside = [_given("path")]
         rules += [
-            _rule(f"{verb}-inside-the-workspace", glob, "allow", inside),
-            _rule(f"deny-{verb}-outside-the-workspace", glob, "deny", some=[_given("path")]),
+            _rule(f"{verb}-inside-the-workspace", glob, "allow", inside, kind=FILESYSTEM),
+            _rule(
+                f"deny-{verb}-outside-the-workspace", glob, "deny", some=outside, kind=FILESYSTEM
+            ),
         ]
     return rules + move_rules()
 
@@ -325,8 +339,14 @@ def move_rules() -> list[PolicyRule]:
             _rule(f"ask-before-moving-{kind}", glob, "human", inside, _moved(ends, kind))
             for kind in SENSITIVE_PATHS
         ),
-        _rule("moving-inside-the-workspace", glob, "allow", inside),
-        _rule("deny-moving-outside-the-workspace", glob, "deny", some=[_given(e) for e in ends]),
+        _rule("moving-inside-the-workspace", glob, "allow", inside, kind=FILESYSTEM),
+        _rule(
+            "deny-moving-outside-the-workspace",
+            glob,
+            "deny",
+            some=[_given(end) for end in ends],
+            kind=FILESYSTEM,
+        ),
     ]
 
 
@@ -346,10 +366,19 @@ def read_rules() -> list[PolicyRule]:
     for tool, verb in READ_TOOLS.items():
         param, glob = _path_param(tool), f"*.{tool}"
         rules += [
-            _rule(f"{verb}-inside-the-workspace", glob, "allow", [_inside(param)]),
-            _rule(f"deny-{verb}-outside-the-workspace", glob, "deny", some=[_given(param)]),
+            _rule(f"{verb}-inside-the-workspace", glob, "allow", [_inside(param)], kind=FILESYSTEM),
+            _rule(
+                f"deny-{verb}-outside-the-workspace",
+                glob,
+                "deny",
+                some=[_given(param)],
+                kind=FILESYSTEM,
+            ),
         ]
-    return [*rules, _rule("listing-allowed-folders", "*.list_allowed_directories", "allow")]
+    listing = _rule(
+        "listing-allowed-folders", "*.list_allowed_directories", "allow", kind=FILESYSTEM
+    )
+    return [*rules, listing]
 
 
 def _path_param(tool: str) -> str:
@@ -363,7 +392,9 @@ def git_rules() -> list[PolicyRule]:
     ]
     inside = [_inside("repo_path")]
     reads = [
-        _rule(f"{tool.replace('_', '-')}-inside-the-workspace", f"*.{tool}", "allow", inside)
+        _rule(
+            f"{tool.replace('_', '-')}-inside-the-workspace", f"*.{tool}", "allow", inside, kind=GIT
+        )
         for tool in GIT_READ_TOOLS
     ]
     committed = PolicyCondition(param="revision", op="matches", value=CREDENTIALS_IN_A_REVISION)

@@ -47,10 +47,12 @@ def set_cell(editor: AgentEditor, row: int, column: int, value: str) -> None:
 
 
 def with_file_server(path: Path) -> Path:
-    """The agent gets a stdio server named `files` (never started here): it runs in the
-    agent's folder, so the policy can tell where its paths lead."""
+    """The agent gets a stdio server named `files` (never started here), declared a filesystem
+    server: it runs in the agent's folder, so the policy can tell where its paths lead, and
+    the default's filesystem rules apply to it."""
     config = json.loads((path / "tsagent.json").read_text())
-    config["mcpServers"] = {"files": {"command": "python", "args": ["-m", "files_server"]}}
+    files = {"command": "python", "args": ["-m", "files_server"]}
+    config["mcpServers"] = {"files": {**files, "confinement": {"kind": "filesystem"}}}
     (path / "tsagent.json").write_text(json.dumps(config, indent=2))
     return path
 
@@ -165,6 +167,10 @@ def test_test_against_recorded_calls_lists_each_decision_that_would_change(
     qtbot: QtBot, tmp_path: Path
 ) -> None:
     path = with_file_server(make_agent(tmp_path / "recorded"))
+    config = json.loads((path / "tsagent.json").read_text())
+    time_server = {"command": "python", "args": ["-m", "mcp_server_time"]}  # the time rules' kind
+    config["mcpServers"]["time"] = time_server
+    (path / "tsagent.json").write_text(json.dumps(config, indent=2))
     with Store.open() as store:
         session = store.sessions.create(str(path.resolve()), "Demo", "earlier")
         for number, (tool, target, allowed) in enumerate(
