@@ -112,12 +112,14 @@ def counting_agent(root: Path) -> tuple[Path, Path]:
     """An agent with the counting server; the file its runs are appended to."""
     root.mkdir(parents=True)
     (root / "counting_server.py").write_text(COUNTING_SERVER)
-    runs = root / "runs.txt"
+    (root / "runs").mkdir()
+    runs = root / "runs" / "runs.txt"
     server = {
         "type": "stdio",
         "command": sys.executable,
         "args": [str(root / "counting_server.py"), str(runs)],
         "serverToolDefaults": {"permissionRequired": False, "include": "always"},
+        "confinement": {"write": ["../runs"]},  # outside its workspace: declared, so trusted
     }
     return write_agent(root / "agent", TWO_CALLS, servers={"count": server}), runs
 
