@@ -54,6 +54,7 @@ LAUNCHER_CACHES = {"npx": "npm_config_cache", "bunx": "BUN_INSTALL_CACHE_DIR",
 BIN_FOLDERS = ("bin", "sbin")
 PREFIX_FOLDERS = ("bin", "sbin", "lib", "lib64", "libexec")
 CONFINED_MARK = "FOUNDRY_CONFINED"
+SEARCH_PATH_VARIABLES = ("PYTHONPATH", "NODE_PATH")
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,7 @@ def confinement_for(config: StdioServer, base_dir: Path, workspace: Path | None)
         read += [str(Path.home() / ".gitconfig"), str(Path.home() / ".config" / "git")]
     if workspace is not None and _may_serve(workspace, execute):
         write.append(str(workspace))
+    read += _search_paths(config, _folder(config, base_dir))
     if declared is not None:
         read += [str(base_dir / os.path.expanduser(path)) for path in declared.read]
         write += [str(base_dir / os.path.expanduser(path)) for path in declared.write]
@@ -157,6 +159,27 @@ def confinement_for(config: StdioServer, base_dir: Path, workspace: Path | None)
     )
 
 
+def _folder(config: StdioServer, base_dir: Path) -> Path:
+    return base_dir / config.cwd if config.cwd else base_dir
+
+
+def _search_paths(config: StdioServer, folder: Path) -> list[str]:
+    """The folders the server's own `env` puts on its interpreter's search path (PYTHONPATH,
+    NODE_PATH): the agent's declaration (and part of its trust), read only; never one as wide
+    as the whole system or the home folder."""
+    folders = []
+    for name in SEARCH_PATH_VARIABLES:
+        for entry in config.env.get(name, "").split(os.pathsep):
+            path = Path(os.path.realpath(folder / os.path.expanduser(entry))) if entry else None
+            if path is not None and not entry.startswith("env://") and not _too_wide(path):
+                folders.append(str(path))
+    return folders
+
+
+def _too_wide(path: Path) -> bool:
+    return path == Path(path.anchor) or Path(os.path.realpath(Path.home())).is_relative_to(path)
+
+
 def _network(identity: ServerIdentity, declared: bool | None) -> tuple[bool, str]:
     if declared is not None:
         return declared, "declared in the agent"
@@ -177,7 +200,7 @@ def _may_serve(workspace: Path, execute: list[str]) -> bool:
         return False
     home = FoundryHome.from_environment()
     protected = [Path(os.path.realpath(p)) for p in (home.data_dir, home.config_dir)]
-    if real == Path(real.anchor) or real == Path(os.path.realpath(Path.home())):
+    if _too_wide(real):
         return False
     return not any(folder.is_relative_to(real) for folder in protected)
 

@@ -177,3 +177,17 @@ def test_only_a_git_server_reads_the_user_s_git_settings(tmp_path: Path, home: P
     other = StdioServer(command="uvx", args=["mcp-server-fetch"])
     assert gitconfig in confinement_for(git, tmp_path, tmp_path).read
     assert gitconfig not in confinement_for(other, tmp_path, tmp_path).read
+
+
+def test_the_search_path_its_env_sets_is_readable_unless_too_wide(
+    tmp_path: Path, home: Path
+) -> None:
+    library = tmp_path / "lib"
+    library.mkdir()
+    server = StdioServer(
+        command="python", args=["-m", "x"], env={"PYTHONPATH": f"{library}:/:{Path.home()}"}
+    )
+    granted = confinement_for(server, tmp_path, tmp_path)
+    assert str(library) in granted.read
+    assert "/" not in granted.read and str(Path.home()) not in granted.read
+    assert str(library) not in granted.write and str(library) not in granted.execute
