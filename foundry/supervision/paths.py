@@ -51,6 +51,7 @@ MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255
 MAX_DEPTH = 12
 MAX_VALUES = 10_000  # strings and containers visited in one call's parameters
+MAX_LINK_SEARCH = 20_000  # entries of the project searched for a hard-linked file's other names
 
 T = TypeVar("T")
 UNKNOWN_KIND = (
@@ -578,7 +579,30 @@ class ServerFolders:
                     from_base = self._resolved(f"{where} (from {base})", raw, base)
                     if from_base.resolved != seen[where, raw].resolved:
                         seen[from_base.where, raw] = from_base
+        for found in list(seen.values()):
+            for other in self._other_names(found):
+                seen[other.where, other.raw] = other
         return CallPaths(paths=tuple(seen.values()), problem=search.problem)
+
+    def _other_names(self, found: FoundPath) -> list[FoundPath]:
+        """The other names of a hard-linked file (`innocent.txt` for `.env`): a call on it reads
+        the file whatever its name, so each name is one more place the path leads. Names that
+        cannot all be found in the project (some lie elsewhere, or the project is too large to
+        search) leave it unjudgeable."""
+        if found.resolved is None:
+            return []
+        names = self._remembered(
+            ("names", found.resolved), lambda: hard_link_names(found.resolved or "", self._root)
+        )
+        if names is None:
+            return []
+        where = f"{found.where} (a hard link)"
+        if isinstance(names, str):
+            return [FoundPath(where=where, raw=found.raw, problem=names)]
+        return [
+            FoundPath(where=f"{where} {index}", raw=found.raw, resolved=name)
+            for index, name in enumerate(names, 1)
+        ]
 
     def place_of(self, tool: str, raw: str) -> str:
         """Where a path a call of `tool` names leads, as one text that tells two calls apart:
@@ -627,6 +651,45 @@ class ServerFolders:
     def _resolution(self, raw: str, folder: Path | None) -> tuple[str | None, str | None]:
         """Where `raw` leads from `folder`, or why it cannot be judged."""
         return self._remembered(("path", raw, folder), lambda: _resolution(raw, folder))
+
+
+def hard_link_names(real: str, root: Path) -> list[str] | str | None:
+    """The other names of the regular file `real` in the folder `root`: None when it has no
+    other (or is not a regular file), the list when all were found, why not when some lie
+    elsewhere or `root` holds more than MAX_LINK_SEARCH entries."""
+    try:
+        info = os.stat(real, follow_symlinks=False)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+        return None
+    names: list[str] = []
+    visited = 0
+    pending = [os.fspath(root)]
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            visited += 1
+            if visited > MAX_LINK_SEARCH:
+                return f"it has {info.st_nlink} names (a hard link), too many files to find them"
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+            elif entry.inode() == info.st_ino and _same_inode(entry, info, real):
+                names.append(os.path.normcase(os.path.realpath(entry.path)))
+    if len(names) + 1 < info.st_nlink:
+        return f"it has {info.st_nlink} names (a hard link), some outside the project"
+    return names
+
+
+def _same_inode(entry: os.DirEntry[str], info: os.stat_result, real: str) -> bool:
+    """Whether `entry` is another name of the file `info` describes (at `real`)."""
+    return (
+        entry.stat(follow_symlinks=False).st_dev == info.st_dev
+        and os.path.normcase(os.path.realpath(entry.path)) != real
+    )
 
 
 def _leads_elsewhere(raw: str, folder: str) -> bool:
