@@ -234,21 +234,15 @@ class Engine:
         assert document.agent is not None
         await self._in_writer(self.trust.require, document)
         name = document.agent.metadata.name
-        record = await self._in_writer(
-            self.store.sessions.create, str(document.path), name, title, {}
-        )
-        started = SessionStarted(
-            agent_path=str(document.path.resolve()), agent_name=name, model="gateway"
-        )
-        await self.record(record.id, started)
+        session_id = await self._open_record(document, title, "gateway")
         owns_host = host is None
         if owns_host:
-            host = await self._start_tools(record.id, document)
+            host = await self._start_tools(session_id, document)
         assert self._journal is not None, "the engine is not started"
         # decided before each call is forwarded; the call and its trace are recorded off its
         # path, gathered with the session's next events (the inbox's events are written at once)
         gate = await self._gate(
-            record.id,
+            session_id,
             document,
             await self._in_writer(trust_key, document.path),
             None,
@@ -256,14 +250,14 @@ class Engine:
             keep_trace=self._journal.keep,
             tools=host,
         )
-        emit = functools.partial(self._journal.record_later, record.id)
+        emit = functools.partial(self._journal.record_later, session_id)
         guardian = next(
             (GuardianSupervisor(entry) for entry in document.agent.supervisors
              if isinstance(entry, GuardianSupervisorEntry) and entry.enabled),
             None,
         )  # fmt: skip
         return ToolSession(
-            record.id,
+            session_id,
             host,
             gate,
             emit,
@@ -276,13 +270,18 @@ class Engine:
     async def open_try_session(self, document: AgentDocument, title: str) -> str:
         """A stored session without a model for the calls a person tries by hand on
         `document`'s agent (the editor's Try-it: runtime/tool_servers.py); returns its id."""
+        return await self._open_record(document, title, "editor")
+
+    async def _open_record(self, document: AgentDocument, title: str, model: str) -> str:
+        """A new stored session of `document`'s agent with no model of its own (`model` says
+        what drives it), started; its id."""
         assert document.agent is not None
         name = document.agent.metadata.name
         record = await self._in_writer(
             self.store.sessions.create, str(document.path), name, title, {}
         )
         started = SessionStarted(
-            agent_path=str(document.path.resolve()), agent_name=name, model="editor"
+            agent_path=str(document.path.resolve()), agent_name=name, model=model
         )
         await self.record(record.id, started)
         return record.id

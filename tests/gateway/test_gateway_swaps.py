@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from foundry.cli import main
 from tests.gateway.test_gateway_stdio import gateway, text_of
+from tests.gateway.test_gateway_third_party import filesystem_agent
 from tests.tools.escapes import NPM_BIN, _swapping
 
 SECRET = "the crown jewels 4471"
@@ -25,34 +25,26 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def rooted_above(root: Path) -> Path:
-    agent = root / "agent"
-    assert main(["create-agent", str(agent), "--name", "Files"]) == 0
+def without_loop_detection(agent: Path) -> None:
     config = json.loads((agent / "tsagent.json").read_text())
-    config["mcpServers"] = {
-        "fs": {
-            "type": "stdio",
-            "command": str(NPM_BIN / "mcp-server-filesystem"),
-            "args": [str(root)],
-            "serverToolDefaults": {"include": "always", "permissionRequired": False},
-        }
-    }
+    for entry in config["supervisors"]:
+        if entry["type"] == "policy":
+            entry["config"]["loopDetection"] = False
     (agent / "tsagent.json").write_text(json.dumps(config))
-    assert main(["trust", "--yes", str(agent)]) == 0
-    return agent
 
 
 async def test_a_symlink_swapped_in_after_the_decision_reaches_nothing_outside(
     tmp_path: Path, foundry_home: Path
 ) -> None:
-    agent = rooted_above(tmp_path)
+    agent = filesystem_agent(tmp_path, root=tmp_path)  # its own checks allow all of tmp_path
+    without_loop_detection(agent)  # each of the SWAPS calls is decided, none refused as a loop
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.md").write_text(SECRET)
     target = outside / "target.md"
     target.write_text("untouched")
     (agent / "race-w.md").write_text("inside")
-    read_escapes = write_escapes = allowed = 0
+    read_escapes = write_escapes = forwarded = 0
     async with gateway(agent, foundry_home) as client:
         with _swapping(agent / "race.md", outside / "secret.md"):
             for _ in range(SWAPS):
@@ -60,7 +52,7 @@ async def test_a_symlink_swapped_in_after_the_decision_reaches_nothing_outside(
                     "fs__read_text_file", {"path": str(agent / "race.md")}
                 )
                 read_escapes += SECRET in text_of(result)
-                allowed += not result.is_error
+                forwarded += not text_of(result).startswith("Denied by policy")
         with _swapping(agent / "race-w.md", target):
             for index in range(SWAPS):
                 result = await client.call_tool(
@@ -69,4 +61,4 @@ async def test_a_symlink_swapped_in_after_the_decision_reaches_nothing_outside(
                 write_escapes += target.read_text() != "untouched"
                 target.write_text("untouched")
     assert (read_escapes, write_escapes) == (0, 0)
-    assert allowed > 0  # the policy let some through: the kernel is what stopped them
+    assert forwarded > 0  # the policy let some through: the kernel is what stopped them

@@ -28,10 +28,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def filesystem_agent(tmp_path: Path) -> Path:
+def filesystem_agent(tmp_path: Path, root: Path | None = None) -> Path:
     """An agent with the default policy whose workspace is its folder, and the filesystem server
-    rooted there. (Rooted above, the kernel would still keep it to the workspace, but the
-    reference server lists its way down from its root to a new file, which it may not.)"""
+    rooted there, or at `root`. (Rooted above, the kernel still keeps it to the workspace, but
+    the reference server lists its way down from its root to a new file, which it may not.)"""
     agent = tmp_path / "agent"
     assert main(["create-agent", str(agent), "--name", "Files"]) == 0
     config = json.loads((agent / "tsagent.json").read_text())
@@ -39,7 +39,7 @@ def filesystem_agent(tmp_path: Path) -> Path:
         "fs": {
             "type": "stdio",
             "command": str(BIN / "mcp-server-filesystem"),
-            "args": [str(agent)],
+            "args": [str(root or agent)],
             "serverToolDefaults": {"include": "always", "permissionRequired": False},
         }
     }
