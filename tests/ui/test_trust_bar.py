@@ -80,3 +80,24 @@ def test_a_script_edited_while_the_bar_shows_it_is_not_trusted_unseen(
     session_id = next(iter(bridge.engine._sessions))
     assert bridge.engine._live(session_id).host.held == ["run"]
     assert not marker.exists()
+
+
+def test_an_untrusted_agent_s_connections_are_named_with_what_they_would_send(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    """An HTTP server's URL and the secrets its headers would take are part of what the bar
+    names; nothing is connected to until Trust and start."""
+    headers = {"Authorization": "env://GITHUB_TOKEN"}
+    servers = {
+        "docs": {"type": "streamable-http", "url": "http://127.0.0.1:9/mcp", "headers": headers}
+    }
+    agent = write_agent(tmp_path / "downloaded", REPLY, servers=servers, trusted=False)
+    window, view = open_window(qtbot, bridge, agent)
+    qtbot.waitUntil(view.trust.isVisible, timeout=5000)
+    shown = view.trust.text.text()
+    assert "docs: connects to http://127.0.0.1:9/mcp" in shown
+    assert "Authorization (env://GITHUB_TOKEN)" in shown
+    window.resize(1100, 700)
+    qtbot.wait(50)
+    save_screenshot(window, tmp_path, "trust-bar-connections.png")
+    view.trust.keep_stopped.click()
