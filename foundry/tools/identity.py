@@ -210,7 +210,7 @@ def _without_version(spec: str) -> str:
 def _script(words: Sequence[str], folder: Path) -> Path | None:
     """The file an interpreter is given to run (`node x.js`, `python x.py`), as it exists."""
     name = PurePath(words[0]).name
-    interpreter = PYTHONS.match(name) or name in ("node", "nodejs", "bun", "deno")
+    interpreter = _is_python(words[0]) or name in ("node", "nodejs", "bun", "deno")
     if not interpreter or len(words) < 2 or words[1].startswith("-"):
         return None
     path = folder / os.path.expanduser(words[1])
@@ -221,7 +221,7 @@ def _package(words: Sequence[str], program: Path | None) -> tuple[str | None, li
     """The package or module the final command runs, and the arguments after it."""
     head = words[0]
     name = PurePath(head).name
-    if PYTHONS.match(name) or (program is not None and PYTHONS.match(program.name)):
+    if _is_python(head) or (program is not None and _is_python(str(program))):
         if len(words) > 2 and words[1] == "-m":
             return words[2], list(words[3:])
         if len(words) > 1:
@@ -232,6 +232,17 @@ def _package(words: Sequence[str], program: Path | None) -> tuple[str | None, li
     if from_path is not None and from_path.startswith("@"):
         return from_path, list(words[1:])
     return (head if "/" not in head or head.startswith("@") else name), list(words[1:])
+
+
+def _is_python(program: str) -> bool:
+    """A Python by its name, or this very interpreter (the packaged app is its own Python:
+    `foundry -m MODULE`, launcher.py)."""
+    if PYTHONS.match(PurePath(program).name):
+        return True
+    try:
+        return os.path.samefile(program, sys.executable)
+    except OSError:
+        return False
 
 
 def _real(found: Path | None, written: str) -> str:

@@ -87,3 +87,17 @@ def test_the_program_is_found_on_the_path_the_server_s_env_sets(tmp_path: Path) 
     program.chmod(0o755)
     server = StdioServer(command="mcp-server-filesystem", env={"PATH": str(bin_folder)})
     assert identify(server, tmp_path).programs == (program,)
+
+
+def test_the_packaged_app_is_known_as_the_python_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the bundle `python` runs as `foundry -m MODULE` (launcher.py): still the time server,
+    whose kind keeps its network off (it was taken for a program named foundry)."""
+    import sys
+
+    bundle = tmp_path / "foundry"
+    bundle.symlink_to(sys.executable)
+    monkeypatch.setattr(sys, "executable", str(bundle))
+    identity = identify(StdioServer(command="python", args=["-m", "mcp_server_time"]), tmp_path)
+    assert identity.package == "mcp_server_time" and identity.kind_name == "time"
