@@ -28,8 +28,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from foundry.agent.atomic import write_files_atomically
-from foundry.agent.document import AgentDocument, resolve_agent_path
-from foundry.agent.models import SseServer, StdioServer, StreamableHttpServer
+from foundry.agent.document import AgentDocument, read_agent, resolve_agent_path
+from foundry.agent.models import (
+    AgentSupervisorEntry,
+    PolicySupervisorEntry,
+    SseServer,
+    StdioServer,
+    StreamableHttpServer,
+)
 from foundry.agent.secrets import (
     SecretError,
     dotenv_value,
@@ -115,6 +121,7 @@ class AgentConnection(BaseModel):
     name: str  # the MCP server's or the provider's
     url: str  # as the agent writes it; an `env://` one with the value the agent's `.env` gives
     sends: tuple[str, ...] = ()  # `Authorization (env://GITHUB_TOKEN)`, `X-Title`: no value
+    supervisor: str | None = None  # whose provider it is: the supervisor agent named so
 
     @property
     def server(self) -> str | None:
@@ -123,6 +130,8 @@ class AgentConnection(BaseModel):
 
     @property
     def label(self) -> str:
+        if self.supervisor is not None:
+            return f"supervisor agent {self.supervisor}'s model provider {self.name}"
         return f"model provider {self.name}" if self.kind == "provider" else self.name
 
     @property
@@ -138,6 +147,8 @@ class AgentConnection(BaseModel):
     @property
     def fingerprint(self) -> str:
         fields = ["connection", self.kind, self.name, self.url, list(self.sends)]
+        if self.supervisor is not None:
+            fields += ["supervisor", self.supervisor]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
 
@@ -167,8 +178,20 @@ class TrustCheck(BaseModel):
         return [
             item.name
             for item in self.untrusted
-            if isinstance(item, AgentConnection) and item.kind == "provider"
+            if isinstance(item, AgentConnection)
+            and item.kind == "provider"
+            and item.supervisor is None
         ]
+
+    @property
+    def untrusted_supervisors(self) -> set[str]:
+        """The supervisor agents (as their entries name them) whose providers must not be
+        opened: one of their connections is not trusted."""
+        return {
+            item.supervisor
+            for item in self.untrusted
+            if isinstance(item, AgentConnection) and item.supervisor is not None
+        }
 
 
 class TrustEntry(BaseModel):
@@ -250,7 +273,38 @@ def agent_connections(document: AgentDocument) -> tuple[AgentConnection, ...]:
     providers = (
         _provider(name, config, document.base_dir) for name, config in agent.providers.items()
     )
-    return servers + tuple(provider for provider in providers if provider is not None)
+    own = servers + tuple(provider for provider in providers if provider is not None)
+    return own + _supervisor_connections(document)
+
+
+def supervisor_agent_paths(document: AgentDocument) -> list[str]:
+    """The agents the agent's supervisors run as (`agentPath`, the policy's
+    `supervisorAgentPath`), as its entries name them (relative to its folder)."""
+    agent = document.agent
+    if agent is None:
+        return []
+    named = []
+    for entry in agent.supervisors:
+        if isinstance(entry, AgentSupervisorEntry):
+            named.append(entry.config.agent_path)
+        elif isinstance(entry, PolicySupervisorEntry) and entry.config.supervisor_agent_path:
+            named.append(entry.config.supervisor_agent_path)
+    return list(dict.fromkeys(named))
+
+
+def _supervisor_connections(document: AgentDocument) -> tuple[AgentConnection, ...]:
+    """The providers of the agent's supervisor agents: they are opened with the agent, and
+    send its conversation and their keys wherever their files say."""
+    connections: list[AgentConnection] = []
+    for named in supervisor_agent_paths(document):
+        supervisor = read_agent(document.base_dir / named)
+        if supervisor.agent is None:
+            continue  # it cannot be opened either
+        for name, config in supervisor.agent.providers.items():
+            found = _provider(name, config, supervisor.base_dir)
+            if found is not None:
+                connections.append(found.model_copy(update={"supervisor": named}))
+    return tuple(connections)
 
 
 def _provider(name: str, config: dict[str, object], base_dir: Path) -> AgentConnection | None:

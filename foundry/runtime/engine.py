@@ -336,10 +336,11 @@ class Engine:
     ) -> _Live:
         agent = document.agent
         assert agent is not None
-        provider = await self._open_provider(document, choice)
+        check = await self._in_writer(self.trust.check, document)
+        provider = self._open_provider(document, choice, check)
         host, supervisors = await asyncio.gather(
             self._start_tools(session_id, document, project_root or document.base_dir),
-            message_supervisors(agent, document.base_dir),
+            message_supervisors(agent, document.base_dir, held=check.untrusted_supervisors),
         )
         tools = host if extra_tools is None else CombinedTools(host, extra_tools)
         identity = await self._in_writer(trust_key, document.path)
@@ -367,7 +368,9 @@ class Engine:
         )
         return _Live(chat=chat, provider=provider, tools=tools, document=document, host=host)
 
-    async def _open_provider(self, document: AgentDocument, choice: ModelChoice) -> ModelProvider:
+    def _open_provider(
+        self, document: AgentDocument, choice: ModelChoice, check: TrustCheck
+    ) -> ModelProvider:
         """The session's provider; held, its `env://` key unread, while the server it sends to
         is not trusted (an agent opened with `hold_untrusted`)."""
         agent = document.agent
@@ -376,7 +379,6 @@ class Engine:
         def opener() -> ModelProvider:
             return open_provider(choice, agent.providers, document.base_dir)
 
-        check = await self._in_writer(self.trust.check, document)
         if choice.provider not in check.untrusted_providers:
             return opener()
         reason = (
@@ -384,6 +386,14 @@ class Engine:
             f"trusted yet (Trust and start, or `foundry trust {check.agent_path}`)"
         )
         return HeldProvider(choice.provider, reason, opener)
+
+    def _l1_supervisor(self, document: AgentDocument, config: PolicyConfig) -> Any:
+        """The policy's L1 supervisor agent, unless a provider of its is not trusted yet: then
+        none, and what it would have judged goes to a person (blocking: it reads files)."""
+        named = config.supervisor_agent_path
+        if named and named in self.trust.check(document).untrusted_supervisors:
+            return None
+        return open_l1_supervisor(document.base_dir, config)
 
     def _inbox(
         self, session_id: str, agent: Agent, identity: str, ask: AskUser | None
@@ -501,7 +511,7 @@ class Engine:
             inbox = self._inbox(session_id, agent, identity, ask)
             gate = PermissionGate(agent.settings.tool_permission, inbox.ask_permission)
             return TracedGate(gate, self.store, agent.metadata.name, session_id, keep_trace)
-        supervisor = await self._in_writer(open_l1_supervisor, document.base_dir, config)
+        supervisor = await self._in_writer(self._l1_supervisor, document, config)
         folders = server_folders(agent.mcp_servers, document.base_dir)
         for tool in extra_tools.tools() if extra_tools is not None else ():
             kind = IN_PROCESS_KINDS.get(tool.server)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -21,6 +22,16 @@ from foundry.supervision.supervised_tools import budget_of, reach_of
 
 if TYPE_CHECKING:
     from foundry.session.chat import ChatSession
+
+
+class SupervisorHeld(Exception):
+    """A supervisor agent whose model provider the person has not trusted yet."""
+
+    def __init__(self, agent_path: str) -> None:
+        super().__init__(
+            f"held: the supervisor agent {agent_path}'s model provider is not trusted yet "
+            "(Trust and start, or `foundry trust`; it starts with the next chat)"
+        )
 
 
 class UnavailableSupervisor:
@@ -45,8 +56,12 @@ class UnavailableSupervisor:
         return None
 
 
-async def message_supervisors(agent: Agent, base_dir: Path) -> list[MessageSupervisor]:
-    """A fresh supervisor per enabled entry, in order; policy entries govern tool calls instead."""
+async def message_supervisors(
+    agent: Agent, base_dir: Path, held: Collection[str] = ()
+) -> list[MessageSupervisor]:
+    """A fresh supervisor per enabled entry, in order; policy entries govern tool calls instead.
+    An agent supervisor whose `agentPath` is `held` (a provider of its not trusted yet) is not
+    started: it stands unavailable, its fallback applied and said on every message."""
     supervisors: list[MessageSupervisor] = []
     for entry in agent.supervisors:
         if not entry.enabled:
@@ -57,6 +72,10 @@ async def message_supervisors(agent: Agent, base_dir: Path) -> list[MessageSuper
             supervisors.append(CollectionSupervisor(entry, base_dir))
         elif isinstance(entry, ArchitectSupervisorEntry):
             supervisors.append(ArchitectSupervisor(entry))
+        elif isinstance(entry, AgentSupervisorEntry) and entry.config.agent_path in held:
+            supervisors.append(
+                UnavailableSupervisor(entry, SupervisorHeld(entry.config.agent_path))
+            )
         elif isinstance(entry, AgentSupervisorEntry):
             supervisors.append(await _agent_supervisor(entry, base_dir))
     return supervisors
