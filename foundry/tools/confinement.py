@@ -25,7 +25,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mcp import StdioServerParameters
@@ -55,6 +55,23 @@ BIN_FOLDERS = ("bin", "sbin")
 PREFIX_FOLDERS = ("bin", "sbin", "lib", "lib64", "libexec")
 CONFINED_MARK = "FOUNDRY_CONFINED"
 SEARCH_PATH_VARIABLES = ("PYTHONPATH", "NODE_PATH")
+
+
+@dataclass(frozen=True)
+class KindNeeds:
+    """What a kind of server needs beyond its installation, to do its job at all."""
+
+    home_read: tuple[str, ...] = ()  # under the home folder
+    home_execute: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+
+
+BROWSER = KindNeeds(write=("/dev/shm",))  # Chromium's shared memory
+KIND_NEEDS = {
+    "git": KindNeeds(home_read=(".gitconfig", ".config/git")),  # who commits; git's settings
+    "playwright": replace(BROWSER, home_execute=(".cache/ms-playwright",)),  # its browsers
+    "puppeteer": replace(BROWSER, home_execute=(".cache/puppeteer",)),
+}
 
 
 @dataclass(frozen=True)
@@ -132,8 +149,10 @@ def confinement_for(config: StdioServer, base_dir: Path, workspace: Path | None)
     execute = [*SYSTEM_EXECUTE, *_installations(identity)]
     write = [*SYSTEM_WRITE]
     read = [*SYSTEM_READ, *(f"/etc/{name}" for name in ETC_READ), *_resolver_targets()]
-    if identity.kind_name == "git":  # who commits, and git's own settings
-        read += [str(Path.home() / ".gitconfig"), str(Path.home() / ".config" / "git")]
+    needs = KIND_NEEDS.get(identity.kind_name or "", KindNeeds())
+    read += [str(Path.home() / path) for path in needs.home_read]
+    execute += [str(Path.home() / path) for path in needs.home_execute]
+    write += list(needs.write)
     if workspace is not None and _may_serve(workspace, execute):
         write.append(str(workspace))
     read += _search_paths(config, _folder(config, base_dir))

@@ -191,3 +191,16 @@ def test_the_search_path_its_env_sets_is_readable_unless_too_wide(
     assert str(library) in granted.read
     assert "/" not in granted.read and str(Path.home()) not in granted.read
     assert str(library) not in granted.write and str(library) not in granted.execute
+
+
+def test_a_browser_server_runs_its_browsers_and_shares_memory(tmp_path: Path, home: Path) -> None:
+    """Playwright's server runs the browsers it downloaded under ~/.cache and Chromium needs
+    /dev/shm: granted to that kind only (not checked here with a real browser)."""
+    browser = StdioServer(command="npx", args=["-y", "@playwright/mcp"])
+    granted = confinement_for(browser, tmp_path, tmp_path)
+    assert str(Path.home() / ".cache" / "ms-playwright") in granted.execute
+    assert "/dev/shm" in granted.write
+    assert (
+        "/dev/shm"
+        not in confinement_for(StdioServer(command="my-server"), tmp_path, tmp_path).write
+    )
