@@ -405,7 +405,8 @@ class _ServerRunner:
 
     async def _connect_and_wait(self, run: _Run, startup: anyio.CancelScope) -> None:
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(self._transport(run, stack))
+            launch = await self._stdio_launch(stack)
+            read, write = await stack.enter_async_context(self._transport(run, stack, launch))
             watched = _WatchedStream(read, run.finish.set)
             on_message = self._message_handler(run)
             session = await stack.enter_async_context(
@@ -458,18 +459,29 @@ class _ServerRunner:
             return "the server exited unexpectedly"
         return "the connection to the server closed"
 
-    def _transport(
-        self, run: _Run, stack: AsyncExitStack
-    ) -> AbstractAsyncContextManager[TransportStreams]:
+    async def _stdio_launch(self, stack: AsyncExitStack) -> StdioServerParameters | None:
+        """How a stdio server is started, confined (its private folder removed with `stack`):
+        worked out on a thread, since finding its program and installation reads files."""
         config = self._config
-        if isinstance(config, StdioServer):
-            errlog = run.errlog = stack.enter_context(_stderr_file())
-            stack.callback(_keep_tail, run, errlog)  # runs once the process has ended
+        if not isinstance(config, StdioServer):
+            return None
+
+        def prepare() -> StdioServerParameters:
             parameters = _stdio_parameters(config, self._base_dir)
             confinement = confinement_for(config, self._base_dir, self._workspace)
-            return stdio_client(
-                stack.enter_context(confined(parameters, confinement)), errlog=errlog
-            )
+            return stack.enter_context(confined(parameters, confinement))
+
+        return await anyio.to_thread.run_sync(prepare)
+
+    def _transport(
+        self, run: _Run, stack: AsyncExitStack, launch: StdioServerParameters | None
+    ) -> AbstractAsyncContextManager[TransportStreams]:
+        config = self._config
+        if launch is not None:
+            errlog = run.errlog = stack.enter_context(_stderr_file())
+            stack.callback(_keep_tail, run, errlog)  # runs once the process has ended
+            return stdio_client(launch, errlog=errlog)
+        assert not isinstance(config, StdioServer)
         headers = _resolve_env(config.headers, "headers", self._base_dir)
         if isinstance(config, StreamableHttpServer):
             return _streamable_http(config.url, headers)

@@ -334,9 +334,11 @@ def test_the_network_choice_is_shown_with_the_confinement_and_saved(
 ) -> None:
     form = editor.tools.connection
     assert form.network.currentData() is None  # the time server's kind decides: no network
-    assert "Network refused: the time server does not need it" in form.confinement.text()
+    qtbot.waitUntil(
+        lambda: "Network refused: the time server does not need it" in form.confinement.text()
+    )
     form.network.setCurrentIndex(form.network.findData(True))
-    assert "Network allowed: declared in the agent" in form.confinement.text()
+    qtbot.waitUntil(lambda: "Network allowed: declared in the agent" in form.confinement.text())
     editor.tools.tabs.setCurrentIndex(1)
     save_screenshot(editor, tmp_path, "editor-tools-confinement.png")
     save(qtbot, editor)

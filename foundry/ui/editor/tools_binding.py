@@ -189,7 +189,18 @@ class ToolsBinding(QObject):
         form.network.setCurrentIndex(form.network.findData(declared))
         base_dir = self.editor.base_dir
         if base_dir is not None:
-            form.confinement.setText(confinement_for(config, base_dir, base_dir).describe())
+            self.editor.spawn(self._describe_confinement(self.current, config, base_dir))
+
+    async def _describe_confinement(
+        self, name: str | None, config: StdioServer, base_dir: Path
+    ) -> None:
+        """The sentence, worked out on a thread (finding the program and its installation reads
+        files), shown if the same server is still the one on the page."""
+        text = await asyncio.to_thread(
+            lambda: confinement_for(config, base_dir, base_dir).describe()
+        )
+        if name == self.current:
+            self.section.connection.confinement.setText(text)
 
     def _set_network(self) -> None:
         name = self.current
