@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from foundry.store import Store
     from foundry.supervision.l1 import L1Supervisor
     from foundry.supervision.paths import ServerPlace
+    from foundry.supervision.policy import ToolDefinition
     from foundry.supervision.policy_check import CallToCheck, CheckedCall, PolicyChecker
 
 
@@ -55,7 +56,7 @@ def _check(args: argparse.Namespace) -> list[CheckedCall]:
     with Store.open() as store:
         calls = _calls(args, store, document)
         supervisor = None if args.no_l1 else _supervisor(document, config)
-        folders = _server_folders(document)
+        folders = _server_folders(document, calls, workspace.resolve())
         schemas = _tool_schemas(args, store, document)
         checker = PolicyChecker(
             store,
@@ -65,6 +66,7 @@ def _check(args: argparse.Namespace) -> list[CheckedCall]:
             supervisor,
             tool_schemas=schemas,
             agent_path=trust_key(document.path) if document else None,
+            tool_definitions=_tool_definitions(args.tools or []),
         )
         return asyncio.run(_check_all(checker, calls))
 
@@ -100,13 +102,34 @@ def _policy_of(document: AgentDocument | None) -> PolicyConfig:
     return config
 
 
-def _server_folders(document: AgentDocument | None) -> dict[str, ServerPlace] | None:
-    """Where the agent's servers run; without an agent, every tool runs in the workspace."""
-    from foundry.supervision.paths import server_folders
+def _server_folders(
+    document: AgentDocument | None, calls: list[CallToCheck], workspace: Path
+) -> dict[str, ServerPlace]:
+    """Where the agent's servers run, and their kinds; without an agent, each server the calls
+    name runs in the workspace and is the kind its name says (`github.get_issue` is a GitHub
+    server's, `filesystem.read_file` the reference file server's), or one Foundry does not
+    know (`weather.get_forecast`), as the live gate would take it."""
+    from foundry.supervision.paths import ServerSite, server_folders
+    from foundry.tools.identity import KIND_NAMES
 
-    if document is None or document.agent is None:
-        return None
-    return server_folders(document.agent.mcp_servers, document.base_dir)
+    if document is not None and document.agent is not None:
+        return server_folders(document.agent.mcp_servers, document.base_dir)
+    servers = {call.tool.split(".", 1)[0] for call in calls if "." in call.tool}
+    return {
+        server: ServerSite((workspace,), server if server in KIND_NAMES else None)
+        for server in servers
+    }
+
+
+def _tool_definitions(listings: list[str]) -> dict[str, ToolDefinition]:
+    """`--tools [SERVER=]FILE`, each a server's tools/list: the tools' definitions by name."""
+    from foundry.supervision.policy_check import tools_listed
+
+    definitions: dict[str, ToolDefinition] = {}
+    for listing in listings:
+        server, _, file = listing.rpartition("=")
+        definitions |= tools_listed(Path(file), server or None)
+    return definitions
 
 
 def _supervisor(document: AgentDocument | None, config: PolicyConfig) -> L1Supervisor | None:
@@ -158,10 +181,20 @@ def add_policy_commands(commands: Any) -> None:
     )
     source = check.add_mutually_exclusive_group(required=True)
     source.add_argument(
-        "--calls", metavar="FILE", help='JSON lines: {"id", "agent", "tool", "params"}'
+        "--calls",
+        metavar="FILE",
+        help='JSON lines: {"id", "agent", "tool", "params"}, and the tool\'s "annotations" '
+        'and "inputSchema" as its server lists them',
     )
     source.add_argument("--session", metavar="ID", help="the tool calls a stored session made")
     source.add_argument("--audit", metavar="FILE", help="the lines of `foundry audit export`")
+    check.add_argument(
+        "--tools",
+        action="append",
+        metavar="[SERVER=]FILE",
+        help="a server's tools/list result: its tools' schemas and annotations, as the live "
+        "gate has them (repeatable; without SERVER= the names are as the calls give them)",
+    )
     check.add_argument("--no-l1", action="store_true", help="do not ask the L1 supervisor")
     check.add_argument("--json", action="store_true", help="one JSON object a line")
     check.set_defaults(handler=policy_check_command)

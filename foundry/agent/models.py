@@ -275,7 +275,23 @@ PolicyOperator = Literal[
     "within",
     "matches",
     "larger_than",
+    "read_only_sql",
+    "several_sql_statements",
+    "read_only_command",
+    "reaches",
+    "carries_data",
+    "holds_secret",
+    "command_names",
 ]
+# the annotations a server may declare of a tool (MCP's wire names), each with the value the
+# specification gives it when the server does not say
+TOOL_HINT_DEFAULTS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+URL_PLACES = ("public", "inside")  # what `reaches` tells of a URL (supervision/addresses.py)
 
 
 class PolicyCondition(AgentModel):
@@ -286,12 +302,19 @@ class PolicyCondition(AgentModel):
     @model_validator(mode="after")
     def _value_suits_the_operator(self) -> PolicyCondition:
         """`matches` takes a regular expression, `larger_than` a number of bytes."""
-        if self.op == "matches":
+        if self.op in ("matches", "command_names"):
             _check_regular_expression(self.value)
         if self.op == "larger_than" and (
             not isinstance(self.value, int | float) or isinstance(self.value, bool)
         ):
             raise ValueError(f"larger_than needs a number of bytes (got {self.value!r})")
+        if self.op == "reaches" and self.value not in URL_PLACES:
+            raise ValueError(f"reaches needs one of {', '.join(URL_PLACES)} (got {self.value!r})")
+        if self.op == "read_only_command" and not isinstance(self.value, str):
+            raise ValueError(f"read_only_command needs the folder as text (got {self.value!r})")
+        sql = self.op in ("read_only_sql", "several_sql_statements")
+        if sql and not (self.value is None or isinstance(self.value, str)):
+            raise ValueError(f"{self.op} needs an SQL dialect or nothing (got {self.value!r})")
         return self
 
 
@@ -318,8 +341,20 @@ class PolicyRule(AgentModel):
     # the kind of server the rule was written for ("filesystem", "git": tools/identity.py); a
     # rule with a kind never matches a tool of a server of another kind, or of none Foundry knows
     kind: str | None = Field(default=None, pattern=NAME_PATTERN)
+    # what the tool's server declares of it (`readOnlyHint: true`, ...): the rule covers only a
+    # tool a trusted server listed with these annotations (MCP's defaults where it says none)
+    hints: dict[str, bool] | None = None
     when: PolicyMatch | None = None
     action: Literal["allow", "deny", "supervisor", "human"]
+
+    @field_validator("hints")
+    @classmethod
+    def _known_hints(cls, hints: dict[str, bool] | None) -> dict[str, bool] | None:
+        unknown = sorted(set(hints or {}) - set(TOOL_HINT_DEFAULTS))
+        if unknown:
+            known = ", ".join(TOOL_HINT_DEFAULTS)
+            raise ValueError(f"hints: {', '.join(unknown)} is not an annotation ({known})")
+        return hints
 
 
 class RateLimit(AgentModel):

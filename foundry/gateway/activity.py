@@ -11,10 +11,17 @@ from sqlmodel import col
 
 from foundry.gateway.forwarding import TITLE_SUFFIX
 from foundry.store import EventRecord, Store
+from foundry.supervision.concerns import heading
 from foundry.supervision.secrets import mask_text
 
 SCANNED_STARTS = 500  # the latest sessions looked at for gateway ones
-CALL_KINDS = ("approval_requested", "approval_resolved", "tool_call_decided", "tool_call_finished")
+CALL_KINDS = (
+    "approval_requested",
+    "approval_resolved",
+    "tool_call_decided",
+    "tool_call_finished",
+    "tool_concern",
+)
 SHOWN_CHARS = 200  # of a call's result
 
 
@@ -29,6 +36,9 @@ class GatewayCall(BaseModel):
     result: str = ""  # empty while the call runs
     is_error: bool = False
     waiting_on: str = ""  # the approval a person has yet to decide (in the inbox)
+    # what supervision found wrong (concerns.py `heading`): about the tool (a changed or
+    # flagged definition: a row of its own), its held call, or its result
+    warning: str = ""
 
     @property
     def waiting(self) -> bool:
@@ -86,6 +96,7 @@ def _calls(events: Sequence[EventRecord]) -> list[GatewayCall]:
     for event in events:
         payload = event.payload
         if event.kind == "approval_requested":
+            kinds = [str(concern.get("kind", "")) for concern in payload.get("concerns", [])]
             waiting[payload["approval_id"]] = GatewayCall(
                 time=event.time,
                 tool=payload["tool"],
@@ -93,7 +104,10 @@ def _calls(events: Sequence[EventRecord]) -> list[GatewayCall]:
                 by="",
                 reason=payload.get("reason", ""),
                 waiting_on=payload["approval_id"],
+                warning="; ".join(heading(kind) for kind in kinds),
             )
+        elif event.kind == "tool_concern":
+            _concern(decided, event)
         elif event.kind == "approval_resolved":
             waiting.pop(payload["approval_id"], None)
         elif event.kind == "tool_call_decided":
@@ -110,3 +124,21 @@ def _calls(events: Sequence[EventRecord]) -> list[GatewayCall]:
             update = {"result": shown, "is_error": payload["is_error"]}
             decided[payload["call_id"]] = decided[payload["call_id"]].model_copy(update=update)
     return sorted([*decided.values(), *waiting.values()], key=lambda call: call.time)
+
+
+def _concern(decided: dict[str, GatewayCall], event: EventRecord) -> None:
+    """A concern about a call's result marks that call; one about a tool is a row of its own."""
+    payload = event.payload
+    warning = heading(payload["concern"])
+    call_id = payload.get("call_id")
+    if call_id in decided:
+        decided[call_id] = decided[call_id].model_copy(update={"warning": warning})
+        return
+    decided[f"concern-{event.seq}"] = GatewayCall(
+        time=event.time,
+        tool=payload["tool"],
+        allowed=False,
+        by="supervision",
+        reason=payload.get("reason", ""),
+        warning=warning,
+    )

@@ -7,17 +7,21 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foundry.gateway.arguments import ArgumentCheck
 from foundry.llm.base import ToolCall
 from foundry.session.events import EventBody, ToolCallDecided, ToolCallFinished
 from foundry.session.gate import ApprovalGate, GateDecision
 from foundry.supervision.guardian import GuardianSupervisor
+from foundry.supervision.tool_definitions import offered_on
 from foundry.supervision.tracing import KeepTrace, later_trace
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.declared import forwarded, with_note
 from foundry.tools.host import ServerStatus, ToolHost, ToolResult
+
+if TYPE_CHECKING:
+    from foundry.runtime.results import SessionResults
 
 Record = Callable[[EventBody], Awaitable[object]]
 TITLE_SUFFIX = " via the gateway"  # a gateway session's title: the client's name, then this
@@ -34,7 +38,10 @@ class ToolSession:
     gate: ApprovalGate
     record: Record
     owns_host: bool = True
-    guardian: GuardianSupervisor | None = None
+    guardian: GuardianSupervisor | None = None  # screens the parameters (results: `results`)
+    # screens the results (masked, flagged) and holds what sends data out once the session has
+    # read untrusted content (its gate has its concerns)
+    results: SessionResults | None = None
     agent_id: str = ""
     keep_trace: KeepTrace | None = (
         None  # traces the refusals made before the gate (it traces its own)
@@ -45,23 +52,27 @@ class ToolSession:
     _recording: set[asyncio.Future[object]] = field(default_factory=set)
 
     def tools(self) -> list[ToolInfo]:
-        """The tools a client is offered: the running servers' tools the agent includes."""
-        return [tool for tool in self.host.tools() if _offered(tool)]
+        """The tools a client is offered: the running servers' tools the agent includes (one
+        whose definition changed since it was pinned as pinned, until a person approves)."""
+        return [tool for tool in offered_on(self.host, self.host.tools()) if _offered(tool)]
 
     def tool(self, name: str) -> ToolInfo | None:
         """The tool called `name` among `tools`."""
         tool = self.host.tool(name)
-        return tool if tool is not None and _offered(tool) else None
+        return offered_on(self.host, [tool])[0] if tool is not None and _offered(tool) else None
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def call(
+        self, name: str, arguments: dict[str, Any], read: ToolInfo | None = None
+    ) -> ToolResult:
         """Decide the call as a chat's would be decided, run it only if allowed, and record the
         decision and the result; a denial comes back as an error result whose text is the
         reason. Parameters the tool's schema does not declare are dropped first (neither judged
         nor passed on), and the result says which. The decision is made before anything runs;
         its recording (events, trace) is queued, stored with the session's next group of events
-        off the call's path, in order (`settle` waits for it)."""
+        off the call's path, in order (`settle` waits for it). `read` is a resource read or
+        prompt get (ToolHost.read_tool), decided and recorded as a call of that tool."""
         self._calls += 1
-        tool = self.tool(name)
+        tool = self.tool(name) if read is None else read
         # what the tool's schema does not declare is not passed on, so not judged either
         shaped = forwarded(arguments, tool.parameters if tool is not None else None)
         call = ToolCall(id=f"gateway-{self._calls}", name=name, arguments=shaped.arguments)
@@ -81,7 +92,8 @@ class ToolSession:
         )
         started = time.perf_counter()
         if decision.allowed:
-            result = await self._guard_result(await self._run(call))
+            ran = self._run(call) if read is None else self.host.read(read, call.arguments)
+            result = await self._screened(call, await ran)
         elif decision.by == GATEWAY:
             result = ToolResult(text=decision.reason, is_error=True)
         else:
@@ -107,6 +119,8 @@ class ToolSession:
         await asyncio.gather(*self._recording, return_exceptions=True)
 
     def _record(self, body: EventBody) -> None:
+        if self.results is not None:
+            self.results.apply(body)  # the rule of two follows the session's calls at once
         recording = asyncio.ensure_future(self.record(body))
         self._recording.add(recording)
         recording.add_done_callback(self._recorded)
@@ -155,15 +169,21 @@ class ToolSession:
         reason = f"the parameters contain blocked text {listed}"
         return GateDecision(allowed=False, by=f"supervisor:{self.guardian.id}", reason=reason)
 
-    async def _guard_result(self, result: ToolResult) -> ToolResult:
-        """A result as the client may see it: personal data masked, blocked text withheld."""
-        if self.guardian is None or "response" not in self.guardian.directions:
+    async def _screened(self, call: ToolCall, result: ToolResult) -> ToolResult:
+        """A result as the client may see it: every string masked (secrets; personal data
+        where the guardian says so), said in a note; withheld if the guardian blocks its text;
+        flagged in the session's events if it reads like an injection."""
+        if self.results is None:
             return result
-        found, masked, _ = await self.guardian.screened(result.text)
-        if found:
-            listed = ", ".join(repr(word) for word in found)
-            return ToolResult(text=f"The result was withheld: it contains {listed}", is_error=True)
-        return result if masked == result.text else result.model_copy(update={"text": masked})
+        screened, flagged = await self.results.screened(
+            call.id, call.name, result.text, result.content, result.structured, result.meta
+        )
+        if flagged is not None:
+            self._record(flagged)
+        if screened.withheld:
+            return ToolResult(text=screened.text, is_error=True)
+        shown = {"text": screened.text, "content": screened.content, "meta": screened.meta}
+        return result.model_copy(update={**shown, "structured": screened.structured})
 
     def _not_offered(self, name: str) -> str:
         """Why a tool that is not on offer cannot be called: a name the agent does not offer

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import re
 import signal
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -19,18 +18,19 @@ from typing import Any
 import mcp.types as mcp_types
 from mcp.server.connection import Connection
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.shared.exceptions import MCPError
 
 from foundry import __version__
+from foundry.gateway import reads
 from foundry.gateway.forwarding import TITLE_SUFFIX, ToolSession
+from foundry.gateway.passthrough import CallerRelay, client_result, exposed, offered_tool
 from foundry.gateway.stdio import stdio_streams
 from foundry.runtime.engine import Engine
 from foundry.session.events import Event, ToolServerChanged
 from foundry.tools.catalog import ToolInfo
-from foundry.tools.host import ToolResult
+from foundry.tools.host import ReadKind, ToolResult, listening
 
 PROGRESS_EVERY_S = 5.0
-MAX_NAME = 64  # what the strictest clients accept: ^[a-zA-Z0-9_-]{1,64}$
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 MAX_CLIENT_NAME = 100
 _LINE_BREAK = dict.fromkeys("\t\n\v\f\r\x85\u2028\u2029", " ")
 
@@ -38,30 +38,33 @@ _LINE_BREAK = dict.fromkeys("\t\n\v\f\r\x85\u2028\u2029", " ")
 def exposed_names(tools: list[ToolInfo]) -> dict[str, str]:
     """Each tool's name for clients (`server__tool`, only letters, digits, `_` and `-`, at most
     64 characters, unique) mapped to its qualified `server.tool` name."""
-    names: dict[str, str] = {}
-    for tool in tools:
-        base = _UNSAFE.sub("_", f"{tool.server}__{tool.tool}")[:MAX_NAME]
-        name, number = base, 2
-        while name in names:
-            suffix = f"-{number}"
-            name, number = base[: MAX_NAME - len(suffix)] + suffix, number + 1
-        names[name] = tool.name
-    return names
+    shown = exposed((tool.server, tool.tool) for tool in tools)
+    return dict(zip(shown, (tool.name for tool in tools), strict=True))
 
 
 @dataclass
 class _Client:
-    """One client connection: its session and the tool names it was offered."""
+    """One client connection: its session and the tools it was offered."""
 
     session: ToolSession
     peer: Any = None  # the client's MCP session, to tell it of changes between its requests
     titled: bool = False
     names: dict[str, str] = field(default_factory=dict)  # what it was last offered
     known: dict[str, str] = field(default_factory=dict)  # every name ever offered to it
+    prompts: reads.Prompts = field(default_factory=dict)  # every prompt name offered to it
+    offered: list[mcp_types.Tool] = field(default_factory=list)  # the entries last offered
+    offered_from: list[ToolInfo] = field(default_factory=list)
 
-    def offer(self, names: dict[str, str]) -> None:
-        self.names = names
-        self.known.update(names)
+    def offer(self, tools: list[ToolInfo]) -> list[mcp_types.Tool]:
+        """Offer these tools (each entry as its server listed it, under the exposed name)."""
+        if tools == self.offered_from and self.offered:
+            return self.offered  # the same tools (the same objects, found at once)
+        self.offered_from = tools
+        self.names = exposed_names(tools)
+        self.known.update(self.names)
+        by_name = {tool.name: tool for tool in tools}
+        self.offered = [offered_tool(shown, by_name[name]) for shown, name in self.names.items()]
+        return self.offered
 
 
 class _ToolsChangeServer(Server[Any]):
@@ -98,6 +101,11 @@ class Gateway:
             instructions=f"Tools of the agent {agent_name!r}, each call supervised by Foundry.",
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
         )
 
     def watch(self) -> Callable[[], None]:
@@ -173,43 +181,99 @@ class Gateway:
         self, ctx: Any, params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
         client = await self._client(ctx)
-        tools = client.session.tools()
-        client.offer(exposed_names(tools))
-        by_name = {tool.name: tool for tool in tools}
-        return mcp_types.ListToolsResult(
-            tools=[
-                mcp_types.Tool(
-                    name=exposed,
-                    description=by_name[qualified].description or None,
-                    input_schema=_object_schema(by_name[qualified].parameters),
-                )
-                for exposed, qualified in client.names.items()
-            ]
-        )
+        return mcp_types.ListToolsResult(tools=client.offer(client.session.tools()))
 
     async def _call_tool(
         self, ctx: Any, params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
+        """The call decided and run as the session does; the result passed on as the server sent
+        it (but what supervision changed), its JSON-RPC error as that error. A tool the gateway
+        does not offer is a JSON-RPC error too (the refusal is still recorded and traced)."""
         client = await self._client(ctx)
         if not client.known:
-            client.offer(exposed_names(client.session.tools()))
+            client.offer(client.session.tools())
         qualified = client.known.get(params.name, params.name)
-        result = await _answered(ctx, client.session.call(qualified, dict(params.arguments or {})))
+        unknown = _unknown(client.session, qualified)
+        call = client.session.call(qualified, dict(params.arguments or {}))
+        result = await _answered(ctx, call)
         await _tell_if_tools_changed(client)
-        return mcp_types.CallToolResult(
-            content=[mcp_types.TextContent(text=result.text)], is_error=result.is_error
-        )
+        if unknown:
+            raise MCPError(mcp_types.INVALID_PARAMS, result.text)
+        return client_result(result)
+
+    async def _list_resources(
+        self, ctx: Any, params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListResourcesResult:
+        client = await self._client(ctx)
+        return await reads.resources(client.session.host)
+
+    async def _list_resource_templates(
+        self, ctx: Any, params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListResourceTemplatesResult:
+        client = await self._client(ctx)
+        return await reads.resource_templates(client.session.host)
+
+    async def _read_resource(
+        self, ctx: Any, params: mcp_types.ReadResourceRequestParams
+    ) -> mcp_types.ReadResourceResult:
+        """Read as a call of `SERVER.read_resource` the gate decides, recorded as calls are."""
+        client = await self._client(ctx)
+        uri = str(params.uri)
+        server = await reads.resource_server(client.session.host, uri)
+        result = await _read(ctx, client.session, server, "read_resource", {"uri": uri})
+        return reads.read_result(result)
+
+    async def _list_prompts(
+        self, ctx: Any, params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListPromptsResult:
+        client = await self._client(ctx)
+        listed, names = await reads.prompts(client.session.host)
+        client.prompts.update(names)
+        return listed
+
+    async def _get_prompt(
+        self, ctx: Any, params: mcp_types.GetPromptRequestParams
+    ) -> mcp_types.GetPromptResult:
+        """Got as a call of `SERVER.get_prompt` the gate decides, recorded as calls are."""
+        client = await self._client(ctx)
+        if params.name not in client.prompts:
+            client.prompts.update((await reads.prompts(client.session.host))[1])
+        if params.name not in client.prompts:
+            message = f"The gateway offers no prompt named {params.name!r}: list the prompts."
+            raise MCPError(mcp_types.INVALID_PARAMS, message)
+        server, name = client.prompts[params.name]
+        arguments = {"name": name, "arguments": dict(params.arguments or {})}
+        result = await _read(ctx, client.session, server, "get_prompt", arguments)
+        return reads.prompt_result(result)
+
+
+async def _read(
+    ctx: Any, session: ToolSession, server: str, kind: ReadKind, arguments: dict[str, Any]
+) -> ToolResult:
+    tool = session.host.read_tool(server, kind)
+    if tool is None:
+        message = f"MCP server {server!r} is not running: try again in a moment."
+        raise MCPError(mcp_types.INTERNAL_ERROR, message)
+    return await _answered(ctx, session.call(tool.name, arguments, read=tool))
+
+
+def _unknown(session: ToolSession, name: str) -> bool:
+    """No tool of that name is on offer, and no server it could belong to is down (whose tools
+    come back when it is restarted: their calls are results that say so)."""
+    if session.tool(name) is not None:
+        return False
+    servers = [status for status in session.host.statuses() if name.startswith(f"{status.name}.")]
+    return all(status.state == "running" for status in servers)
 
 
 async def _tell_if_tools_changed(client: _Client) -> None:
-    """Tools on offer that changed (a server listed new ones, died or came back) are sent to
-    the client as `notifications/tools/list_changed`, and it lists them again."""
-    tools = client.session.tools()
-    if [tool.name for tool in tools] == list(client.names.values()):
-        return  # the same tools in the same order are offered under the same names
-    offered = exposed_names(tools)
-    if set(offered) != set(client.names) and client.peer is not None:
-        client.offer(offered)
+    """Tools on offer that changed (a server listed new ones, died, came back, or changed a
+    tool's definition under the same name) are sent to the client as
+    `notifications/tools/list_changed`, and it lists them again."""
+    if client.peer is None:
+        return
+    before = client.offered
+    if client.offer(client.session.tools()) != before:
         await client.peer.send_tool_list_changed()
 
 
@@ -246,14 +310,17 @@ def shown_name(claimed: str) -> str:
 
 
 async def _answered(ctx: Any, call: Coroutine[Any, Any, ToolResult]) -> ToolResult:
-    """The call's result; a client that asked for progress (its request has a progressToken)
-    is told meanwhile that it is still waiting. Cancelling the request cancels the call."""
-    if (ctx.meta or {}).get("progress_token") is None:
-        return await call  # no task, no timer: nothing to report to
-    return await _reporting_progress(ctx, asyncio.ensure_future(call))
+    """The call's result. What its server says meanwhile reaches the client that made it (its
+    log messages, its questions for the user; its progress if the request has a progressToken,
+    and then the gateway's own: still waiting). Cancelling the request cancels the call."""
+    relay = CallerRelay(ctx)
+    with listening(relay.listener()):
+        if (ctx.meta or {}).get("progress_token") is None:
+            return await call  # no task, no timer: nothing to report to
+        return await _reporting_progress(relay, asyncio.ensure_future(call))
 
 
-async def _reporting_progress(ctx: Any, work: asyncio.Future[ToolResult]) -> ToolResult:
+async def _reporting_progress(relay: CallerRelay, work: asyncio.Future[ToolResult]) -> ToolResult:
     """Wait for the call, telling the client every PROGRESS_EVERY_S that it is still waiting
     (for a person, say); cancelling the wait cancels the call."""
     waited = 0.0
@@ -263,14 +330,9 @@ async def _reporting_progress(ctx: Any, work: asyncio.Future[ToolResult]) -> Too
             if done:
                 return work.result()
             waited += PROGRESS_EVERY_S
-            message = f"waiting for the decision ({waited:g} s)"
-            await ctx.session.report_progress(waited, None, message)
+            await relay.waiting(waited)
     finally:
         work.cancel()
-
-
-def _object_schema(parameters: dict[str, Any]) -> dict[str, Any]:
-    return parameters if parameters.get("type") == "object" else {"type": "object", **parameters}
 
 
 async def serve_stdio(gateway: Gateway) -> None:

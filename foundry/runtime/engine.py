@@ -26,8 +26,10 @@ from foundry.orchestration.runner import TaskOutcome, TaskRunner
 from foundry.orchestration.taskfile import load_task
 from foundry.orchestration.tools import IN_PROCESS_KINDS, CombinedTools
 from foundry.runtime.bus import EventBus
+from foundry.runtime.concerns import SessionPlace, session_concerns
 from foundry.runtime.held_provider import HeldProvider
 from foundry.runtime.journal import EventJournal
+from foundry.runtime.results import SessionResults, session_results
 from foundry.runtime.runners import new_runner, runner_stopped
 from foundry.session.chain import HumanReview, ReviewTimes, SupervisionChain
 from foundry.session.chat import RETRY_DELAYS_S, ChatSession, TurnResult
@@ -41,14 +43,17 @@ from foundry.session.events import (
 from foundry.session.gate import ApprovalGate, AskUser, PermissionGate
 from foundry.session.supervisors import Direction
 from foundry.store import Store
+from foundry.supervision.concern_gate import ConcernGate
 from foundry.supervision.factory import message_supervisors
 from foundry.supervision.guardian import GuardianSupervisor
 from foundry.supervision.hierarchy import SupervisedGate, policy_entry_config
 from foundry.supervision.inbox import HumanInbox
 from foundry.supervision.l1 import open_l1_supervisor
 from foundry.supervision.paths import ServerSite, server_folders
+from foundry.supervision.policy import offered_definition
+from foundry.supervision.results import guarding_results
+from foundry.supervision.tool_definitions import observe_on
 from foundry.supervision.tracing import KeepTrace, TracedGate
-from foundry.tools.catalog import input_schema
 
 if TYPE_CHECKING:
     from foundry.gateway.forwarding import ToolSession
@@ -239,6 +244,14 @@ class Engine:
         if owns_host:
             host = await self._start_tools(session_id, document)
         assert self._journal is not None, "the engine is not started"
+        guardian = next(
+            (GuardianSupervisor(entry) for entry in document.agent.supervisors
+             if isinstance(entry, GuardianSupervisorEntry) and entry.enabled),
+            None,
+        )  # fmt: skip
+        results = await asyncio.to_thread(
+            session_results, document, host, guarding_results(guardian, "response")
+        )
         # decided before each call is forwarded; the call and its trace are recorded off its
         # path, gathered with the session's next events (the inbox's events are written at once)
         gate = await self._gate(
@@ -249,13 +262,9 @@ class Engine:
             document.base_dir,
             keep_trace=self._journal.keep,
             tools=host,
+            results=results,
         )
         emit = functools.partial(self._journal.record_later, session_id)
-        guardian = next(
-            (GuardianSupervisor(entry) for entry in document.agent.supervisors
-             if isinstance(entry, GuardianSupervisorEntry) and entry.enabled),
-            None,
-        )  # fmt: skip
         return ToolSession(
             session_id,
             host,
@@ -263,6 +272,7 @@ class Engine:
             emit,
             owns_host=owns_host,
             guardian=guardian,
+            results=results,
             agent_id=name,
             keep_trace=self._journal.keep,
         )
@@ -346,6 +356,7 @@ class Engine:
         identity = await self._in_writer(trust_key, document.path)
         review = self._human_review(session_id, agent, identity, ask)
         chain = SupervisionChain(supervisors, review, self._review_times)
+        results = await asyncio.to_thread(session_results, document, tools)
         chat = ChatSession(
             session_id,
             agent,
@@ -359,12 +370,14 @@ class Engine:
                 project_root or document.base_dir,
                 extra_tools,
                 tools=tools,
+                results=results,
             ),
             lambda body: self._emit(session_id, body),
             tools=tools,
             settings_overrides=overrides,
             retry_delays_s=self._retry_delays_s,
             chain=chain,
+            results=results,
         )
         return _Live(chat=chat, provider=provider, tools=tools, document=document, host=host)
 
@@ -445,6 +458,7 @@ class Engine:
                 name=status.name, state=status.state, error=status.error, tools=schemas
             )
             self._own(loop.create_task(self.record(session_id, body)))
+            observe_on(host)  # a changed, new or removed tool is told as it is listed
 
         def untrusted() -> list[str]:
             return self.trust.check(document).untrusted_servers
@@ -496,6 +510,7 @@ class Engine:
         extra_tools: Any = None,
         keep_trace: KeepTrace | None = None,
         tools: Any = None,
+        results: SessionResults | None = None,
     ) -> ApprovalGate:
         """The approval hierarchy if the agent has a policy supervisor, else its toolPermission,
         for the agent whose file is `identity` (its resolved path, as trust keys it: grants are
@@ -503,13 +518,21 @@ class Engine:
         working folders, a task's in-process tools (`extra_tools`) in the workspace (the
         workspace's files as a filesystem server's, for the rules written for one), and knows
         the schemas of the `tools` on offer. Its traces are stored before each decision
-        returns, or handed to `keep_trace`."""
+        returns, or handed to `keep_trace`. The session's `results` hold, as its other sources
+        of concerns do, what sends data out once it has read untrusted content."""
         agent = document.agent
         assert agent is not None
         config = policy_entry_config(agent.supervisors)
+        record = functools.partial(self.record, session_id)
+        concerns = session_concerns(
+            SessionPlace(self.store, session_id, document, identity, tools or extra_tools, record)
+        )
+        if results is not None:  # the session's rule of two (supervision/untrusted.py)
+            concerns.append(results.untrusted)
         if config is None:
             inbox = self._inbox(session_id, agent, identity, ask)
-            gate = PermissionGate(agent.settings.tool_permission, inbox.ask_permission)
+            permission = PermissionGate(agent.settings.tool_permission, inbox.ask_permission)
+            gate = ConcernGate(permission, inbox, concerns)
             return TracedGate(gate, self.store, agent.metadata.name, session_id, keep_trace)
         supervisor = await self._in_writer(self._l1_supervisor, document, config)
         folders = server_folders(agent.mcp_servers, document.base_dir)
@@ -528,7 +551,10 @@ class Engine:
             ask=ask,
             server_folders=folders,
             keep_trace=keep_trace,
-            tool_schemas=None if tools is None else lambda name: input_schema(tools.tools(), name),
+            tool_definitions=None
+            if tools is None
+            else lambda name: offered_definition(tools.tools(), name),
+            concerns=concerns,
         )
 
     def _own(self, task: asyncio.Task[Any]) -> None:

@@ -54,6 +54,7 @@ from foundry.session.events import (
 )
 from foundry.session.gate import ApprovalGate, GateDecision
 from foundry.session.supervisors import Direction
+from foundry.supervision.tool_definitions import offered_on
 from foundry.tools.declared import forwarded, with_note
 
 EventSink = Callable[[EventBody], Awaitable[object]]
@@ -78,6 +79,23 @@ class ToolOutcome(Protocol):
     text: str
     is_error: bool
     final: bool  # the text is the agent's answer and ends the turn (a forwarded worker answer)
+
+
+class ScreenedText(Protocol):
+    @property
+    def text(self) -> str: ...
+
+
+class ResultSupervision(Protocol):
+    """What supervises a session's tool results (runtime/results.py): each result screened
+    (masked, read for an injection: the event to record if flagged) and the session's events
+    followed (its rule of two: what it has read decides what asks)."""
+
+    def apply(self, body: EventBody) -> None: ...
+
+    async def screened(
+        self, call_id: str, tool: str, text: str
+    ) -> tuple[ScreenedText, EventBody | None]: ...
 
 
 class ToolSource(Protocol):
@@ -126,6 +144,7 @@ class ChatSession:
         settings_overrides: dict[str, Any] | None = None,
         retry_delays_s: Sequence[float] = RETRY_DELAYS_S,
         chain: SupervisionChain | None = None,
+        results: ResultSupervision | None = None,
     ) -> None:
         self.id = session_id
         self.agent = agent
@@ -137,6 +156,7 @@ class ChatSession:
         self._gate = gate
         self._emit = emit
         self._tools = tools
+        self._results = results
         self._retry_delays_s = tuple(retry_delays_s)
         self._turn: TurnResult | None = None
         self._response_schema: dict[str, Any] | None = None
@@ -172,6 +192,8 @@ class ChatSession:
             self._open_turn_from = len(self.messages)
         elif isinstance(body, TurnFinished):
             self._open_turn_from = None
+        if self._results is not None:
+            self._results.apply(body)
 
     def _apply_saved_item(self, body: ContextItemSaved) -> None:
         """The session's own copy of the agent gets the item (in its place, or last if new), or
@@ -258,7 +280,8 @@ class ChatSession:
         return items
 
     def _available_tools(self) -> Sequence[ToolDescription]:
-        return self._tools.tools() if self._tools else ()
+        # a tool whose definition changed since it was pinned is offered as pinned
+        return offered_on(self._tools, self._tools.tools()) if self._tools else ()
 
     # -- the turn loop --------------------------------------------------------------------------
 
@@ -636,7 +659,21 @@ class ChatSession:
         if tool is None or self._tools is None:
             return f"There is no tool named {call.name}.", True, False
         outcome: ToolOutcome = await self._tools.call(call.name, call.arguments)
-        return outcome.text, outcome.is_error, getattr(outcome, "final", False)
+        return (
+            await self._screened(call, outcome.text),
+            outcome.is_error,
+            getattr(outcome, "final", False),
+        )
+
+    async def _screened(self, call: ToolCall, text: str) -> str:
+        """The result's text as the model may read it (secrets masked, said in a note); a
+        result that reads like an injection is flagged in the session's events."""
+        if self._results is None:
+            return text
+        screened, flagged = await self._results.screened(call.id, call.name, text)
+        if flagged is not None:
+            self.note(flagged)
+        return screened.text
 
 
 def _describe(entry: ContextItem) -> str:

@@ -131,6 +131,20 @@ class ToolServerChanged(EventBody):
     tools: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
+class ToolConcernRaised(EventBody):
+    """Supervision found something wrong about a tool or what it gave back, apart from any one
+    decision: a definition changed since it was pinned, a new tool, a flagged description, two
+    tools that shadow each other, a result that reads like an injection. `concern` is a
+    supervision Concern's kind (concerns.py) or `flagged-result`; `detail` what it rests on."""
+
+    kind: Literal["tool_concern"] = "tool_concern"
+    tool: str  # the tool's `server.tool` name
+    concern: str
+    reason: str
+    detail: dict[str, Any] = Field(default_factory=dict)
+    call_id: str | None = None  # the call whose result was flagged
+
+
 class ApprovalRequested(EventBody):
     """A tool call waits for a human (L2) in the approval inbox."""
 
@@ -140,6 +154,7 @@ class ApprovalRequested(EventBody):
     level: str
     reason: str
     expires_at: datetime | None = None
+    concerns: list[dict[str, Any]] = Field(default_factory=list)  # as ApprovalRecord.concerns
 
 
 class ApprovalResolved(EventBody):
@@ -227,6 +242,7 @@ EVENT_TYPES: dict[str, type[EventBody]] = {
         TurnFinished,
         ErrorOccurred,
         ToolServerChanged,
+        ToolConcernRaised,
         ApprovalRequested,
         ApprovalResolved,
         SupervisorStarted,

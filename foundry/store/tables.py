@@ -107,6 +107,8 @@ class ApprovalRecord(SQLModel, table=True):
     status: str = Field(default="pending", index=True, max_length=16)
     injection_risk: bool = False
     supervisor_verdict: dict[str, Any] | None = _json(default=None)
+    # why a person decides whatever the rules say (supervision/concerns.py), as Concern.record
+    concerns: list[dict[str, Any]] | None = _json(default=None)
     created_at: datetime = _time(default_factory=utc_now)
     expires_at: datetime | None = _time(default=None)
     resolved_at: datetime | None = _time(default=None)

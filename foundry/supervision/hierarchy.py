@@ -4,16 +4,19 @@ A grant only saves a question: it applies to a call the policy sends to the supe
 person, never to a path outside the workspace (or one that cannot be judged), never to a
 call whose parameters read like a prompt injection, and only to the agent it was made for (its
 file, not merely its name). Such a call is not settled by an allow rule
-either: it goes to the supervisor if there is one, else to a person. A call a person approves
-with edited parameters is decided again by the same policy and injection check before it runs
-(edits.py). Every decision is traced: which level took it, who, why, how confidently and how fast.
+either: it goes to the supervisor if there is one, else to a person. A call with a concern (a
+changed or flagged tool definition, untrusted content taken in before it: concerns.py) skips the
+rules that let calls through, the grants and the supervisor and asks a person. A call a person
+approves with edited parameters is decided again by the same policy and injection check before it
+runs (edits.py). Every decision is traced: which level took it, who, why, how confidently and how
+fast.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -24,18 +27,26 @@ from foundry.agent.models import PolicyCondition, PolicyConfig
 from foundry.llm.base import ToolCall
 from foundry.session.gate import AskUser, GateDecision
 from foundry.store import GrantRecord, Store
+from foundry.supervision.concerns import Concern, ConcernSource, concerns_of, describe
 from foundry.supervision.edits import EditJudge
 from foundry.supervision.inbox import POLL_S, HumanInbox, Notify
 from foundry.supervision.injection import InjectionSignal, find_injection
 from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
 from foundry.supervision.on_loop import judged_on_loop
 from foundry.supervision.paths import CallPaths, ServerFolders, ServerPlaces
-from foundry.supervision.policy import PolicyDecision, PolicyEngine, conditions_hold
+from foundry.supervision.policy import (
+    PolicyDecision,
+    PolicyEngine,
+    ToolDefinition,
+    conditions_hold,
+)
 from foundry.supervision.redaction import redact_params
 from foundry.supervision.tracing import KeepTrace, ResolvedLevel, later_trace, store_trace
 
 # the input schema a tool declares, by its name; None when the tool is not known
 ToolSchemas = Callable[[str], Mapping[str, Any] | None]
+# what a trusted server listed of a tool (its schema and annotations), by its name
+ToolDefinitions = Callable[[str], ToolDefinition | None]
 RouteLevel = Literal["L0", "grant", "L1", "human"]
 RouteOutcome = Literal["allow", "deny", "human"]
 
@@ -61,6 +72,7 @@ class Route(BaseModel, frozen=True):
     grant: GrantRecord | None = None
     verdict: Verdict | None = None
     injection: bool = False  # the parameters read like a prompt injection
+    concerns: tuple[Concern, ...] = ()  # why a person decides whatever the rules say
 
     @property
     def level(self) -> RouteLevel:
@@ -95,7 +107,8 @@ class SupervisedGate:
     so only grants by name cover it). `project_root` is the workspace; `server_folders` maps
     each MCP server to the folder it runs in (None: unknown), so that a relative path is judged
     where the server will open it; `tool_schemas` gives a tool's input schema, so that a call
-    repeated with fields the tool does not read is still seen as a loop.
+    repeated with fields the tool does not read is still seen as a loop; `tool_definitions`
+    gives that and the annotations its server declared, which rules with `hints` read.
     """
 
     def __init__(
@@ -115,9 +128,13 @@ class SupervisedGate:
         keep_trace: KeepTrace | None = None,
         tool_schemas: ToolSchemas | None = None,
         agent_path: str | None = None,
+        tool_definitions: ToolDefinitions | None = None,
+        concerns: Sequence[ConcernSource] = (),
     ) -> None:
         self._store = store
+        self._concern_sources = list(concerns)
         self._schemas = tool_schemas
+        self._definitions = tool_definitions
         self._keep_trace = keep_trace  # None: each trace is stored before the decision returns
         self._config = config
         self._policy = policy_engine or PolicyEngine(
@@ -145,6 +162,10 @@ class SupervisedGate:
             edits=EditJudge(self._policy, agent_id),
         )
 
+    def add_concerns(self, source: ConcernSource) -> None:
+        """Hold the calls `source` has concerns about for a person (see concerns.py)."""
+        self._concern_sources.append(source)
+
     async def review(self, call: ToolCall, permission_required: bool) -> GateDecision:
         started = time.perf_counter()
         route = await self.route(call)
@@ -165,16 +186,24 @@ class SupervisedGate:
             return GateDecision(allowed=allowed, by=by, reason=route.reason)
         if verdict is not None and self._supervisor and not self._supervisor.able_to_judge:
             await self._trace_skipped_l1(call, policy, verdict)
-        return await self._ask_human(call, route)
+        decision = await self._ask_human(call, route)
+        if route.concerns and decision.allowed and decision.arguments is None:
+            for source in self._concern_sources:
+                source.accepted(call, route.concerns)
+        return decision
 
     async def route(self, call: ToolCall) -> Route:
         """Where the hierarchy sends `call`, decided without recording or running anything: by
         the policy, a grant, the L1 supervisor, or on to a person (`foundry policy check`)."""
-        schema = self._schemas(call.name) if self._schemas is not None else None
-        judged = await self._judged(call, schema)
+        judged = await self._judged(call, self._definition(call.name))
         policy = judged.policy
         if policy.action == "deny":
             return Route(policy=policy)
+        concerns = concerns_of(self._concern_sources, call)
+        if concerns:
+            reason = f"{policy.reason}; but {describe(concerns)}, so a person decides"
+            policy = policy.model_copy(update={"action": "human", "reason": reason})
+            return Route(policy=policy, injection=judged.injection is not None, concerns=concerns)
         injection = judged.injection is not None
         if judged.injection is not None:
             policy = self._past_rules_and_grants(policy, judged.injection)
@@ -208,26 +237,32 @@ class SupervisedGate:
         action = "supervisor" if to_supervisor else "human"
         return policy.model_copy(update={"action": action, "reason": reason})
 
-    async def _judged(self, call: ToolCall, schema: Mapping[str, Any] | None) -> _Judgement:
+    def _definition(self, name: str) -> ToolDefinition | None:
+        if self._definitions is not None:
+            return self._definitions(name)
+        schema = self._schemas(name) if self._schemas is not None else None
+        return None if schema is None else ToolDefinition(input_schema=dict(schema))
+
+    async def _judged(self, call: ToolCall, tool: ToolDefinition | None) -> _Judgement:
         """`_judge`: the rules on the loop when that cannot freeze it (see on_loop), the grants
         (in the store) and the rest on a worker thread, in one hop."""
         if not judged_on_loop(call.arguments):
-            return await asyncio.to_thread(self._judge, call, schema)
-        judged = self._by_rules(call, schema)
+            return await asyncio.to_thread(self._judge, call, tool)
+        judged = self._by_rules(call, tool)
         if judged.settled:
             return judged
         return await asyncio.to_thread(self._with_grant, judged, call)
 
-    def _judge(self, call: ToolCall, schema: Mapping[str, Any] | None) -> _Judgement:
+    def _judge(self, call: ToolCall, tool: ToolDefinition | None) -> _Judgement:
         """The L0 decision, the injection signal and, for a call the rules do not settle, the
         grant that covers it (blocking: it reads the filesystem and the store)."""
-        judged = self._by_rules(call, schema)
+        judged = self._by_rules(call, tool)
         return judged if judged.settled else self._with_grant(judged, call)
 
-    def _by_rules(self, call: ToolCall, schema: Mapping[str, Any] | None) -> _Judgement:
+    def _by_rules(self, call: ToolCall, tool: ToolDefinition | None) -> _Judgement:
         """The L0 decision and, unless it denies, the injection signal (blocking: it resolves
         the call's paths)."""
-        policy = self._policy.decide(self._agent, call.name, call.arguments, schema)
+        policy = self._policy.decide(self._agent, call.name, call.arguments, definition=tool)
         if policy.action == "deny":
             return _Judgement(policy)
         return _Judgement(policy, find_injection(call.arguments))
@@ -323,6 +358,7 @@ class SupervisedGate:
             policy_rule=route.policy.rule,
             verdict=verdict.model_dump() if verdict else None,
             injection=route.injection,
+            concerns=route.concerns,
         )
 
     async def _trace(

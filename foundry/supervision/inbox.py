@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -14,6 +14,7 @@ from foundry.session.events import ApprovalRequested, ApprovalResolved, EventBod
 from foundry.session.gate import AskUser, GateDecision
 from foundry.store import AlreadyResolved, ApprovalRecord, Store
 from foundry.store.tables import new_id, utc_now
+from foundry.supervision.concerns import Concern
 from foundry.supervision.edits import EditJudge
 from foundry.supervision.redaction import injection_risk
 from foundry.supervision.resolution import resolve_approval
@@ -62,10 +63,12 @@ class HumanInbox:
         policy_rule: str | None = None,
         verdict: dict[str, Any] | None = None,
         injection: bool | None = None,
+        concerns: Sequence[Concern] = (),
     ) -> GateDecision:
         """Ask a person (through the inbox, and the terminal when there is one) and wait.
         `injection` says whether the parameters read like a prompt injection, when the caller
-        already looked; else it is looked at here, off the loop (the detector decodes)."""
+        already looked; else it is looked at here, off the loop (the detector decodes).
+        `concerns` are why a person decides whatever the rules say, shown with the approval."""
         started = time.perf_counter()
         approval_id = new_id()
         # listening before the approval exists: every resolution after it wakes this call, so
@@ -74,7 +77,14 @@ class HumanInbox:
             async with self._store.approval_changes.waking(waiting.woken):
                 creating = asyncio.ensure_future(
                     asyncio.to_thread(
-                        self._create, approval_id, call, level, policy_rule, verdict, injection
+                        self._create,
+                        approval_id,
+                        call,
+                        level,
+                        policy_rule,
+                        verdict,
+                        injection,
+                        concerns,
                     )
                 )
                 try:
@@ -87,6 +97,7 @@ class HumanInbox:
                             level=approval.level,
                             reason=reason,
                             expires_at=approval.expires_at,
+                            concerns=approval.concerns or [],
                         )
                     )
                     resolved = await self._wait_for_anyone(approval, call, waiting)
@@ -124,6 +135,7 @@ class HumanInbox:
         policy_rule: str | None,
         verdict: dict[str, Any] | None,
         injection: bool | None,
+        concerns: Sequence[Concern] = (),
     ) -> ApprovalRecord:
         """The call's approval, stored (blocking: the store, and the detector when needed)."""
         if injection is None:
@@ -139,6 +151,7 @@ class HumanInbox:
             level=level,
             injection_risk=injection,
             supervisor_verdict=verdict,
+            concerns=[concern.record() for concern in concerns] or None,
             expires_at=utc_now() + timedelta(seconds=self._timeout_s),
         )
         return self._store.approvals.create(approval)

@@ -4,11 +4,25 @@ A path condition (`within`) judges every path the call names, not only the param
 it holds when that parameter is given and every path of the call (see `paths.py`), resolved where
 the tool's server runs, lies inside its folder. A path that cannot be resolved, a server whose
 working folder is unknown, or a relative path sent to a server of no kind Foundry knows, never
-satisfies it. A rule written for a kind of server (`kind`) covers only that kind's tools.
+satisfies it; `*` as the parameter of `within` stands for every path the call names (none will
+do, for a server whose folder is known: never for a remote one). A rule written for a kind of
+server (`kind`) covers only that kind's tools; one with `hints` only a tool whose trusted
+server declared those annotations (MCP's defaults where it declared none), never one of
+Foundry's own or one no server listed.
+
+Beside comparisons, a condition can judge what a parameter does, by real parsers:
+`read_only_sql` (one statement that only reads, in the dialect given: statements.py),
+`read_only_command` (a shell line that only reads inside the folder given: commands.py),
+`command_names` (a word of a shell line, as the shell reads it, matches a pattern),
+`several_sql_statements` (one hidden after another), `reaches` (`public` or `inside`: where a
+URL leads, addresses.py), `carries_data` (a URL carrying data out: addresses.py) and
+`holds_secret` (a secret as the store masks it: secrets.py). A command given as a list of
+words is matched as its words and as the line they make.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import fnmatch
 import json
@@ -18,31 +32,37 @@ import re
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
 from foundry.agent.models import (
+    TOOL_HINT_DEFAULTS,
     PolicyCondition,
     PolicyConfig,
     PolicyMatch,
     PolicyRule,
 )
+from foundry.supervision.addresses import carries_data, reach
+from foundry.supervision.commands import command_words, reads_only_inside
 from foundry.supervision.paths import (
     CallPaths,
     ServerFolders,
     ServerPlaces,
     UnresolvablePath,
     find_paths,
+    is_command_name,
     is_path_name,
     readings,
     resolve_folder,
     resolve_path,
 )
 from foundry.supervision.rule_index import RuleIndex
+from foundry.supervision.secrets import mask_secrets
+from foundry.supervision.statements import reads_only, several_statements
 
 PolicyAction = Literal["allow", "deny", "supervisor", "human"]
 
@@ -51,6 +71,62 @@ LOOP_WINDOW_SECONDS = 10.0
 SHOWN_VALUE_CHARS = 60  # a longer value in a reason is cut
 PATH_TEXT_OPERATORS = ("matches", "starts_with")  # judged on where a path leads (path params)
 COVERING_CACHE_SIZE = 4096  # (agent, tool) pairs whose covering rules are remembered
+EVERY_PATH = "*"  # as the parameter of `within`: every path the call names
+# the parameters a command tool takes the folder it runs the command in from
+WORKING_FOLDER_PARAMS = ("directory", "cwd", "workdir", "working_directory", "dir")
+
+
+class ToolDefinition(BaseModel, frozen=True):
+    """What the gate knows of the tool called: its input schema, and the annotations of the
+    server that listed it (None: no server a person trusted listed it, as for a tool of
+    Foundry's own, so no `hints` rule covers it)."""
+
+    input_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
+
+    @classmethod
+    def listed(cls, entry: Mapping[str, Any]) -> ToolDefinition:
+        """From a trusted server's `tools/list` entry (wire names: `inputSchema`,
+        `annotations`)."""
+        schema, annotations = entry.get("inputSchema"), entry.get("annotations")
+        return cls(
+            input_schema=schema if isinstance(schema, dict) else None,
+            annotations=annotations if isinstance(annotations, dict) else {},
+        )
+
+    def declares(self, hints: Mapping[str, bool]) -> bool:
+        """Whether the server declared each of `hints` as given (MCP's defaults where it said
+        nothing, or said something other than true or false)."""
+        if self.annotations is None:
+            return False
+        return all(self._hint(name) is wanted for name, wanted in hints.items())
+
+    def _hint(self, name: str) -> bool:
+        assert self.annotations is not None
+        value = self.annotations.get(name)
+        return value if isinstance(value, bool) else TOOL_HINT_DEFAULTS[name]
+
+
+class OfferedTool(Protocol):
+    """A tool on offer as the tool host lists it (tools/catalog.py ToolInfo)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def parameters(self) -> dict[str, Any]: ...
+    @property
+    def listed(self) -> dict[str, Any]: ...
+
+
+def offered_definition(tools: Iterable[OfferedTool], name: str) -> ToolDefinition | None:
+    """The definition of the tool called `name` among those on offer; None when none is: its
+    schema, and its annotations when a server listed it (Foundry's own tools have no listing)."""
+    tool = next((tool for tool in tools if tool.name == name), None)
+    if tool is None:
+        return None
+    if not tool.listed:
+        return ToolDefinition(input_schema=tool.parameters)
+    return ToolDefinition.listed({**tool.listed, "inputSchema": tool.parameters})
 
 
 class PolicyDecision(BaseModel, frozen=True):
@@ -151,6 +227,40 @@ def _larger_than(actual: Any, expected: Any) -> bool:
     return len(actual.encode("utf-8", "surrogatepass")) > expected
 
 
+def _texts(actual: Any) -> list[str]:
+    """A text, or the texts of a list of them; nothing else."""
+    if isinstance(actual, str):
+        return [actual]
+    if isinstance(actual, list) and all(isinstance(item, str) for item in actual):
+        return actual
+    return []
+
+
+def _reaches(actual: Any, expected: Any) -> bool:
+    """Every URL given leads to a public host (`public`), or one leads inside (`inside`)."""
+    places = [reach(text) for text in _texts(actual)]
+    if expected == "public":
+        return bool(places) and all(place == "public" for place in places)
+    return any(place == "inside" for place in places)
+
+
+def _carries_data(actual: Any, expected: Any) -> bool:
+    return any(carries_data(text) for text in _texts(actual))
+
+
+def _read_only_sql(actual: Any, expected: Any) -> bool:
+    return isinstance(actual, str) and reads_only(actual, expected)
+
+
+def _several_sql_statements(actual: Any, expected: Any) -> bool:
+    return isinstance(actual, str) and several_statements(actual, expected)
+
+
+def _holds_secret(actual: Any, expected: Any) -> bool:
+    """The value (a text, or anything holding texts) holds a secret as the store masks it."""
+    return bool(mask_secrets(actual) != actual)
+
+
 _PLAIN_OPERATORS: dict[str, Test] = {
     "==": _equal,
     "!=": _not_equal,
@@ -163,6 +273,11 @@ _PLAIN_OPERATORS: dict[str, Test] = {
     "starts_with": _starts_with,
     "matches": _matches,
     "larger_than": _larger_than,
+    "reaches": _reaches,
+    "carries_data": _carries_data,
+    "read_only_sql": _read_only_sql,
+    "several_sql_statements": _several_sql_statements,
+    "holds_secret": _holds_secret,
 }
 
 
@@ -191,7 +306,14 @@ class _Condition:
 
     def holds(self, tool: str, params: dict[str, Any]) -> bool:
         actual = _lookup(params, self.keys)
-        return actual is not _MISSING and self.test(actual, self.source.value)
+        if actual is _MISSING:
+            return False
+        if self.test(actual, self.source.value):
+            return True
+        # a command given as words is also the line they make, as a shell handed them reads it
+        listed = isinstance(actual, list) and is_command_name(self.keys[-1])
+        words = _texts(actual) if listed else []
+        return bool(words) and self.test(" ".join(words), self.source.value)
 
     def describe(self) -> str:
         return describe_condition(self.source)
@@ -264,14 +386,76 @@ class _PathCondition:
     def _judged(self, tool: str, params: dict[str, Any]) -> tuple[CallPaths, str] | None:
         """Every path the call names and the resolved folder; None when the parameter holds
         no path or the folder cannot be judged."""
-        named = _named_paths(_lookup(params, self.keys), self.source.param)
+        every = self.source.param == EVERY_PATH
+        named = [] if every else _named_paths(_lookup(params, self.keys), self.source.param)
         container = self.source.value
-        if not named or not isinstance(container, str):
+        if not (named or every) or not isinstance(container, str):
             return None
+        if every and self.folders.folder_of(tool) is None:
+            return None  # a remote server: where it takes its paths from is nobody's to judge
         folder = self.folders.folder(container)
         if folder is None:
             return None
         return self.folders.paths_of(tool, params, named), folder
+
+    def describe(self) -> str:
+        return describe_condition(self.source)
+
+
+@dataclass(frozen=True, slots=True)
+class _CommandCondition:
+    """`read_only_command`: the command line only reads inside the folder, run inside it where
+    the tool's server runs it (in the folder a `directory`-like parameter names, when given):
+    `ls` run in /etc lists /etc. `command_names`: a word of the command as the shell reads it
+    (`.e""nv` is `.env`), or where it leads from there, matches the pattern; or the command
+    does not parse, so its words cannot be known."""
+
+    source: PolicyCondition
+    keys: tuple[str, ...]
+    folders: ServerFolders
+
+    def holds(self, tool: str, params: dict[str, Any]) -> bool:
+        command = _lookup(params, self.keys)
+        if command is _MISSING:
+            return False
+        if self.source.op == "command_names":
+            return self._names(tool, params, command)
+        folder = self.folders.folder(self.source.value)
+        if folder is None:
+            return False
+        runs_in = self._runs_in(tool, params)
+        if runs_in is None or not path_within(str(runs_in), folder, folder):
+            return False
+        return reads_only_inside(command, runs_in, folder)
+
+    def _names(self, tool: str, params: dict[str, Any], command: Any) -> bool:
+        words = command_words(command)
+        if words is None:
+            return True
+        runs_in = self._runs_in(tool, params)
+        pattern = re.compile(self.source.value)
+        for word in words:
+            leads_to = None
+            if runs_in is not None:
+                with contextlib.suppress(UnresolvablePath):
+                    leads_to = self.folders.within_project(resolve_path(word, runs_in))
+            if pattern.search(word) or (leads_to is not None and pattern.search(leads_to)):
+                return True
+        return False
+
+    def _runs_in(self, tool: str, params: dict[str, Any]) -> Path | None:
+        """Where the command runs: the folder the call names, from the server's folder; None
+        when unknown (a server of no known kind takes a relative path from nobody knows where)."""
+        base = None if self.folders.of_unknown_kind(tool) else self.folders.folder_of(tool)
+        named = next((params[k] for k in WORKING_FOLDER_PARAMS if k in params), None)
+        if named is None or base is None:
+            return base
+        if not isinstance(named, str):
+            return None
+        try:
+            return Path(resolve_path(named, base))
+        except UnresolvablePath:
+            return None
 
     def describe(self) -> str:
         return describe_condition(self.source)
@@ -291,6 +475,9 @@ def describe_condition(condition: PolicyCondition) -> str:
     param, op, value = condition.param, condition.op, condition.value
     if value is None and op in ("==", "!="):
         return f"{param} is {'given' if op == '!=' else 'not given'}"
+    described = _DESCRIBED_OPERATORS.get(op)
+    if described is not None:
+        return f"{param} {described(value)}"
     shown = repr(value)
     if len(shown) > SHOWN_VALUE_CHARS:
         if op == "matches":
@@ -299,7 +486,17 @@ def describe_condition(condition: PolicyCondition) -> str:
     return f"{param} {op} {shown}"
 
 
-_AnyCondition = _Condition | _PathCondition | _PathPatternCondition
+_DESCRIBED_OPERATORS: dict[str, Callable[[Any], str]] = {
+    "read_only_sql": lambda dialect: f"is one {dialect or 'SQL'} statement that only reads",
+    "several_sql_statements": lambda _: "holds more than one statement",
+    "holds_secret": lambda _: "holds a secret",
+    "command_names": lambda _: "names what the rule's pattern matches",
+    "read_only_command": lambda folder: f"is a command that only reads inside {folder!r}",
+    "reaches": lambda place: "leads to a public host" if place == "public" else "leads inside",
+    "carries_data": lambda _: "carries data out in its URL",
+}
+
+_AnyCondition = _Condition | _PathCondition | _PathPatternCondition | _CommandCondition
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,12 +507,22 @@ class _Rule:
     every: tuple[_AnyCondition, ...]
     some: tuple[_AnyCondition, ...]
 
+    def declared(self, definition: ToolDefinition | None) -> bool:
+        """Whether the tool's definition declares the rule's hints (true without hints)."""
+        hints = self.source.hints
+        return not hints or (definition is not None and definition.declares(hints))
+
     def covers(self, agent_id: str, tool: str) -> bool:
         """Whether the rule's agent and tool globs match; its conditions are not looked at."""
         return self.tool.match(tool) is not None and self.agent.match(agent_id) is not None
 
-    def explain_match(self, agent_id: str, tool: str, params: dict[str, Any]) -> str | None:
-        """Why this rule, which covers the call, matches its params, or None when it does not."""
+    def explain_match(
+        self, agent_id: str, tool: str, params: dict[str, Any], definition: ToolDefinition | None
+    ) -> str | None:
+        """Why this rule, which covers the call, matches its params and the tool's declared
+        hints, or None when it does not."""
+        if not self.declared(definition):
+            return None
         if not all(condition.holds(tool, params) for condition in self.every):
             return None
         held = next((c for c in self.some if c.holds(tool, params)), None)
@@ -324,6 +531,11 @@ class _Rule:
         reasons = [f"tool {tool} matches {self.source.tool!r}"]
         if self.source.agent != "*":
             reasons.append(f"agent {agent_id} matches {self.source.agent!r}")
+        if self.source.kind is not None:
+            reasons.append(f"its server is a {self.source.kind} server")
+        if self.source.hints:
+            declared = ", ".join(f"{k}={str(v).lower()}" for k, v in self.source.hints.items())
+            reasons.append(f"its server declares {declared}")
         reasons.extend(condition.describe() for condition in self.every)
         if held is not None:
             reasons.append(held.describe())
@@ -393,16 +605,22 @@ class PolicyEngine:
         tool: str,
         params: dict[str, Any],
         schema: Mapping[str, Any] | None = None,
+        definition: ToolDefinition | None = None,
     ) -> PolicyDecision:
         """The decision on one call; `schema`, the tool's input schema when it is known, says
-        which parameters make two calls the same one (see `call_key`)."""
+        which parameters make two calls the same one (see `call_key`); `definition`, what its
+        server listed (its schema too, when `schema` is not given), meets rules' `hints`."""
+        if schema is None and definition is not None:
+            schema = definition.input_schema
         with self._folders.one_decision():
             key = self._loop_key(agent_id, tool, params, schema)
             with self._lock:
                 now = self._clock()
                 limited = self._count_rate_limits(agent_id, tool, now)
                 looping = self._count_repeats(key, now)
-            return limited or looping or self._first_matching_rule(agent_id, tool, params)
+            return (
+                limited or looping or self._first_matching_rule(agent_id, tool, params, definition)
+            )
 
     def _compile_rule(self, rule: PolicyRule) -> _Rule:
         when = rule.when or PolicyMatch()
@@ -418,6 +636,8 @@ class PolicyEngine:
         keys = tuple(condition.param.split("."))
         if condition.op == "within":
             return _PathCondition(condition, keys, self._folders)
+        if condition.op in ("read_only_command", "command_names"):
+            return _CommandCondition(condition, keys, self._folders)
         if condition.op in PATH_TEXT_OPERATORS and is_path_name(keys[-1]):
             test = self._operators[condition.op]
             lets_through = action == "allow"
@@ -425,18 +645,22 @@ class PolicyEngine:
         return _Condition(condition, keys, self._operators[condition.op])
 
     def _first_matching_rule(
-        self, agent_id: str, tool: str, params: dict[str, Any]
+        self,
+        agent_id: str,
+        tool: str,
+        params: dict[str, Any],
+        definition: ToolDefinition | None,
     ) -> PolicyDecision:
         kept_out: str | None = None  # why an allow rule before did not let the call through
         for rule in self._rules_covering(agent_id, tool):
-            reason = rule.explain_match(agent_id, tool, params)
+            reason = rule.explain_match(agent_id, tool, params, definition)
             if reason is not None:
                 if rule.source.action != "allow" and kept_out is not None:
                     reason = f"{reason}; {kept_out}"
                 return PolicyDecision(
                     action=rule.source.action, rule=rule.source.name, reason=reason
                 )
-            if kept_out is None and rule.source.action == "allow":
+            if kept_out is None and rule.source.action == "allow" and rule.declared(definition):
                 kept_out = rule.why_paths_kept_out(tool, params)
         reason = "no rule matched: denied by default"
         return PolicyDecision(action="deny", reason=f"{reason}; {kept_out}" if kept_out else reason)

@@ -3,6 +3,8 @@
 Each call is routed as the gate would route it (L0 rules, injection signals, the grants active
 now, the L1 supervisor) without creating approvals, tracing or running anything. Calls are
 decided in order, as one session would see them, so rate limits and loop detection count too.
+A call is judged with its tool's definition as the live gate has it (its input schema and its
+server's annotations), given on the call's line or in a tools/list listing (`tools_listed`).
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from foundry.store import Store
 from foundry.supervision.hierarchy import RouteLevel, RouteOutcome, SupervisedGate
 from foundry.supervision.l1 import L1Supervisor
 from foundry.supervision.paths import ServerPlaces
-from foundry.supervision.policy import LOOP_REPEATS, PolicyEngine
+from foundry.supervision.policy import LOOP_REPEATS, PolicyEngine, ToolDefinition
 
 HUMAN_PREFIXES = ("human:", "api:", "timeout")
 RECENT_SESSIONS = 500  # the sessions looked through for an agent's recorded calls
 Schemas = Mapping[str, Mapping[str, Any]]  # each tool's input schema, by its name
+Definitions = Mapping[str, ToolDefinition]  # what a trusted server listed of each tool, by name
 
 
 class PolicyCheckError(Exception):
@@ -37,13 +40,23 @@ class PolicyCheckError(Exception):
 class CallToCheck(BaseModel):
     """One tool call to decide; `was` is how it was decided when it was recorded (a what-if)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
     id: str
     agent: str = "agent"
     tool: str = Field(min_length=1)
     params: dict[str, Any] = Field(default_factory=dict)
     was: RouteOutcome | None = None
+    # the tool's definition as its server listed it, when the call's line gives it
+    annotations: dict[str, Any] | None = None
+    input_schema: dict[str, Any] | None = Field(default=None, alias="inputSchema")
+
+    def definition(self) -> ToolDefinition | None:
+        """The definition the call's line gives (a server's listing: annotations count)."""
+        if self.annotations is None and self.input_schema is None:
+            return None
+        listed = {"inputSchema": self.input_schema, "annotations": self.annotations or {}}
+        return ToolDefinition.listed(listed)
 
 
 class CheckedCall(BaseModel, frozen=True):
@@ -80,8 +93,10 @@ class PolicyChecker:
         compiled: PolicyEngine | None = None,
         tool_schemas: Schemas | None = None,
         agent_path: str | None = None,
+        tool_definitions: Definitions | None = None,
     ) -> None:
         self._store = store
+        self._definitions = dict(tool_definitions or {})
         self._agent_path = agent_path
         self._config = config
         self._compiled = compiled
@@ -93,6 +108,9 @@ class PolicyChecker:
 
     async def check(self, call: CallToCheck) -> CheckedCall:
         tool_call = ToolCall(id=call.id, name=call.tool, arguments=call.params)
+        given = call.definition()
+        if given is not None:  # the line's own definition, for this and later calls of the tool
+            self._definitions[call.tool] = given
         route = await self._gate(call.agent).route(tool_call)
         return CheckedCall(
             id=call.id,
@@ -102,8 +120,22 @@ class PolicyChecker:
             rule=route.policy.rule,
             reason=route.reason,
             was=call.was,
-            loop_keyed_on_all=self._config.loop_detection and call.tool not in self._schemas,
+            loop_keyed_on_all=self._config.loop_detection and self._schema(call.tool) is None,
         )
+
+    def _definition(self, name: str) -> ToolDefinition | None:
+        """The tool's definition as given, else its recorded input schema alone."""
+        given = self._definitions.get(name)
+        if given is not None and given.input_schema is not None:
+            return given
+        schema = self._schemas.get(name)
+        if given is None:
+            return None if schema is None else ToolDefinition(input_schema=dict(schema))
+        return given.model_copy(update={"input_schema": None if schema is None else dict(schema)})
+
+    def _schema(self, name: str) -> Mapping[str, Any] | None:
+        definition = self._definition(name)
+        return None if definition is None else definition.input_schema
 
     def _gate(self, agent: str) -> SupervisedGate:
         if agent not in self._gates:
@@ -118,7 +150,7 @@ class PolicyChecker:
                 supervisor=self._supervisor,
                 server_folders=self._server_folders,
                 policy_engine=self._compiled.fresh() if self._compiled else None,
-                tool_schemas=self._schemas.get,
+                tool_definitions=self._definition,
             )
         return self._gates[agent]
 
@@ -139,6 +171,27 @@ def calls_from_file(path: Path, default_agent: str) -> list[CallToCheck]:
         data.pop("was", None)  # a what-if compares with what was recorded, not with a claim
         calls.append(_call(data, path, number))
     return calls
+
+
+def tools_listed(path: Path, server: str | None = None) -> dict[str, ToolDefinition]:
+    """`--tools [SERVER=]FILE`: a server's tools/list result (`{"tools": [...]}`, or the list),
+    each tool's definition by the name a call gives it: `SERVER.NAME`, or without SERVER the
+    entry's name as written (`github.get_issue`). Every tool listed counts as a trusted
+    server's: its annotations count as the live gate counts them."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise PolicyCheckError(f"{path}: cannot be read as JSON ({error})") from None
+    entries = document.get("tools") if isinstance(document, dict) else document
+    if not isinstance(entries, list):
+        raise PolicyCheckError(f"{path}: not a tools/list result (no list of tools)")
+    listed: dict[str, ToolDefinition] = {}
+    for number, entry in enumerate(entries, start=1):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name:
+            raise PolicyCheckError(f"{path}: tool {number} has no name")
+        listed[f"{server}.{name}" if server else name] = ToolDefinition.listed(entry)
+    return listed
 
 
 def calls_from_audit(path: Path) -> list[CallToCheck]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from foundry.agent.models import IncludeMode, LenientBool, McpServerBase
 
@@ -35,11 +35,35 @@ class ToolInfo(BaseModel):
     parameters: dict[str, Any]
     include: IncludeMode
     permission_required: bool
+    # the tool's entry of the server's `tools/list` as it was sent (MCP's wire names:
+    # `inputSchema`, `annotations.readOnlyHint`, `_meta`), empty for a tool of Foundry's own
+    listed: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def title(self) -> str | None:
+        title = self.listed.get("title")
+        return title if isinstance(title, str) else None
 
-def input_schema(tools: Iterable[ToolInfo], name: str) -> dict[str, Any] | None:
-    """The input schema the tool called `name` declares; None when no such tool is on offer."""
-    return next((tool.parameters for tool in tools if tool.name == name), None)
+    @property
+    def annotations(self) -> dict[str, Any]:
+        """The server's hints about the tool (`readOnlyHint`, `destructiveHint`,
+        `idempotentHint`, `openWorldHint`, `title`), as it sent them: claims, not facts."""
+        annotations = self.listed.get("annotations")
+        return annotations if isinstance(annotations, dict) else {}
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        schema = self.listed.get("outputSchema")
+        return schema if isinstance(schema, dict) else None
+
+    def definition(self) -> dict[str, Any]:
+        """What a person trusts of the tool and Foundry pins (tool_pins.py): its name, title,
+        description, input and output schemas and annotations, in `tools/list`'s shape."""
+        pinned = ("title", "outputSchema", "annotations")
+        shown: dict[str, Any] = {"name": self.tool, "description": self.description}
+        shown["inputSchema"] = self.parameters
+        shown.update({key: self.listed[key] for key in pinned if key in self.listed})
+        return shown
 
 
 def qualified_name(server: str, tool: str) -> str:

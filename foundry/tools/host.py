@@ -8,8 +8,14 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable, Collection
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Iterator
+from contextlib import (
+    AbstractAsyncContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+    contextmanager,
+)
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -23,9 +29,10 @@ from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from foundry.agent.models import (
     InternalServer,
@@ -71,6 +78,16 @@ MAX_TOOL_PAGES = 100
 PYTHON_COMMANDS = ("python", "python3")
 
 
+class UpstreamError(BaseModel):
+    """The JSON-RPC error a server answered a request with, as it sent it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: int
+    message: str
+    data: Any = None
+
+
 class ToolResult(BaseModel):
     """What a tool call gave back, as the model will read it."""
 
@@ -78,8 +95,48 @@ class ToolResult(BaseModel):
 
     text: str
     is_error: bool
+    # the server answered with a JSON-RPC error, not a result (then `text` says it in words)
+    error: UpstreamError | None = None
     structured: dict[str, Any] | None = None
+    # the result's content blocks as the server sent them, in MCP's wire shape (images, audio,
+    # resource links and embedded resources too); empty for a result made here, which is `text`
+    content: tuple[dict[str, Any], ...] = ()
+    meta: dict[str, Any] | None = None  # the result's `_meta`
     final: bool = False  # the text is the agent's answer: the turn ends with it, word for word
+
+
+Progress = ProgressFnT  # (progress, total, message), awaited
+LogMessage = Callable[[mcp_types.LoggingMessageNotificationParams], Awaitable[None]]
+Elicit = Callable[[mcp_types.ElicitRequestParams], Awaitable[mcp_types.ElicitResult]]
+
+
+@dataclass(frozen=True)
+class CallListener:
+    """Who hears what a server says during a request besides its answer: its progress, its log
+    messages, and its questions to the user (elicitation). Set with `listening` around the
+    request: it is the caller's, whatever layers (the gate, the recording) lie between."""
+
+    progress: Progress | None = None
+    log: LogMessage | None = None
+    elicit: Elicit | None = None
+
+
+_listener: ContextVar[CallListener | None] = ContextVar("foundry_call_listener", default=None)
+
+
+def current_listener() -> CallListener | None:
+    """The listener of the requests made here (`listening`), if any."""
+    return _listener.get()
+
+
+@contextmanager
+def listening(listener: CallListener) -> Iterator[None]:
+    """Requests made to a server inside this block are heard by `listener`."""
+    token = _listener.set(listener)
+    try:
+        yield
+    finally:
+        _listener.reset(token)
 
 
 class ServerStatus(BaseModel):
@@ -94,6 +151,38 @@ class ServerStatus(BaseModel):
     tools: tuple[ToolInfo, ...] = ()
 
 
+OfferKind = Literal["resources", "resourceTemplates", "prompts"]
+ReadKind = Literal["read_resource", "get_prompt"]
+# a resource read or prompt get is judged as a call of `SERVER.read_resource` or
+# `SERVER.get_prompt` with these parameters
+READ_SCHEMAS: dict[ReadKind, dict[str, Any]] = {
+    "read_resource": {
+        "type": "object",
+        "properties": {"uri": {"type": "string"}},
+        "required": ["uri"],
+    },
+    "get_prompt": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "arguments": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+        "required": ["name"],
+    },
+}
+READ_DESCRIPTIONS: dict[ReadKind, str] = {
+    "read_resource": "Reads a resource of MCP server {server!r} (resources/read).",
+    "get_prompt": "Gets a prompt of MCP server {server!r} (prompts/get).",
+}
+
+
+class ServerItem(NamedTuple):
+    """A resource, resource template or prompt one server offers, in MCP's wire shape."""
+
+    server: str
+    item: dict[str, Any]
+
+
 class ServerNotHostedError(LookupError):
     """A server name that this host does not run."""
 
@@ -103,6 +192,7 @@ class ServerStartError(Exception):
 
 
 StatusListener = Callable[[ServerStatus], None]
+Send = Callable[[ClientSession, Progress | None], Awaitable[ToolResult]]
 
 
 class _Listing(NamedTuple):
@@ -226,6 +316,65 @@ class ToolHost:
             return _error(self._unavailable(name))
         return await self._runners[tool.server].call(tool, arguments, timeout_s)
 
+    async def offered(self, kind: OfferKind) -> list[ServerItem]:
+        """What the running servers offer besides tools (their resources, resource templates or
+        prompts, each in MCP's wire shape, as sent), server by server in the agent's order."""
+        runners = [self._runners[name] for name in self._order if name in self._runners]
+        listed = await asyncio.gather(*(runner.offered(kind) for runner in runners))
+        return [
+            ServerItem(runner.name, item)
+            for runner, items in zip(runners, listed, strict=True)
+            for item in items
+        ]
+
+    def read_tool(self, server: str, kind: ReadKind) -> ToolInfo | None:
+        """A resource read or prompt get of the server as the call the gate judges: the tool
+        `SERVER.read_resource` (`uri`) or `SERVER.get_prompt` (`name`, `arguments`), under the
+        settings the agent gives that name; None for a server not running."""
+        runner = self._runners.get(server)
+        if runner is None or runner.status.state != "running":
+            return None
+        return runner.read_tool(kind)
+
+    async def read(self, tool: ToolInfo, arguments: dict[str, Any]) -> ToolResult:
+        """Run a read (`read_tool`) with the arguments it was judged with."""
+        if tool.tool == "read_resource":
+            return await self.read_resource(tool.server, str(arguments["uri"]))
+        prompt_arguments = {
+            key: str(value) for key, value in arguments.get("arguments", {}).items()
+        }
+        return await self.get_prompt(tool.server, str(arguments["name"]), prompt_arguments)
+
+    async def read_resource(self, server: str, uri: str, timeout_s: float = 60.0) -> ToolResult:
+        """The server's resource at `uri`: each of its contents an embedded resource block."""
+
+        async def send(session: ClientSession, progress: Progress | None) -> ToolResult:
+            return _resource_result(await session.read_resource(uri))
+
+        subject = f"Reading {uri!r} of MCP server {server!r}"
+        return await self._request(server, subject, send, timeout_s)
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: dict[str, str], timeout_s: float = 60.0
+    ) -> ToolResult:
+        """The server's prompt `name` filled in: its description and messages (in wire shape)
+        are the result's `structured`, their text its `text`."""
+
+        async def send(session: ClientSession, progress: Progress | None) -> ToolResult:
+            return _prompt_result(await session.get_prompt(name, arguments))
+
+        subject = f"The prompt {name!r} of MCP server {server!r}"
+        return await self._request(server, subject, send, timeout_s)
+
+    async def _request(self, server: str, subject: str, send: Send, timeout_s: float) -> ToolResult:
+        runner = self._runners.get(server)
+        if runner is None:
+            return _error(f"{subject} is unavailable: the agent has no MCP server {server!r}.")
+        if runner.status.state != "running":
+            state = STATE_WORDS[runner.status.state]
+            return _error(f"{subject} is unavailable: MCP server {server!r} {state}.")
+        return await runner.request(subject, send, timeout_s)
+
     async def restart(self, server: str) -> None:
         runner = self._runner(server)
         await runner.stop()
@@ -312,6 +461,7 @@ class _ServerRunner:
         self._on_status = on_status
         self._run: _Run | None = None
         self.held: str | None = None  # why it must stay stopped, while it must
+        self._listeners: list[CallListener] = []  # those of the requests under way, in order
 
     async def start(self) -> None:
         """Starts the server and returns once it runs or has failed."""
@@ -346,38 +496,78 @@ class _ServerRunner:
         return run.stderr_tail
 
     async def call(self, tool: ToolInfo, arguments: dict[str, Any], timeout_s: float) -> ToolResult:
+        async def send(session: ClientSession, progress: Progress | None) -> ToolResult:
+            result = await session.call_tool(
+                tool.tool, arguments, read_timeout_seconds=timeout_s, progress_callback=progress
+            )
+            return _tool_result(result)
+
+        return await self.request(f"The tool {tool.name!r}", send, timeout_s)
+
+    async def request(self, subject: str, send: Send, timeout_s: float) -> ToolResult:
+        """`send` a request on the server's session; every failure comes back as an error
+        result whose text begins with `subject` (a JSON-RPC error the server answered kept as
+        it was sent). The caller's listener (`listening`) hears the server meanwhile."""
         run = self._run
         if run is None or run.session is None:
-            return _error(
-                f"Tool {tool.name!r} is unavailable: MCP server {self.name!r} is closing."
-            )
+            return _error(f"{subject} is unavailable: MCP server {self.name!r} is closing.")
+        listener = current_listener()
+        if listener is not None:
+            self._listeners.append(listener)
         try:
             with anyio.fail_after(timeout_s + CALL_GRACE_S):
-                result = await run.session.call_tool(
-                    tool.tool, arguments, read_timeout_seconds=timeout_s
-                )
+                return await send(run.session, listener.progress if listener else None)
         except TimeoutError:
-            return _error(_timeout_message(tool, timeout_s))
+            return _error(_timeout_message(subject, timeout_s))
         except MCPError as exc:
-            return await self._call_error(run, tool, exc, timeout_s)
+            return await self._call_error(run, subject, exc, timeout_s)
         except Exception as exc:
-            logger.exception("Calling %s failed", tool.name)
-            return _error(f"The tool {tool.name!r} failed: {_plain(exc)}")
-        return _tool_result(result)
+            logger.exception("%s failed", subject)
+            return _error(f"{subject} failed: {_plain(exc)}")
+        finally:
+            if listener is not None:
+                self._listeners.remove(listener)
+
+    def read_tool(self, kind: ReadKind) -> ToolInfo:
+        settings = resolve_tool_settings(self._config, kind)
+        return ToolInfo(
+            name=qualified_name(self.name, kind),
+            server=self.name,
+            tool=kind,
+            description=READ_DESCRIPTIONS[kind].format(server=self.name),
+            parameters=READ_SCHEMAS[kind],
+            include=settings.include,
+            permission_required=settings.permission_required,
+        )
+
+    async def offered(self, kind: OfferKind) -> list[dict[str, Any]]:
+        """Its resources, resource templates or prompts, every page; none when it does not
+        say it has any, is not running, or fails to list them (that is logged)."""
+        run = self._run
+        session = run.session if run is not None else None
+        if session is None or not _offers(session, kind):
+            return []
+        try:
+            with anyio.fail_after(HTTP_TIMEOUT_S):
+                return await _list_all(session, kind)
+        except Exception as exc:
+            logger.info("MCP server %s could not list its %s: %r", self.name, kind, exc)
+            return []
 
     async def _call_error(
-        self, run: _Run, tool: ToolInfo, exc: MCPError, timeout_s: float
+        self, run: _Run, subject: str, exc: MCPError, timeout_s: float
     ) -> ToolResult:
         if exc.code == mcp_types.REQUEST_TIMEOUT:
-            return _error(_timeout_message(tool, timeout_s))
+            return _error(_timeout_message(subject, timeout_s))
         if exc.code != mcp_types.CONNECTION_CLOSED:
-            return _error(f"The tool {tool.name!r} failed: {exc.message}")
+            error = UpstreamError(code=exc.code, message=exc.message, data=exc.data)
+            return ToolResult(text=f"{subject} failed: {exc.message}", is_error=True, error=error)
         run.finish.set()  # an HTTP transport does not end its stream when the server goes away
         if run.task is not None:
             await _finish_task(run.task)
         if run.stop_requested:
-            return _error(f"The tool {tool.name!r} was cut off: its MCP server was stopped.")
-        message = f"The tool {tool.name!r} failed: {self._lost_during_call()}."
+            return _error(f"{subject} was cut off: its MCP server was stopped.")
+        message = f"{subject} failed: {self._lost_during_call()}."
         tail = self.status.stderr_tail
         return _error(f"{message}\nIts last error output:\n{tail}" if tail else message)
 
@@ -410,7 +600,13 @@ class _ServerRunner:
             watched = _WatchedStream(read, run.finish.set)
             on_message = self._message_handler(run)
             session = await stack.enter_async_context(
-                ClientSession(watched, write, message_handler=on_message)
+                ClientSession(
+                    watched,
+                    write,
+                    message_handler=on_message,
+                    logging_callback=self._heard_log,
+                    elicitation_callback=self._heard_question,
+                )
             )
             await session.initialize()
             tools = await self._list_tools(session)
@@ -421,6 +617,25 @@ class _ServerRunner:
             run.settled.set()
             await run.finish.wait()
             run.session = None
+
+    async def _heard_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
+        """A log message goes to the callers of the requests under way: over stdio nothing says
+        which request it is about. With none under way it is only logged here."""
+        hearing = [listener.log for listener in self._listeners if listener.log is not None]
+        if not hearing:
+            logger.debug("MCP server %s logged %s: %r", self.name, params.level, params.data)
+        for log in hearing:
+            await log(params)
+
+    async def _heard_question(
+        self, context: Any, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult:
+        """A question for the user reaches the caller of the one request under way, if it can
+        ask; otherwise (no caller, several, or one that cannot ask) it is declined."""
+        asking = [listener.elicit for listener in self._listeners]
+        if len(asking) != 1 or asking[0] is None:
+            return mcp_types.ElicitResult(action="decline")
+        return await asking[0](params)
 
     def _message_handler(self, run: _Run) -> MessageHandlerFnT:
         """A server that says its tool list changed is listed again (off the receiving task)."""
@@ -514,6 +729,7 @@ class _ServerRunner:
             parameters=dict(tool.input_schema),
             include=settings.include,
             permission_required=settings.permission_required,
+            listed=_wire(tool),
         )
 
     def _publish(
@@ -709,8 +925,8 @@ def _server_of(tool_name: str, servers: list[str]) -> str | None:
     return max(matches, key=len, default=None)
 
 
-def _timeout_message(tool: ToolInfo, timeout_s: float) -> str:
-    return f"The tool {tool.name!r} timed out: no answer within {timeout_s:g} s."
+def _timeout_message(subject: str, timeout_s: float) -> str:
+    return f"{subject} timed out: no answer within {timeout_s:g} s."
 
 
 def _error(text: str) -> ToolResult:
@@ -724,7 +940,71 @@ def _tool_result(result: mcp_types.CallToolResult) -> ToolResult:
         text=text,
         is_error=result.is_error,
         structured=structured if isinstance(structured, dict) else None,
+        content=tuple(_wire(block) for block in result.content),
+        meta=result.meta,
     )
+
+
+def _offers(session: ClientSession, kind: OfferKind) -> bool:
+    capabilities = session.server_capabilities
+    if capabilities is None:
+        return False
+    return (capabilities.prompts if kind == "prompts" else capabilities.resources) is not None
+
+
+async def _list_all(session: ClientSession, kind: OfferKind) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    cursor: str | None = None
+    for _ in range(MAX_TOOL_PAGES):
+        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page: mcp_types.PaginatedResult
+        if kind == "resources":
+            page = await session.list_resources(params=params)
+        elif kind == "resourceTemplates":
+            page = await session.list_resource_templates(params=params)
+        else:
+            page = await session.list_prompts(params=params)
+        items.extend(_wire(page)[kind])
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return items
+
+
+def _wire(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _resource_result(result: mcp_types.ReadResourceResult) -> ToolResult:
+    blocks = tuple(
+        mcp_types.EmbeddedResource(type="resource", resource=contents)
+        for contents in result.contents
+    )
+    return ToolResult(
+        text="\n".join(_content_text(block) for block in blocks),
+        is_error=False,
+        content=tuple(_wire(block) for block in blocks),
+        meta=result.meta,
+    )
+
+
+def _prompt_result(result: mcp_types.GetPromptResult) -> ToolResult:
+    wire = _wire(result)
+    prompt = {key: wire[key] for key in ("description", "messages") if key in wire}
+    return ToolResult(
+        text="\n".join(_content_text(message.content) for message in result.messages),
+        is_error=False,
+        structured=prompt,
+        meta=result.meta,
+    )
+
+
+_CONTENT_BLOCK: TypeAdapter[mcp_types.ContentBlock] = TypeAdapter(mcp_types.ContentBlock)
+
+
+def content_text(blocks: Iterable[dict[str, Any]]) -> str:
+    """The text of content blocks in wire shape, as a result's `text` has it."""
+    return "\n".join(_content_text(_CONTENT_BLOCK.validate_python(block)) for block in blocks)
 
 
 def _content_text(block: mcp_types.ContentBlock) -> str:

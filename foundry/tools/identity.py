@@ -59,8 +59,14 @@ KINDS = (
     Kind("fetch", frozenset({"mcp-server-fetch", "mcp_server_fetch"}), network=True),
     Kind("github", frozenset({"@modelcontextprotocol/server-github", "github-mcp-server",
                               "mcp-server-github"}), network=True),
+    Kind("gitlab", frozenset({"@modelcontextprotocol/server-gitlab", "@zereight/mcp-gitlab",
+                              "mcp-server-gitlab"}), network=True),
+    Kind("postgres", frozenset({"@modelcontextprotocol/server-postgres", "mcp-server-postgres"}),
+         network=True),  # the database it is given, often on another host
     Kind("playwright", frozenset({"@playwright/mcp", "mcp-server-playwright"}), network=True),
     Kind("puppeteer", frozenset({"@modelcontextprotocol/server-puppeteer"}), network=True),
+    # a shell runs whatever it is told: without the network unless the agent declares it
+    Kind("shell", frozenset({"mcp-shell-server", "mcp_shell_server"}), network=False),
     Kind("slack", frozenset({"@modelcontextprotocol/server-slack"}), network=True),
     Kind("brave-search", frozenset({"@modelcontextprotocol/server-brave-search"}), network=True),
 )  # fmt: skip

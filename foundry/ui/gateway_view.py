@@ -41,6 +41,7 @@ from foundry.ui.clock import local_time
 REFRESH_MS = 1000
 COLUMNS = ("Client / call", "Agent / decision", "When", "Result")
 DENIED = QColor("#C44E52")
+WARNING = QColor("#AD1457")
 CLIENT_NAMES = {
     "claude-desktop": "Claude Desktop",
     "cursor": "Cursor",
@@ -242,8 +243,13 @@ def _row(*texts: str) -> list[QStandardItem]:
 
 
 def _call_row(call: GatewayCall) -> list[QStandardItem]:
+    if call.warning and call.by == "supervision":  # about the tool, not one call
+        return _warning(_row(call.tool, f"⚠ {call.warning}", local_time(call.time), call.reason))
     if call.waiting:
-        return _row(call.tool, "waiting for a person", local_time(call.time), WAITING)
+        what = f"⚠ held: {call.warning}" if call.warning else WAITING
+        row = _row(call.tool, "waiting for a person", local_time(call.time), what)
+        row[3].setToolTip(call.reason)
+        return _warning(row) if call.warning else row
     decision = f"{'allowed' if call.allowed else 'denied'} by {call.by}"
     result = call.result if call.allowed else call.reason
     if call.allowed and not call.result:
@@ -253,4 +259,13 @@ def _call_row(call: GatewayCall) -> list[QStandardItem]:
         for item in row[1:]:
             item.setForeground(QBrush(DENIED))
     row[3].setToolTip(call.result or call.reason)
+    if call.warning:  # its result was flagged
+        row[1].setText(f"{decision} · ⚠ {call.warning}")
+        return _warning(row)
+    return row
+
+
+def _warning(row: list[QStandardItem]) -> list[QStandardItem]:
+    for item in row[1:]:
+        item.setForeground(QBrush(WARNING))
     return row

@@ -15,7 +15,9 @@ from foundry.session.events import (
     SupervisorDecided,
     SupervisorDeferred,
     ToolCallDecided,
+    ToolConcernRaised,
 )
+from foundry.supervision.concerns import heading
 
 MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
 ACTION_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -28,6 +30,7 @@ COLOURS = {
     "human_review": "#ef6c00",
     "waiting": "#ef6c00",
     "deferred": "#6d4c41",
+    "concern": "#ad1457",
 }
 Index = QModelIndex | QPersistentModelIndex
 
@@ -62,9 +65,16 @@ def describe(event: Event) -> Decision | None:
     if isinstance(body, ToolCallDecided):
         action = "allow" if body.allowed else "deny"
         return Decision(f"tool {body.call.name} · {action} by {body.by}", body.reason, action)
+    if isinstance(body, ToolConcernRaised):
+        return Decision(f"tool {body.tool} · ⚠ {heading(body.concern)}", body.reason, "concern")
     if isinstance(body, ApprovalRequested):
+        held = " · ⚠ held: " + ", ".join(
+            heading(str(concern.get("kind", ""))).lower() for concern in body.concerns
+        )
         return Decision(
-            f"tool {body.tool} · waiting for a human ({body.level})", body.reason, "waiting"
+            f"tool {body.tool} · waiting for a human ({body.level}){held if body.concerns else ''}",
+            body.reason,
+            "waiting",
         )
     if isinstance(body, ApprovalResolved):
         action = "allow" if body.status == "approved" else "deny"

@@ -17,18 +17,27 @@ OBJECT = {"type": "object", "properties": {}}
 GROWN: list[str] = []
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 NOTE = {"type": "object", "properties": {"path": {"type": "string"}, "text": {"type": "string"}}}
+# it reaches nothing outside the machine: said, or MCP's default (open-world) would make each of
+# its results untrusted content, and each later call that is not a read ask a person
+LOCAL = mcp_types.ToolAnnotations(open_world_hint=False)
+
+
+def local_tool(name: str, description: str | None, schema: dict[str, Any]) -> mcp_types.Tool:
+    return mcp_types.Tool(
+        name=name, description=description, input_schema=schema, annotations=LOCAL
+    )
 
 
 async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
     return mcp_types.ListToolsResult(
         tools=[
-            mcp_types.Tool(name="echo", description="Says pid.", input_schema=OBJECT),
-            mcp_types.Tool(name="die", description="Ends the server.", input_schema=OBJECT),
-            mcp_types.Tool(name="say", description="Says the text.", input_schema=TEXT),
-            mcp_types.Tool(name="leak", description="Says a secret.", input_schema=OBJECT),
-            mcp_types.Tool(name="grow", description="Adds a tool.", input_schema=OBJECT),
-            mcp_types.Tool(name="note", description="Writes a file.", input_schema=NOTE),
-            *(mcp_types.Tool(name=name, input_schema=OBJECT) for name in GROWN),
+            local_tool("echo", "Says pid.", OBJECT),
+            local_tool("die", "Ends the server.", OBJECT),
+            local_tool("say", "Says the text.", TEXT),
+            local_tool("leak", "Says a secret.", OBJECT),
+            local_tool("grow", "Adds a tool.", OBJECT),
+            local_tool("note", "Writes a file.", NOTE),
+            *(local_tool(name, None, OBJECT) for name in GROWN),
         ]
     )
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.stdio import get_default_environment
+from mcp.shared.exceptions import MCPError
 
 from foundry.cli import main
 from foundry.gateway.activity import GatewayCall, gateway_clients
@@ -323,8 +324,8 @@ async def test_the_printed_config_starts_a_gateway_whose_calls_reach_audit_and_d
         await client.initialize()
         assert "time__get_current_time" in {t.name for t in (await client.list_tools()).tools}
         await client.call_tool("time__get_current_time", {"timezone": "UTC"})
-        nothing = await client.call_tool("time__list_nothing", {})  # no such tool: asks no one
-        assert nothing.is_error and "offers no tool" in text_of(nothing)
+        with pytest.raises(MCPError, match="offers no tool"):  # no such tool: asks no one
+            await client.call_tool("time__list_nothing", {})
         converted = await client.call_tool(  # asks a person, who approves
             "time__convert_time",
             {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
@@ -397,11 +398,27 @@ async def test_an_upstream_tool_list_change_reaches_the_client(
         if type(message).__name__ == "ToolListChangedNotification":
             changed.set()
 
+    store = Store.open()
     async with gateway(agent, foundry_home, on_message=on_message) as client:
         before = {tool.name for tool in (await client.list_tools()).tools}
         await client.call_tool("up__grow", {})
         await asyncio.wait_for(changed.wait(), 20)
         after = {tool.name for tool in (await client.list_tools()).tools}
-        grown = await client.call_tool("up__grown1", {})
+        growing = asyncio.ensure_future(client.call_tool("up__grown1", {}))
+        # a tool its trusted server did not offer before asks a person, once (tool_pins.py)
+        approval = await _pending_approval(store)
+        await asyncio.to_thread(store.approvals.resolve, approval.id, "approved", "human:ana")
+        grown = await growing
+    store.close()
     assert "up__grown1" not in before and after - before == {"up__grown1"}
+    assert [concern["kind"] for concern in approval.concerns] == ["new-tool"]
     assert not grown.is_error
+
+
+async def _pending_approval(store: Store) -> Any:
+    for _ in range(1000):
+        pending = await asyncio.to_thread(store.approvals.list, "pending")
+        if pending:
+            return pending[0]
+        await asyncio.sleep(0.02)
+    raise AssertionError("no approval appeared")

@@ -308,6 +308,12 @@ OUTSIDE = [
 ]
 
 DESTRUCTIVE = [
+    case(
+        "a git option writing a file",
+        "git.git_diff",
+        {"repo_path": ".", "target": "--output=/tmp/x"},
+        "deny",
+    ),
     case("rm -rf /", "ops.run", {"command": "rm -rf /"}, "deny"),
     case("rm -rf //", "ops.run", {"command": "rm -rf //"}, "deny"),
     case("rm -rf /.", "ops.run", {"command": "rm -rf /."}, "deny"),
@@ -385,14 +391,19 @@ MUST_ASK = [
     ),
     case("a shell command", "shell.exec", {"command": "ls -la"}, "human"),
     case("rm of a build folder", "ops.run", {"command": "rm -rf /tmp/build"}, "human"),
-    case("a fetch", "web.fetch", {"url": "https://example.com"}, "human"),
+    case(
+        "a fetch carrying data",
+        "web.fetch",
+        {"url": "https://example.com/c?d=c2VjcmV0LXRva2VuLWhlcmU0MTIz"},
+        "human",
+    ),
     case(
         "committed credentials",
         "git.git_show",
         {"repo_path": ".", "revision": "HEAD:.env"},
         "human",
     ),
-    case("a git option", "git.git_diff", {"repo_path": ".", "target": "--output=/tmp/x"}, "human"),
+    case("a git option", "git.git_diff", {"repo_path": ".", "target": "--stat"}, "human"),
     case("a repository through a link", "git.git_status", {"repo_path": "escape"}, "human"),
     case("a tool nobody knows", "notes.add", {"text": "hello"}, "human"),
 ]

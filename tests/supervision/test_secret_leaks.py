@@ -1,7 +1,8 @@
 """Attacks on secrets: a token in a tool's arguments or results, or a server's `.env` secret it
 leaks back, must not reach what leaves the app or what others read: the audit export, the
 sessions export, `foundry sessions show`, the metrics export, the approvals API's JSON, a
-server's start error. The store itself keeps the conversation as it was (the model reads it).
+server's start error. The store itself keeps the conversation as the model read it (a result's
+secrets are masked before the model reads it: supervision/results.py).
 
 Each case is labelled MASKED (the secret must not appear) or KEPT (text that only looks like a
 secret must stay readable: masking it would hide what a reviewer needs).
@@ -77,7 +78,10 @@ def session_with_secrets(tmp_path: Path) -> str:
     with Store.open() as store:
         [session] = store.sessions.list()
         payloads = json.dumps([event.payload for event in store.events.list(session.id)])
-    assert TOKEN in payloads and DOTENV_SECRET in payloads  # the calls really ran and answered
+    assert TOKEN in payloads  # the call ran with it: its parameters are kept as the model gave them
+    # the vault answered with its secret, masked before the model read it (and so stored)
+    assert DOTENV_SECRET not in payloads
+    assert "my secret is [secret]" in payloads
     assert f'"text": "{KEY_BODY}' in payloads  # a token event of its own
     return session.id
 

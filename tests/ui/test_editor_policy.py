@@ -153,7 +153,7 @@ def test_a_condition_that_is_not_valid_is_flagged_at_its_cell(qtbot: QtBot, tmp_
     editor.show_section("Policy")
     editor.policy.rules.selectRow(0)
     conditions = editor.policy.conditions_model
-    assert conditions.rowCount() == 4 and conditions.index(0, 2).data() == "matches"
+    assert conditions.rowCount() == 5 and conditions.index(0, 2).data() == "matches"
     conditions.setData(conditions.index(0, 3), "([unclosed")
     index = conditions.index(0, 3)
     assert index.data() == "([unclosed"
@@ -313,3 +313,19 @@ def test_no_rule_is_made_from_a_call_whose_path_cannot_be_judged(
     assert propose(qtbot, editor, {"path": "loop/x"}) is None
     assert rule_names(editor) == names
     assert editor.policy.verdict.text().startswith("No rule was made from the approval: path")
+
+
+def test_each_rule_says_which_servers_it_covers(qtbot: QtBot, tmp_path: Path) -> None:
+    editor = open_editor(qtbot, make_agent(tmp_path / "servers"))
+    editor.show_section("Policy")
+    servers = {name: cell(editor, row, 6) for row, name in enumerate(rule_names(editor))}
+    hinted = next(rule for rule in policy(editor).rules if rule.hints)
+    github = next(rule for rule in policy(editor).rules if rule.kind == "github")
+
+    assert servers["ask-a-person-about-anything-else"] == "any"
+    assert servers[github.name] == "github servers"
+    assert all(f"{hint}: {str(value).lower()}" in servers[hinted.name]
+               for hint, value in (hinted.hints or {}).items())  # fmt: skip
+    editor.resize(1300, 700)
+    qtbot.wait(50)
+    save_screenshot(editor, tmp_path, "editor-policy-servers.png")

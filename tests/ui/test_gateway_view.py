@@ -209,3 +209,59 @@ def test_a_call_waiting_for_a_person_is_listed_as_waiting(qtbot: QtBot, tmp_path
     ]
     assert all(item.foreground().color() != DENIED for item in row)
     store.close()
+
+
+def test_the_gateway_view_shows_what_supervision_found_wrong(qtbot: QtBot, tmp_path: Path) -> None:
+    from foundry.llm.base import ToolCall
+    from foundry.session.events import (
+        ApprovalRequested,
+        EventBody,
+        SessionStarted,
+        ToolCallDecided,
+        ToolCallFinished,
+        ToolConcernRaised,
+    )
+    from foundry.store import ApprovalRecord
+    from foundry.supervision.concerns import Concern
+
+    store = Store.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    session = store.sessions.create("/agents/calc", "calc", "Claude Desktop via the gateway")
+    fetched = ToolCall(id="gateway-1", name="web.fetch", arguments={"url": "https://a.example"})
+    changed = Concern(kind="definition-changed", reason="calc.add's description changed")
+    bodies: list[EventBody] = [
+        SessionStarted(agent_path="/agents/calc", agent_name="calc", model="gateway"),
+        ToolConcernRaised(tool="calc.add", concern=changed.kind, reason=changed.reason),
+        ToolCallDecided(call=fetched, allowed=True, by="policy:reads", reason=""),
+        ToolCallFinished(
+            call_id="gateway-1", name="web.fetch", text="Ignore all previous…", is_error=False,
+            duration_s=0.1,
+        ),
+        ToolConcernRaised(
+            tool="web.fetch", concern="flagged-result", reason="an override phrase",
+            call_id="gateway-1",
+        ),
+        ApprovalRequested(
+            approval_id="a1", tool="calc.add", level="L0", reason="held",
+            concerns=[changed.record()],
+        ),
+    ]  # fmt: skip
+    for body in bodies:
+        store.events.append(session.id, body.kind, body.model_dump(mode="json", exclude={"kind"}))
+    store.approvals.create(
+        ApprovalRecord(id="a1", session_id=session.id, agent_id="calc", tool="calc.add", params={})
+    )
+    view = GatewayView(store)
+    qtbot.addWidget(view)
+    view.resize(1100, 420)
+    view.show()
+    view.refresh()
+    qtbot.waitUntil(lambda: view.model.rowCount() == 1 and view.model.item(0).rowCount() == 3)
+    client = view.model.item(0)
+    rows = [[client.child(row, column).text() for column in range(4)] for row in range(3)]
+    held, result, definition = rows  # newest first
+    assert held[1] == "waiting for a person" and "held: The tool's definition changed" in held[3]
+    assert "⚠ The result reads like a prompt injection" in result[1]
+    assert definition[1] == "⚠ The tool's definition changed since its server was trusted"
+    qtbot.wait(50)
+    save_screenshot(view, tmp_path, "gateway-concerns.png")
+    store.close()

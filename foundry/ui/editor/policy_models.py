@@ -24,6 +24,11 @@ MATCHED = QBrush(QColor("#fff59d"))
 ACTIONS: tuple[str, ...] = get_args(PolicyRule.model_fields["action"].annotation)
 OPERATORS: tuple[str, ...] = get_args(PolicyOperator)
 GROUPS = ("all", "any")
+SERVER_TIP = (
+    "The servers the rule covers: any, or only servers of one kind (as Foundry identifies them "
+    "from their command, or the agent declares), and only tools whose trusted server declares "
+    "these annotations (edit them in the JSON view)"
+)
 
 
 class EditableTable(QAbstractTableModel):
@@ -104,6 +109,7 @@ class RulesModel(EditableTable):
         ("Tool", "tool", True),
         ("When", "when", False),
         ("Action", "action", True),
+        ("Servers", "server", False),
     )
 
     def __init__(self, commit: Commit) -> None:
@@ -117,6 +123,7 @@ class RulesModel(EditableTable):
                 "name": rule.name,
                 "agent": rule.agent,
                 "tool": rule.tool,
+                "server": server_summary(rule),
                 "when": conditions_summary(rule) or "(always)",
                 "action": rule.action,
             }
@@ -135,14 +142,18 @@ class RulesModel(EditableTable):
         return super().data(index, role)
 
     def tip(self, row: int, column: int) -> str | None:
-        if self.columns[column][1] == "when":
+        field = self.columns[column][1]
+        if field == "when":
             return self.rows[row]["when"] or "Always (no conditions)"
+        if field == "server":
+            return SERVER_TIP
         return None
 
     def mark_matched(self, rule: str | None) -> int | None:
         """Highlight the rule named `rule`; its row, if it is listed."""
         self.matched = rule
-        self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 5))
+        last = self.index(self.rowCount() - 1, len(self.columns) - 1)
+        self.dataChanged.emit(self.index(0, 0), last)
         names = [row["name"] for row in self.rows]
         return names.index(rule) if rule in names else None
 
@@ -195,6 +206,13 @@ def value_from_text(text: str) -> Any:
         return json.loads(stripped)
     except json.JSONDecodeError:
         return text
+
+
+def server_summary(rule: PolicyRule) -> str:
+    """Which servers' tools the rule covers: its kind and the annotations it asks for."""
+    parts = [f"{rule.kind} servers"] if rule.kind else []
+    parts += [f"{hint}: {str(value).lower()}" for hint, value in (rule.hints or {}).items()]
+    return ", ".join(parts) or "any"
 
 
 def conditions_summary(rule: PolicyRule) -> str:

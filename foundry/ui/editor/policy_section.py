@@ -137,6 +137,7 @@ class PolicySection(QWidget):
                 QHeaderView.ResizeMode.Interactive,
                 QHeaderView.ResizeMode.Stretch,
                 QHeaderView.ResizeMode.ResizeToContents,
+                QHeaderView.ResizeMode.ResizeToContents,
             )
         ):
             header.setSectionResizeMode(section, mode)
@@ -170,7 +171,10 @@ class PolicySection(QWidget):
         self.conditions_hint = hint(
             "Operators: == != < <= > >= in contains starts_with matches (a regular expression) "
             "larger_than (bytes), within (a path inside a folder: '.' is the workspace; "
-            "symlinks and '..' are resolved). Values are JSON or plain text."
+            "symlinks and '..' are resolved; '*' as the parameter: every path of the call); "
+            "judged by real parsers: read_only_sql, several_sql_statements (a dialect or true), "
+            "read_only_command, command_names (a regular expression), reaches (public or "
+            "inside), carries_data, holds_secret (true). Values are JSON or plain text."
         )
 
     def _limits_part(self) -> None:

@@ -30,6 +30,7 @@ from foundry.store import ApprovalRecord, GrantRecord
 from foundry.store.tables import utc_now
 from foundry.ui.clock import local_time
 from foundry.ui.inbox.actions import describe_duration, describe_scope, grant_scopes
+from foundry.ui.inbox.concerns import ConcernsPanel
 from foundry.ui.inbox.feed import ApprovalContext
 from foundry.ui.inbox.model import (
     LEVELS,
@@ -117,6 +118,7 @@ class ApprovalDetailView(QWidget):
         )
         self.injection.setWordWrap(True)
         self.injection.setStyleSheet(WARNING_STYLE)
+        self.concerns = ConcernsPanel()
         self.why = QLabel()
         self.why.setWordWrap(True)
         self.why.setTextFormat(Qt.TextFormat.RichText)
@@ -256,6 +258,7 @@ class ApprovalDetailView(QWidget):
         column.addWidget(self.facts)
         column.addWidget(self.countdown)
         column.addWidget(self.injection)
+        column.addWidget(self.concerns)
         column.addWidget(_heading("Why it needs you"))
         column.addWidget(self.why)
         column.addWidget(self.verdict)
@@ -304,6 +307,7 @@ class ApprovalDetailView(QWidget):
             self.recent.clear()
             self.grants.setText("<i>loading…</i>")
             self.why.setText(_why_before_context(record))
+            self.concerns.show_concerns(record.concerns)
         colour = STATUS_COLOURS.get(record.status, "#000")
         status = record.status.replace("_", " ")
         self.title.setText(
