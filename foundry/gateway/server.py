@@ -1,8 +1,9 @@
-"""The gateway's MCP server: an agent's tools offered to MCP clients, each call forwarded through
-the agent's supervision. It serves on the engine's loop, where the calls are decided and run: a
-call never waits for another thread (a hop between two busy loops costs a GIL hand-over each
-way). On stdio it serves one client; over streamable HTTP (loopback, the API token as Bearer)
-each client gets its own recorded session."""
+"""The gateway's MCP server: an agent's tools (and, read-only, its servers' resources and prompts)
+offered to MCP clients, each call and read forwarded through the agent's supervision. It serves
+on the engine's loop, where the calls are decided and run: a call never waits for another thread
+(a hop between two busy loops costs a GIL hand-over each way). On stdio it serves one client;
+over streamable HTTP (loopback, the API token as Bearer) each client gets its own recorded
+session."""
 
 from __future__ import annotations
 
