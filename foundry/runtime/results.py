@@ -11,11 +11,12 @@ from foundry.agent.document import AgentDocument
 from foundry.agent.secrets import resolved_secrets
 from foundry.orchestration.tools import IN_PROCESS_KINDS
 from foundry.session.events import EventBody, ToolConcernRaised
+from foundry.supervision.concerns import FLAGGED_RESULT
 from foundry.supervision.guardian import GuardianSupervisor
 from foundry.supervision.outgoing import OutgoingMask
 from foundry.supervision.paths import server_folders
 from foundry.supervision.results import ResultScreen, ScreenedResult
-from foundry.supervision.untrusted import FLAGGED_RESULT, UntrustedContent, tool_facts
+from foundry.supervision.untrusted import UntrustedContent, tool_facts
 from foundry.tools.host import content_text
 
 

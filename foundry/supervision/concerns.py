@@ -27,6 +27,7 @@ ConcernKind = Literal[
 ]
 
 FLAGGED_RESULT = "flagged-result"  # a ToolConcernRaised about a result, not a held call
+REMOVED_TOOL = "removed-tool"  # a ToolConcernRaised about a pinned tool no longer listed
 HEADINGS = {
     "definition-changed": "The tool's definition changed since its server was trusted",
     "new-tool": "A new tool: its server did not offer it when it was trusted",
@@ -34,6 +35,7 @@ HEADINGS = {
     "shadowing": "The tool shadows another server's tool",
     "untrusted-content": "The session took in untrusted content before this call",
     FLAGGED_RESULT: "The result reads like a prompt injection",
+    REMOVED_TOOL: "A tool its trusted server offered is gone",
 }
 
 

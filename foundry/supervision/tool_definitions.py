@@ -36,7 +36,7 @@ from foundry.agent.document import AgentDocument
 from foundry.agent.trust import agent_consents
 from foundry.llm.base import ToolCall
 from foundry.session.events import EventBody, ToolConcernRaised
-from foundry.supervision.concerns import Concern
+from foundry.supervision.concerns import REMOVED_TOOL, Concern
 from foundry.supervision.tool_pins import (
     Definition,
     PinnedServer,
@@ -52,7 +52,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 Notify = Callable[[EventBody], Any]  # records an event of the session (may return an awaitable)
-REMOVED_TOOL = "removed-tool"  # the event's concern for a pinned tool no longer listed
 _DEFINITION_KEYS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
 
 

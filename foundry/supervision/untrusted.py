@@ -32,10 +32,9 @@ from foundry.session.events import (
     ToolCallFinished,
     ToolConcernRaised,
 )
-from foundry.supervision.concerns import Concern
+from foundry.supervision.concerns import FLAGGED_RESULT, Concern
 from foundry.supervision.outward import ToolFacts, reads_outside, sends_out
 
-FLAGGED_RESULT = "flagged-result"  # ToolConcernRaised.concern for a result read as an injection
 MAX_KEPT = 10  # the tainting results named in a concern's detail
 # the facts of the tool called `name` (its kind, annotations); unknown tools: MCP's defaults
 FactsOf = Callable[[str], ToolFacts]

@@ -23,6 +23,7 @@ DETAIL_PARTS = (
     ("flagged", "What was flagged"),
     ("shadows", "Shadows"),
     ("result", "The untrusted content"),
+    ("sends", "What this call sends"),
 )
 BOX_STYLE = "background: #fff8e1; color: #4e342e; border: 1px solid #ffcc80; padding: 6px;"
 MAX_BOX_HEIGHT = 220
@@ -61,10 +62,21 @@ class ConcernsPanel(QWidget):
         self._column.addWidget(warning)
         detail = concern.get("detail")
         for key, title in DETAIL_PARTS:
-            value = detail.get(key) if isinstance(detail, dict) else None
-            if isinstance(value, str) and value.strip():
+            value = _shown(detail.get(key) if isinstance(detail, dict) else None)
+            if value:
                 self._column.addWidget(QLabel(f"<b>{escape(title)}</b>"))
                 self._column.addWidget(_text_box(value, diff=key == "diff"))
+
+
+def _shown(value: Any) -> str:
+    """A part of a concern's detail as text: as it is, or the result that tainted the session
+    (`tool`, `at`, `why`) in one line."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, dict) and "tool" in value:
+        at = str(value.get("at", ""))[11:16]  # HH:MM of the ISO time
+        return f"{value['tool']}{f' at {at}' if at else ''}: {value.get('why', '')}".strip()
+    return ""
 
 
 def _text_box(text: str, diff: bool) -> QTextEdit:
