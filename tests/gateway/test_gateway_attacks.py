@@ -684,8 +684,8 @@ def test_a_refusal_before_any_decision_is_recorded_at_the_policy_level(
     """The Gateway view and the dashboards see a refused name as the gateway's, never a
     person's: no human level, no approval."""
     approvals = store.approvals.count()
-    refused = shared.call("fs.move_file", {"source": "a", "destination": "b"})
-    assert refused.is_error
+    with pytest.raises(MCPError, match="offers no tool"):  # not offered: a JSON-RPC error
+        shared.call("fs.move_file", {"source": "a", "destination": "b"})
     decided = asyncio.run(_eventually(lambda: _refusals(store, "fs.move_file"), 1))
     assert {(d["by"], d["allowed"]) for d in decided} == {("policy:gateway", False)}
     assert resolution_level(decided[0]["by"]) == "policy"
