@@ -41,6 +41,11 @@ async def run(challenge: Challenge, folder: Path, approve: bool = False) -> Outc
     return await run_challenge(challenge, DVMCP, PYTHON, approve, folder)
 
 
+def challenge_labelled(label: str) -> Challenge:
+    [challenge] = [challenge for challenge in CHALLENGES if challenge.label == label]
+    return challenge
+
+
 @pytest.mark.parametrize("challenge", CHALLENGES, ids=lambda c: f"challenge{c.label}")
 async def test_with_nobody_answering_no_exploit_reaches_the_client(
     challenge: Challenge, tmp_path: Path
@@ -53,7 +58,7 @@ async def test_with_nobody_answering_no_exploit_reaches_the_client(
 
 
 async def test_tokens_a_person_let_through_reach_the_client_masked(tmp_path: Path) -> None:
-    [token_theft] = [challenge for challenge in CHALLENGES if challenge.number == 7]
+    token_theft = challenge_labelled("7")
     outcome = await run(token_theft, tmp_path, approve=True)
     unmasked = outcome.reached & set(token_theft.secrets)  # not what a person let happen
     assert not unmasked, f"{sorted(unmasked)} reached the client unmasked"
@@ -64,6 +69,5 @@ async def test_after_the_rug_pull_the_client_is_offered_what_was_pinned(tmp_path
     """While the changed definition waits for a person, the client keeps the one trusted: the
     poisoned description never reaches its model (tool_definitions.offered). What it is offered
     has not changed, so it need not be told."""
-    [rug_pull] = [challenge for challenge in CHALLENGES if challenge.label == "4"]
-    outcome = await run(rug_pull, tmp_path)
+    outcome = await run(challenge_labelled("4"), tmp_path)
     assert not outcome.poisoned_listed, f"{outcome.poisoned_listed} offered as changed"
