@@ -374,7 +374,9 @@ async def test_the_guardian_masks_results_and_refuses_blocked_text(
         blocked = await client.call_tool("up__say", {"text": "please drop table users"})
         hidden = await client.call_tool("up__say", {"text": "please dr\u200bop <b>ta\u00adble</b>"})
         withheld = await client.call_tool("up__leak", {})
-    assert text_of(masked) == "write to [email]"
+    server_block, note = masked.content  # the server's block masked, the gateway's note after it
+    assert getattr(server_block, "text", "") == "write to [email]"
+    assert "masked" in getattr(note, "text", "")
     for refused in (blocked, hidden):  # named as configured
         assert refused.is_error and "supervisor:guardian" in text_of(refused)
         assert "'DROP TABLE'" in text_of(refused)
