@@ -182,8 +182,12 @@ class ToolSession:
             self._record(flagged)
         if screened.withheld:
             return ToolResult(text=screened.text, is_error=True)
-        shown = {"text": screened.text, "content": screened.content, "meta": screened.meta}
-        return result.model_copy(update={**shown, "structured": screened.structured})
+        shown: dict[str, Any] = {"text": screened.text, "content": screened.content}
+        shown.update(meta=screened.meta, structured=screened.structured)
+        if result.error is not None and result.error.data is not None:  # a server's error data
+            data = self.results.screen.masked(result.error.data)
+            shown["error"] = result.error.model_copy(update={"data": data})
+        return result.model_copy(update=shown)
 
     def _not_offered(self, name: str) -> str:
         """Why a tool that is not on offer cannot be called: a name the agent does not offer

@@ -108,6 +108,10 @@ class ResultScreen:
             return self.screen(text, content, structured, meta)
         return await asyncio.to_thread(self.screen, text, content, structured, meta)
 
+    def masked(self, value: Any) -> Any:
+        """Any value (a server's error data, say) with the agent's secrets masked."""
+        return self._mask.payload(value)
+
     def screen(
         self,
         text: str,

@@ -62,6 +62,7 @@ def _tools() -> list[mcp_types.Tool]:
         ),
         _local("fail", _descriptions["fail"]),
         _local("leak", "Fails, naming a token."),
+        _local("leak_data", "Fails, a token in its error's data."),
         _local("slow", "Reports progress and logs as it works."),
         _local("ask", "Asks the user for a colour."),
         _local("sample", "Asks the client's model."),
@@ -111,6 +112,8 @@ async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams) -> mcp_ty
         raise MCPError(FAILURE_CODE, "the probe failed on purpose", {"probe": "data"})
     if params.name == "leak":
         raise MCPError(FAILURE_CODE, f"bad credentials {LEAKED_TOKEN}", {"token": LEAKED_TOKEN})
+    if params.name == "leak_data":
+        raise MCPError(FAILURE_CODE, "bad credentials", {"token": LEAKED_TOKEN, "n": 1})
     if params.name == "slow":
         return await _slow(ctx)
     if params.name == "ask":

@@ -357,6 +357,14 @@ async def test_a_token_in_a_servers_error_is_masked_and_its_data_dropped(
     assert raised.value.data is None
 
 
+async def test_a_token_in_a_servers_error_data_is_masked(agent: Path, foundry_home: Path) -> None:
+    async with connected(through_gateway(agent, foundry_home)) as gateway:
+        with pytest.raises(MCPError) as raised:
+            await gateway.call_tool("probe__leak_data", {})
+    assert (raised.value.code, raised.value.message) == (FAILURE_CODE, "bad credentials")
+    assert raised.value.data == {"token": "[secret]", "n": 1}
+
+
 async def test_a_uri_two_servers_could_serve_is_read_from_neither(
     tmp_path: Path, foundry_home: Path
 ) -> None:
