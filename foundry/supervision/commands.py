@@ -69,6 +69,7 @@ DUPLICATING_REDIRECTS = frozenset({">&", "<&"})  # `2>&1`: one descriptor into a
 CLOSING_REDIRECTS = frozenset({">&-", "<&-"})  # `2>&-`: no target, what follows is an argument
 NULL_DEVICE = "/dev/null"
 # reserved words that end a construct: bash refuses them as a command, tree-sitter takes them
+CASE_ENDINGS = frozenset({";;", ";&", ";;&"})  # a case item's end, refused anywhere else
 CLOSING_WORDS = frozenset({"done", "fi", "then", "else", "elif", "do", "esac", "in", "}", "]]"})
 # the parts a word may have when nothing in it is substituted or expanded
 LITERAL_PARTS = frozenset(
@@ -186,11 +187,15 @@ def _descendants(root: Node) -> Iterator[Node]:
 def _check_bash_takes(node: Node) -> None:
     if node.is_missing or node.is_error:
         raise _DoesNotParse
+    if node.type in CASE_ENDINGS and (node.parent is None or node.parent.type != "case_item"):
+        raise _DoesNotParse  # `ls;;`
     if node.type == "command":
         for index, child in enumerate(node.children):
             named_part = node.field_name_for_child(index) is not None
             if child.is_named and not named_part and child.type != "variable_assignment":
                 raise _DoesNotParse  # `word(...)`: a function definition to bash, or an error
+            if named_part and not child.is_named:
+                raise _DoesNotParse  # `$"x"`: tree-sitter splits off the `$`, bash translates
         name = node.child_by_field_name("name")
         if name is not None and _text(name) in CLOSING_WORDS:
             raise _DoesNotParse

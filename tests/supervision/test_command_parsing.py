@@ -134,6 +134,8 @@ REFUSED_BY_BASH = [
     "if true; then ls",
     "ls $(",
     "password: >\n  hunter2",  # `>` then a newline: bash wants the target on its line
+    "ls src;;",  # `;;` ends a case item and nothing else
+    'cat $"/etc/shadow"',  # tree-sitter splits `$` off a translated string
     "",
     "# a comment only",
 ]
