@@ -64,8 +64,8 @@ SECRET_WORDS = frozenset(
 # a name that says secret, from its telling word on (`DB_PASSWORD=` is matched from PASSWORD);
 # `tokens` and `tokenizer` name a model's counts and its tokenizer
 _NAME = (
-    r"(?:pass[_-]?w(?:or)?d|pass[_-]?phrase|secret|token(?!s|iz)|api[_.-]?key|access[_.-]?key"
-    r"|private[_.-]?key)"
+    r"(?:pass[_-]?w(?:or)?d|pass[_-]?phrase|secret|token(?!s|iz)|api[_. -]?key|access[_. -]?key"
+    r"|private[_. -]?key)"
 )
 _URL_PASSWORD = re.compile(r"(?P<keep>://[^/\s:@]{0,200}:)[^/\s@]{1,500}(?=@)")
 _PRIVATE_KEY = re.compile(
@@ -84,6 +84,7 @@ _TOKEN = re.compile(
     rf"|ghs(?:(?<!\wghs)|{_RANDOM_AHEAD})_[A-Za-z0-9]{{20,}}"
     r"|gh[pour]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}"
     r"|AIza[\w-]{30,}|glpat-[\w-]{20,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"
+    r"|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
 )
 
 
@@ -311,7 +312,7 @@ _BASE64 = re.compile(
 _HINT = re.compile(
     r"://|bearer|basic|token|authorization|cookie|-u|pass[_-]?w|pass[_-]?phrase|pass:|identified"
     r"|mysql|mariadb|sshpass|login|redis-cli|secret|api.?key"
-    r"|access.?key|private|sk-|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
+    r"|access.?key|private|sk-|[sr]k_(?:live|test)_|gh[pousr]_|github_pat_|xox|akia|aiza|glpat-|eyj"
 )
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")

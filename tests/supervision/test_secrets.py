@@ -836,3 +836,27 @@ def test_a_text_holding_every_private_character_shows_its_own_mark_written_out()
         "note": "\ue000",
         "password": S,
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("API Key: api_prod_8f7d6e5c4b3a2910", "API Key: [secret]"),
+        ("Secret Access Key: wJalrXUtnFEMI/K7MDENG", "Secret Access Key: [secret]"),
+        ("private key = k3y-v4lue-88", "private key = [secret]"),
+        ("charge with sk_live_51HaBcDeFgHiJkLmNoPq now", "charge with [secret] now"),
+        ("restricted rk_test_4eC39HqLyjWDarjtT1zdp7dc", "restricted [secret]"),
+    ],
+)
+def test_secrets_named_in_words_and_stripe_keys_are_masked(text: str, masked: str) -> None:
+    """Names written as words (`API Key:`, as a service's own answer writes them) and Stripe's
+    key shapes, which Damn Vulnerable MCP Server's results carry."""
+    assert mask_text(text) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["the access key is rotated daily", "Use your API key to sign in.", "task_live_tests"],
+)
+def test_words_about_keys_are_not_masked(text: str) -> None:
+    assert mask_text(text) == text
