@@ -37,6 +37,7 @@ from foundry.agent.trust import agent_consents
 from foundry.llm.base import ToolCall
 from foundry.session.events import EventBody, ToolConcernRaised
 from foundry.supervision.concerns import REMOVED_TOOL, Concern
+from foundry.supervision.paths import server_folders
 from foundry.supervision.tool_pins import (
     Definition,
     PinnedServer,
@@ -45,7 +46,7 @@ from foundry.supervision.tool_pins import (
     definition_digest,
 )
 from foundry.supervision.tool_poisoning import DescriptionFlag, judge_definition
-from foundry.supervision.tool_shadowing import Shadowing, find_shadowing
+from foundry.supervision.tool_shadowing import LOOK_ALIKE, SAME_NAME, Shadowing, find_shadowing
 from foundry.tools.catalog import ToolInfo
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,7 @@ class ToolDefinitions:
         consents: Callable[[], Mapping[str, str]],
         pins: PinStore,
         notify: Notify | None = None,
+        kinds: Mapping[str, str | None] | None = None,
     ) -> None:
         """`tools` is what lists the tools on offer (`tools()`, and `statuses()` for a
         ToolHost); `agent` the agent's trust key; `consents` gives each server's consent
@@ -92,6 +94,7 @@ class ToolDefinitions:
         self._consents: Mapping[str, str] | None = None
         self._pins = pins
         self._notify = notify
+        self._kinds = kinds or {}  # each server's kind, as Foundry identified it
         self._seen: tuple[tuple[ToolInfo, ...], int] | None = None
         self._raised: set[str] = set()  # the concerns this source raised, by digest
         self._reading: asyncio.Future[Mapping[str, str]] | None = None
@@ -178,8 +181,10 @@ class ToolDefinitions:
             flag = self._flag(tool)
             if flag is not None:
                 judged.hold(tool.name, flag, f"flagged:{tool.name}:{_digest(tool)}")
+        by_name = {tool.name: tool for tool in served}
         for shadowing in find_shadowing(served):
-            self._judge_shadowing(shadowing, {tool.name: tool for tool in served}, judged)
+            if not self._owns_its_name(shadowing, by_name):
+                self._judge_shadowing(shadowing, by_name, judged)
         return judged
 
     def _judge_pins(
@@ -222,6 +227,12 @@ class ToolDefinitions:
                 detail={"tool": qualified, "server": server, "definition": definition},
             )
             judged.events.append((f"removed:{qualified}:{definition_digest(definition)}", event))
+
+    def _owns_its_name(self, shadowing: Shadowing, tools: Mapping[str, ToolInfo]) -> bool:
+        """A tool of a server Foundry identified (the reference filesystem server's read_file)
+        does not shadow by its name: the name is its own; the other server's tool does."""
+        named = shadowing.how in (SAME_NAME, LOOK_ALIKE)
+        return named and self._kinds.get(tools[shadowing.tool].server) is not None
 
     def _judge_shadowing(
         self, shadowing: Shadowing, tools: Mapping[str, ToolInfo], judged: _Judged
@@ -468,4 +479,8 @@ def session_tool_definitions(
             if consent.server is not None
         }
 
-    return ToolDefinitions(tools, identity, consents, PinStore.shared(), notify)
+    agent = document.agent
+    servers = agent.mcp_servers if agent is not None else {}
+    sites = server_folders(servers, document.base_dir)
+    kinds = {name: getattr(site, "kind", None) for name, site in sites.items()}
+    return ToolDefinitions(tools, identity, consents, PinStore.shared(), notify, kinds)

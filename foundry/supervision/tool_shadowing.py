@@ -23,6 +23,7 @@ from foundry.supervision.tool_pins import definition_digest
 from foundry.tools.catalog import ToolInfo
 
 MIN_LOOK_ALIKE = 5  # shorter names one edit apart (`add`, `ads`) are different words
+SAME_NAME, LOOK_ALIKE = "the same name", "a look-alike name"  # how a name shadows
 
 _PREFERENCE = re.compile(
     r"\b(?:always )?prefer (?:this|these|our) (?:\w+ )?(?:tools?|functions?|servers?)\b"
@@ -79,10 +80,10 @@ def _by_name(tools: Sequence[ToolInfo], digests: dict[int, str]) -> Iterator[Sha
 
 def _name_likeness(first: str, second: str) -> str | None:
     if first == second:
-        return "the same name"
+        return SAME_NAME
     one, two = name_skeleton(first), name_skeleton(second)
     if one == two or (min(len(one), len(two)) >= MIN_LOOK_ALIKE and _one_edit_apart(one, two)):
-        return "a look-alike name"
+        return LOOK_ALIKE
     return None
 
 

@@ -438,3 +438,23 @@ async def test_a_relisting_is_told_when_the_host_lists_it_without_a_call(
     await definitions.told()
     told = set(raised(recorder))
     assert {("definition-changed", "calc.add"), ("new-tool", "calc.export_notes")} <= told
+
+
+def test_a_known_servers_tool_owns_its_name_and_the_other_is_held(tmp_path: Path) -> None:
+    """The reference filesystem server's read_file beside another server's read_file: the name
+    is the reference server's; the other asks. A description naming another tool still counts."""
+    listing = Listing(
+        tool("read_file", "Reads a file.", server="fs"),
+        tool("read_file", "Reads a note.", server="notes"),
+        tool("readFile", "Reads a page.", server="web"),
+    )
+    consents = {"fs": "fp", "notes": "fp", "web": "fp"}
+    pins = PinStore(tmp_path / "tool-pins.json")
+    kinds = {"fs": "filesystem", "notes": None, "web": "fetch"}
+    definitions = ToolDefinitions(listing, "/a.yaml", lambda: consents, pins, [].append, kinds)
+    definitions.observe()
+    assert definitions.concerns(call("fs.read_file")) == ()
+    assert definitions.concerns(call("web.readFile")) == ()  # a known kind's own name too
+    held = definitions.concerns(call("notes.read_file"))
+    assert [c.kind for c in held] == ["shadowing", "shadowing"]
+    assert {c.detail["other"] for c in held} == {"fs.read_file", "web.readFile"}
