@@ -236,13 +236,15 @@ def _installations(identity: ServerIdentity) -> list[str]:
 
 
 def _installation_of(program: Path) -> list[str]:
+    # a virtual environment's python is a link to its base interpreter, which Foundry's own
+    # may share: the environment it is found in is its installation, not Foundry's
+    for parent in program.parents:
+        if (parent / "pyvenv.cfg").is_file():
+            return [str(parent), *_venv_home(parent / "pyvenv.cfg")]
     if _same_file(program, Path(sys.executable)):
         # the packaged app is its own Python: its folder holds the program and its libraries
         bundle = [str(program.parent)] if getattr(sys, "frozen", False) else []
         return [sys.prefix, sys.base_prefix, *bundle]
-    for parent in program.parents:
-        if (parent / "pyvenv.cfg").is_file():
-            return [str(parent), *_venv_home(parent / "pyvenv.cfg")]
     if "node_modules" in program.parts:
         parts = program.parts
         return [str(Path(*parts[: parts.index("node_modules") + 1]))]

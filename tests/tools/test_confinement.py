@@ -204,3 +204,18 @@ def test_a_browser_server_runs_its_browsers_and_shares_memory(tmp_path: Path, ho
         "/dev/shm"
         not in confinement_for(StdioServer(command="my-server"), tmp_path, tmp_path).write
     )
+
+
+def test_a_venv_of_the_same_python_is_its_own_installation(tmp_path: Path, home: Path) -> None:
+    """A server's own virtual environment, made from the interpreter Foundry runs on (its
+    python a link to the same file): it runs from that environment, which it may read, and
+    not from Foundry's (as it did: its own packages were out of reach, Foundry's granted)."""
+    import subprocess
+
+    own = tmp_path / "own-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(own)], check=True)
+    server = StdioServer(command=str(own / "bin" / "python"), args=["-m", "their_server"])
+    granted = confinement_for(server, tmp_path, tmp_path)
+    assert str(own) in granted.execute
+    if sys.prefix != sys.base_prefix:  # Foundry runs in a venv of its own
+        assert sys.prefix not in granted.execute and sys.prefix not in granted.read
