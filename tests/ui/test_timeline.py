@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
 
 from foundry.session.events import ApprovalRequested, Event, EventBody, ToolConcernRaised
 from foundry.supervision.concerns import Concern
 from foundry.ui.timeline import COLOURS, TimelineModel, describe
+
+pytestmark = pytest.mark.usefixtures("qapp")
 
 
 def event(body: EventBody, seq: int = 1) -> Event:
@@ -38,3 +44,43 @@ def test_a_held_call_says_what_held_it() -> None:
     assert held.startswith("tool calc.add · waiting for a human (L0) · ⚠ held: ")
     assert "definition changed" in held and "untrusted content" in held
     assert asked == "tool calc.add · waiting for a human (L0)"
+
+
+def test_the_session_view_shows_concerns_in_its_timeline(qtbot: QtBot, tmp_path: Path) -> None:
+    from foundry.llm.base import ToolCall
+    from foundry.session.events import ToolCallDecided
+    from foundry.ui.session_view import SessionView
+
+    from .conftest import save_screenshot
+
+    view = SessionView()
+    qtbot.addWidget(view)
+    view.resize(1200, 700)
+    fetched = ToolCall(id="c1", name="web.fetch", arguments={"url": "https://a.example"})
+    tainted = Concern(
+        kind="untrusted-content",
+        reason="the session read untrusted content from web.fetch at 10:42; this call sends "
+        "data out: a message to #general",
+    )
+    view.timeline.replay(
+        [
+            event(ToolConcernRaised(
+                tool="calc.add", concern="definition-changed",
+                reason="calc.add changed since server 'calc' was trusted: its description",
+            ), 1),
+            event(ToolCallDecided(call=fetched, allowed=True, by="policy:reading-a-page"), 2),
+            event(ToolConcernRaised(
+                tool="web.fetch", concern="flagged-result", call_id="c1",
+                reason="its result reads like a prompt injection: override-instructions",
+            ), 3),
+            event(ApprovalRequested(
+                approval_id="a", tool="chat.post_message", level="L0",
+                reason=f"rule x matched; but {tainted.reason}, so a person decides",
+                concerns=[tainted.record()],
+            ), 4),
+        ]
+    )  # fmt: skip
+    view.show()
+    qtbot.wait(50)
+    assert view.timeline.rowCount() == 4
+    save_screenshot(view.decisions, tmp_path, "timeline-concerns.png")
