@@ -584,10 +584,7 @@ def resource_and_prompt_rules() -> list[PolicyRule]:
         _rule("deny-reading-files-outside-the-workspace-as-resources", glob, "deny", [is_file]),
         _rule("deny-reading-resources-inside-the-network", glob, "deny", [on_network, inside]),
         _rule("ask-before-resources-that-carry-data", glob, "human", [on_network, carries]),
-        *(
-            _rule(f"reading-{kind}-resources", glob, "allow", kind=kind)
-            for kind in RESOURCE_KINDS
-        ),
+        *(_rule(f"reading-{kind}-resources", glob, "allow", kind=kind) for kind in RESOURCE_KINDS),
         _rule("getting-a-servers-prompts", "*.get_prompt", "allow"),
     ]
 

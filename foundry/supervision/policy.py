@@ -497,6 +497,7 @@ _DESCRIBED_OPERATORS: dict[str, Callable[[Any], str]] = {
     "carries_data": lambda _: "carries data out in its URL",
 }
 
+
 @dataclass(frozen=True, slots=True)
 class _AnyValueCondition:
     """A test on `*`, every parameter: it holds when it holds for some text the call gives,
