@@ -49,6 +49,7 @@ class Taint:
     at: datetime
     why: str  # "an open-world tool's result", "a result that reads like a prompt injection"
     flagged: bool = False  # read as an injection: the most telling reason to name
+    round: int = 0  # the model's message whose call gave it (a chat's; 0 in the gateway)
 
     def record(self) -> dict[str, Any]:
         return {
@@ -67,6 +68,10 @@ class UntrustedContent:
         self._clock = clock or (lambda: datetime.now().astimezone())
         self._taints: list[Taint] = []
         self._ran: set[str] = set()  # the ids of this round's calls that were allowed to run
+        # the calls of the model's latest message: chosen together, before any of their results
+        # was read, so one's result taints none of the others
+        self._round: frozenset[str] = frozenset()
+        self._rounds = 0
 
     @property
     def taints(self) -> tuple[Taint, ...]:
@@ -77,6 +82,9 @@ class UntrustedContent:
         if isinstance(body, MessageAdded) and body.message.role == "user":
             self._taints.clear()
             self._ran.clear()
+        elif isinstance(body, MessageAdded) and body.message.role == "assistant":
+            self._round = frozenset(call.id for call in body.message.tool_calls)
+            self._rounds += 1
         elif isinstance(body, ToolCallDecided) and body.allowed:
             self._ran.add(body.call.id)
         elif isinstance(body, ToolCallFinished) and body.call_id in self._ran:
@@ -89,13 +97,14 @@ class UntrustedContent:
             )
 
     def concerns(self, call: ToolCall) -> Sequence[Concern]:
-        if not self._taints:
+        taints = self._read_before(call)
+        if not taints:
             return ()
         sending = sends_out(self._facts_of(call.name), call.arguments)
         if sending is None:
             return ()
-        named = next((taint for taint in self._taints if taint.flagged), self._taints[0])
-        more = len(self._taints) - 1
+        named = next((taint for taint in taints if taint.flagged), taints[0])
+        more = len(taints) - 1
         also = f" (and {more} more result{'s' if more > 1 else ''})" if more else ""
         reason = (
             f"the session read untrusted content from {named.tool} at {named.at:%H:%M}{also}; "
@@ -103,16 +112,24 @@ class UntrustedContent:
         )
         detail = {
             "result": named.record(),
-            "results": [taint.record() for taint in self._taints[:MAX_KEPT]],
+            "results": [taint.record() for taint in taints[:MAX_KEPT]],
             "sends": sending,
         }
         return (Concern(kind="untrusted-content", reason=reason, detail=detail),)
+
+    def _read_before(self, call: ToolCall) -> list[Taint]:
+        """The tainting results the model had read when it chose `call`: not those of calls
+        it chose in the same message (a chat's round; the gateway has none)."""
+        if call.id not in self._round:
+            return self._taints
+        return [taint for taint in self._taints if taint.round != self._rounds]
 
     def accepted(self, call: ToolCall, concerns: Sequence[Concern]) -> None:
         """Approving one call does not make what the session read any more trusted."""
 
     def _taint(self, tool: str, call_id: str, why: str, flagged: bool = False) -> None:
-        taint = Taint(tool=tool, call_id=call_id, at=self._clock(), why=why, flagged=flagged)
+        round_of = self._rounds if call_id in self._round else 0
+        taint = Taint(tool, call_id, self._clock(), why, flagged, round_of)
         self._taints.append(taint)
 
 

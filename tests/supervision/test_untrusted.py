@@ -106,3 +106,27 @@ def test_the_taint_is_rebuilt_from_the_events_of_an_interrupted_turn() -> None:
     """A chat resumed after a crash replays its log: the turn's fetch taints it again."""
     log = [MessageAdded(message=ChatMessage(role="user", content="go")), *ran("c1", "fetch.fetch")]
     assert followed(*log).concerns(post()) != ()
+
+
+def chose(*calls: ToolCall) -> MessageAdded:
+    """The model's message choosing `calls` (one round of a chat)."""
+    return MessageAdded(message=ChatMessage(role="assistant", tool_calls=calls))
+
+
+def test_a_call_chosen_with_the_tainting_one_is_not_held_and_the_next_round_is() -> None:
+    """The model chose the fetch and the post together, before it read the page: the page
+    cannot have steered the post (so a chat resumed between the two asks no one). A post it
+    chooses after reading the page asks."""
+    fetch = ToolCall(id="c1", name="fetch.fetch", arguments={"url": "https://example.com/"})
+    user = MessageAdded(message=ChatMessage(role="user", content="go"))
+    untrusted = followed(user, chose(fetch, post()), *ran("c1", "fetch.fetch"))
+    assert untrusted.concerns(post()) == ()
+    untrusted.apply(chose(post()))  # the next round: the model has read the page
+    assert [concern.kind for concern in untrusted.concerns(post())] == ["untrusted-content"]
+
+
+def test_a_reused_call_id_in_a_later_round_is_still_held() -> None:
+    fetch = ToolCall(id="c1", name="fetch.fetch", arguments={"url": "https://example.com/"})
+    later = ToolCall(id="c1", name="slack.slack_post_message", arguments={"text": "x"})
+    untrusted = followed(chose(fetch), *ran("c1", "fetch.fetch"), chose(later))
+    assert untrusted.concerns(later) != ()
