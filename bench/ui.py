@@ -80,7 +80,7 @@ if TYPE_CHECKING:
     from foundry.ui.bridge import EngineBridge
     from foundry.ui.dashboards import DashboardController, DashboardView
     from foundry.ui.main_window import MainWindow
-    from foundry.ui.session_view import SessionView
+    from foundry.ui.session.view import SessionView
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # measure this checkout, whichever copy of foundry is installed

@@ -20,7 +20,7 @@ import pytest
 
 from foundry.agent.models import PolicyConfig
 from foundry.cli import main
-from foundry.cli_supervision import cli_user
+from foundry.cli.supervision import cli_user
 from foundry.llm.base import ToolCall
 from foundry.session.events import EventBody
 from foundry.store import ApprovalRecord, Store, TraceRecord

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from foundry import cli_trust
 from foundry.cli import main
+from foundry.cli import trust as cli_trust
 from foundry.runtime.engine import Engine
 from foundry.store import Store
 from tests.runtime.conftest import TIME_SERVER, write_agent

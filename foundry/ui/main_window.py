@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from foundry.ui.editor import AgentEditor
     from foundry.ui.gateway_view import GatewayView
     from foundry.ui.inbox import ApprovalAlerts, InboxController, InboxView
-    from foundry.ui.session_controller import SessionController
+    from foundry.ui.session.controller import SessionController
     from foundry.ui.tasks.runs import TaskRuns
 
 # The modules the window imports in its methods, once the engine is attached.
@@ -53,9 +53,9 @@ WINDOW_PARTS = (
     "foundry.ui.help",
     "foundry.ui.inbox",
     "foundry.ui.recent",
-    "foundry.ui.session_controller",
-    "foundry.ui.session_picker",
-    "foundry.ui.session_view",
+    "foundry.ui.session.controller",
+    "foundry.ui.session.picker",
+    "foundry.ui.session.view",
     "foundry.ui.tasks.runs",
     "foundry.ui.unsaved",
 )
@@ -494,8 +494,8 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Cannot open {path}: {count}, listed in the Agent panel")
 
     def _add_tab(self, session_id: str, title: str) -> SessionController:
-        from foundry.ui.session_controller import SessionController
-        from foundry.ui.session_view import SessionView
+        from foundry.ui.session.controller import SessionController
+        from foundry.ui.session.view import SessionView
 
         view = SessionView()
         controller = SessionController(view, self.bridge, session_id)
@@ -627,7 +627,7 @@ class MainWindow(QMainWindow):
         self._spawn(self._choose_session())
 
     async def _choose_session(self) -> None:
-        from foundry.ui.session_picker import SessionPicker
+        from foundry.ui.session.picker import SessionPicker
 
         store = self.bridge.engine.store
         records = await asyncio.to_thread(store.sessions.list, 200)  # not on the GUI thread

@@ -210,7 +210,7 @@ def test_an_untrusted_agent_is_refused_without_reading_stdin(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     agent = gateway_agent(tmp_path / "agent", [POLICY], trusted=False)
-    monkeypatch.setattr("foundry.cli_trust._interactive", lambda: True)  # even on a terminal
+    monkeypatch.setattr("foundry.cli.trust._interactive", lambda: True)  # even on a terminal
     assert main(["gateway", str(agent)]) == 2
     assert "not trusted" in capsys.readouterr().err
 

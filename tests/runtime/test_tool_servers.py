@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from foundry.agent.document import AgentDocument, read_agent
 from foundry.agent.models import PolicyRule, PolicySupervisorEntry
-from foundry.cli_supervision import audit_line
+from foundry.cli.supervision import audit_line
 from foundry.runtime.engine import Engine
 from foundry.runtime.tool_servers import ToolServers
 from foundry.supervision.resolution import resolve_approval

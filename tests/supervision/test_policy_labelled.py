@@ -23,7 +23,7 @@ import pytest
 
 from foundry.agent.models import PolicyConfig
 from foundry.agent.templates import new_agent
-from foundry.cli_sessions import ask_in_terminal
+from foundry.cli.sessions import ask_in_terminal
 from foundry.llm.base import ToolCall
 from foundry.store import Store
 from foundry.store.tables import utc_now

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import pytest
 
 from foundry.agent.models import PolicyConfig
-from foundry.cli_supervision import cli_user
+from foundry.cli.supervision import cli_user
 from foundry.llm.base import ToolCall
 from foundry.metrics.series import resolution_level
 from foundry.session.events import EventBody

@@ -4,7 +4,7 @@ waits for first, gone when they decide or are deferred."""
 from __future__ import annotations
 
 from foundry.session.events import SupervisorDecided, SupervisorDeferred, SupervisorStarted
-from foundry.ui.at_work import SupervisorsAtWork
+from foundry.ui.session.at_work import SupervisorsAtWork
 
 
 def started(name: str, direction: str, holds: bool) -> SupervisorStarted:

@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 
 from foundry.llm.base import ChatMessage, ToolCall
 from foundry.session.events import Event, EventBody, MessageAdded, ToolCallDecided
-from foundry.ui.conversation import ConversationModel
+from foundry.ui.session.conversation import ConversationModel
 
 
 def event(seq: int, body: EventBody) -> Event:

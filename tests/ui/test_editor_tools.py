@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from foundry.agent.document import read_agent
 from foundry.agent.models import Agent, PolicyRule, PolicySupervisorEntry, StdioServer
-from foundry.cli_supervision import audit_line
+from foundry.cli.supervision import audit_line
 from foundry.store import Store
 from foundry.supervision.resolution import resolve_approval
 from foundry.ui.bridge import EngineBridge

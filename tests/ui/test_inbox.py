@@ -956,7 +956,7 @@ def test_the_parameters_of_an_approval_are_shown_whole_in_the_main_window(
 def test_the_window_shows_the_pending_count_and_links_to_the_session(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
-    from foundry.ui.session_view import SessionView
+    from foundry.ui.session.view import SessionView
 
     window = shown_main_window(qtbot, bridge, (1360, 800))
     opening = asyncio.ensure_future(window.open_agent(asking_agent(tmp_path / "windowed")))

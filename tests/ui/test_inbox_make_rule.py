@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor
-from foundry.ui.session_view import SessionView
+from foundry.ui.session.view import SessionView
 
 from .conftest import save_screenshot, shown_main_window
 from .test_inbox import CTRL_SHIFT, asking_agent, key

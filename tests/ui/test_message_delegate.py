@@ -9,8 +9,8 @@ from pytestqt.qtbot import QtBot
 
 from foundry.llm.base import ChatMessage, ToolCall
 from foundry.session.events import MessageAdded
-from foundry.ui.conversation import ConversationModel
-from foundry.ui.message_delegate import MessageDelegate, header_text
+from foundry.ui.session.conversation import ConversationModel
+from foundry.ui.session.message_delegate import MessageDelegate, header_text
 
 from .test_conversation_cards import event
 

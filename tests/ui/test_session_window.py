@@ -18,7 +18,7 @@ from foundry.runtime.engine import Engine
 from foundry.store import Store
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.main_window import MainWindow
-from foundry.ui.session_view import (
+from foundry.ui.session.view import (
     EMPTY_CHAT,
     EMPTY_CONTEXT,
     EMPTY_TIMELINE,
@@ -299,7 +299,7 @@ def test_the_current_agent_opens_in_an_editor_tab(
 def test_the_reopen_dialog_lists_stored_sessions(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
-    from foundry.ui.session_picker import SessionPicker
+    from foundry.ui.session.picker import SessionPicker
 
     agent = write_agent(tmp_path / "listed", {"turns": [{"text": "ok"}]}, servers={})
     window, _ = open_window(qtbot, bridge, agent)

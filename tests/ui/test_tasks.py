@@ -12,7 +12,7 @@ from foundry.orchestration.events import TaskFinished, TaskResumed
 from foundry.session.events import Event
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.main_window import MainWindow
-from foundry.ui.session_view import SessionView
+from foundry.ui.session.view import SessionView
 from foundry.ui.tasks import TaskView
 from foundry.ui.tasks.controller import TaskController
 from foundry.ui.tasks.progress import TaskProgress

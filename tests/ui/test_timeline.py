@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from foundry.session.events import ApprovalRequested, Event, EventBody, ToolConcernRaised
 from foundry.supervision.concerns import Concern
-from foundry.ui.timeline import COLOURS, TimelineModel, describe
+from foundry.ui.session.timeline import COLOURS, TimelineModel, describe
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -49,7 +49,7 @@ def test_a_held_call_says_what_held_it() -> None:
 def test_the_session_view_shows_concerns_in_its_timeline(qtbot: QtBot, tmp_path: Path) -> None:
     from foundry.llm.base import ToolCall
     from foundry.session.events import ToolCallDecided
-    from foundry.ui.session_view import SessionView
+    from foundry.ui.session.view import SessionView
 
     from .conftest import save_screenshot
 

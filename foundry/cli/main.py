@@ -1,8 +1,8 @@
 """The `foundry` command.
 
-Each command imports what it uses when it runs: building the parser reads this module and the
-cli_* modules only, so that `foundry --version` and `--help` stay fast (tests/test_cli_imports.py
-holds every command to it)."""
+Each command imports what it uses when it runs: building the parser reads
+the modules of foundry/cli only, so that `foundry --version` and `--help` stay fast
+(tests/test_cli_imports.py holds every command to it)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from foundry.cli_doctor import add_doctor_commands
-from foundry.cli_gateway import add_gateway_commands
-from foundry.cli_metrics import add_metrics_commands
-from foundry.cli_policy import add_policy_commands
-from foundry.cli_sessions import add_session_commands
-from foundry.cli_supervision import add_supervision_commands
-from foundry.cli_tasks import add_task_commands
-from foundry.cli_trust import REFUSED, add_trust_commands
+from foundry.cli.doctor import add_doctor_commands
+from foundry.cli.gateway import add_gateway_commands
+from foundry.cli.metrics import add_metrics_commands
+from foundry.cli.policy import add_policy_commands
+from foundry.cli.sessions import add_session_commands
+from foundry.cli.supervision import add_supervision_commands
+from foundry.cli.tasks import add_task_commands
+from foundry.cli.trust import REFUSED, add_trust_commands
 from foundry.logs import configure_logging
 
 if TYPE_CHECKING:
@@ -239,7 +239,3 @@ def _exit_code(error: Exception) -> int:
         print(f"foundry: {error}", file=sys.stderr)
         return 1
     raise error
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -21,12 +21,12 @@ from foundry.session.events import (
     TurnStarted,
 )
 from foundry.supervision.resolution import human_resolver
-from foundry.ui.at_work import SupervisorsAtWork
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.inbox.actions import decide
-from foundry.ui.session_view import NO_CONTEXT, SessionView
-from foundry.ui.timeline import MESSAGE_ROLE
+from foundry.ui.session.at_work import SupervisorsAtWork
+from foundry.ui.session.timeline import MESSAGE_ROLE
+from foundry.ui.session.view import NO_CONTEXT, SessionView
 
 log = logging.getLogger(__name__)
 ITEM_PREFIXES: dict[str, ItemKind] = {"rule": "rule", "ref": "reference", "tool": "tool"}

@@ -6,7 +6,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from foundry.ui.conversation import DETAIL_ROLE, KIND_ROLE, STREAMING_ROLE
+from foundry.ui.session.conversation import DETAIL_ROLE, KIND_ROLE, STREAMING_ROLE
 
 MARGIN = 8
 PADDING = 10

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foundry.cli_trust import add_trust_flag, ensure_trusted
+from foundry.cli.trust import add_trust_flag, ensure_trusted
 
 if TYPE_CHECKING:
     from foundry.llm.base import ToolCall

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foundry.cli_trust import add_trust_flag, ensure_trusted
+from foundry.cli.trust import add_trust_flag, ensure_trusted
 
 if TYPE_CHECKING:
     from foundry.session.events import Event
@@ -51,7 +51,7 @@ def _show_progress(event: Event) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     from foundry.agent.trust import TrustStore
-    from foundry.cli_sessions import approve_everything
+    from foundry.cli.sessions import approve_everything
     from foundry.orchestration.journal import JournalError
     from foundry.orchestration.taskfile import load_task
     from foundry.runtime.engine import Engine

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foundry.cli_supervision import port_number
-from foundry.cli_trust import add_trust_flag, ensure_trusted
+from foundry.cli.supervision import port_number
+from foundry.cli.trust import add_trust_flag, ensure_trusted
 
 if TYPE_CHECKING:
     from foundry.agent.trust import TrustStore

@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from foundry.ui.conversation import ConversationModel
-from foundry.ui.message_delegate import MessageDelegate
-from foundry.ui.timeline import TimelineModel
-from foundry.ui.trust_bar import TrustBar
+from foundry.ui.session.conversation import ConversationModel
+from foundry.ui.session.message_delegate import MessageDelegate
+from foundry.ui.session.timeline import TimelineModel
+from foundry.ui.session.trust_bar import TrustBar
 
 EMPTY_CHAT = (
     "Ask the agent something below and press Ctrl+Enter. Its replies and tool calls appear here."

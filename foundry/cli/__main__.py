@@ -1,0 +1,7 @@
+"""`python -m foundry.cli`, as the installed `foundry` command runs."""
+
+import sys
+
+from foundry.cli.main import main
+
+sys.exit(main())
