@@ -171,7 +171,7 @@ def test_a_check_without_the_tool_schemas_says_its_loops_were_keyed_on_all_argum
     session_id = recorded_reads_with_junk_fields({})  # recorded before the schemas were
     assert main(["policy", "check", "--session", session_id]) == 0
     out, err = capsys.readouterr()
-    assert "(was deny)" in out.splitlines()[-1]
+    assert "(was deny by " in out.splitlines()[-1]
     assert "keyed on all the arguments of filesystem.read_file" in err
 
 

@@ -256,6 +256,7 @@ def test_audit_export_writes_every_trace_as_jsonl(
     assert first == {
         "trace_id": old.id,
         "time": old.created_at.isoformat(),
+        "session_id": None,
         "agent": "helper",
         "tool": "time.now",
         "params": {},

@@ -183,8 +183,9 @@ def add_policy_commands(commands: Any) -> None:
     source.add_argument(
         "--calls",
         metavar="FILE",
-        help='JSON lines: {"id", "agent", "tool", "params"}, and the tool\'s "annotations" '
-        'and "inputSchema" as its server lists them',
+        help='JSON lines: {"id", "agent", "tool", "params"}, "at" (ISO 8601: when the call is '
+        'made, for the rate limits and loops), and the tool\'s "annotations" and '
+        '"inputSchema" as its server lists them',
     )
     source.add_argument("--session", metavar="ID", help="the tool calls a stored session made")
     source.add_argument("--audit", metavar="FILE", help="the lines of `foundry audit export`")

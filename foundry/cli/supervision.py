@@ -273,6 +273,7 @@ def audit_line(trace: TraceRecord) -> str:
     line = {
         "trace_id": trace.id,
         "time": trace.created_at.isoformat(),
+        "session_id": trace.session_id,
         "agent": trace.agent_id,
         "tool": trace.tool,
         "params": trace.params,

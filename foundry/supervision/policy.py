@@ -619,10 +619,11 @@ class PolicyEngine:
         self._recent_counts: Counter[str] = Counter()
         self._lock = threading.Lock()
 
-    def fresh(self) -> PolicyEngine:
+    def fresh(self, clock: Callable[[], float] | None = None) -> PolicyEngine:
         """The same compiled rules with no call counted yet: a dry run decides each call as
-        the first, without compiling the policy again."""
+        the first, without compiling the policy again (counting time by `clock`, if given)."""
         engine = copy.copy(self)
+        engine._clock = clock or self._clock
         engine._covering = {}
         engine._limit_calls = {}
         engine._recent_calls = deque()

@@ -5,14 +5,19 @@ now, the L1 supervisor) without creating approvals, tracing or running anything.
 decided in order, as one session would see them, so rate limits and loop detection count too.
 A call is judged with its tool's definition as the live gate has it (its input schema and its
 server's annotations), given on the call's line or in a tools/list listing (`tools_listed`).
+A recorded call is decided at the moment it was recorded (`at`) and counted with the other calls
+of its own session, as that session's gate counted them: a replay sees the loops and rate
+limits that happened then, not calls made back to back.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +25,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foundry.agent.models import PolicyConfig
 from foundry.llm.base import ToolCall
-from foundry.session.events import EventBody, ToolCallDecided, ToolServerChanged, event_body
+from foundry.session.events import (
+    ApprovalRequested,
+    EventBody,
+    ToolCallDecided,
+    ToolServerChanged,
+    event_body,
+)
 from foundry.store import Store
 from foundry.supervision.hierarchy import RouteLevel, RouteOutcome, SupervisedGate
 from foundry.supervision.l1 import L1Supervisor
@@ -38,7 +49,9 @@ class PolicyCheckError(Exception):
 
 
 class CallToCheck(BaseModel):
-    """One tool call to decide; `was` is how it was decided when it was recorded (a what-if)."""
+    """One tool call to decide; `was` is how it was decided when it was recorded (a what-if),
+    `was_by` and `was_reason` who decided it then and why; `at` when it was decided (None: now)
+    and `session` the session whose gate counted it (None: one session for all such calls)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
@@ -47,6 +60,10 @@ class CallToCheck(BaseModel):
     tool: str = Field(min_length=1)
     params: dict[str, Any] = Field(default_factory=dict)
     was: RouteOutcome | None = None
+    was_by: str | None = None
+    was_reason: str = ""
+    at: datetime | None = None
+    session: str | None = None
     # the tool's definition as its server listed it, when the call's line gives it
     annotations: dict[str, Any] | None = None
     input_schema: dict[str, Any] | None = Field(default=None, alias="inputSchema")
@@ -69,6 +86,8 @@ class CheckedCall(BaseModel, frozen=True):
     rule: str | None
     reason: str
     was: RouteOutcome | None = None
+    was_by: str | None = None
+    was_reason: str = ""
     # its repeats were told by all its arguments, not only those its tool's schema declares
     # (as the live gate does): the schema is not known here
     loop_keyed_on_all: bool = False
@@ -104,14 +123,16 @@ class PolicyChecker:
         self._server_folders = server_folders
         self._supervisor = supervisor
         self._schemas = tool_schemas or {}
-        self._gates: dict[str, SupervisedGate] = {}
+        self._gates: dict[tuple[str, str | None], SupervisedGate] = {}
+        self._now = time.time()  # the moment the call being decided is decided at
 
     async def check(self, call: CallToCheck) -> CheckedCall:
         tool_call = ToolCall(id=call.id, name=call.tool, arguments=call.params)
         given = call.definition()
         if given is not None:  # the line's own definition, for this and later calls of the tool
             self._definitions[call.tool] = given
-        route = await self._gate(call.agent).route(tool_call)
+        self._now = call.at.timestamp() if call.at is not None else time.time()
+        route = await self._gate(call.agent, call.session).route(tool_call)
         return CheckedCall(
             id=call.id,
             tool=call.tool,
@@ -120,8 +141,14 @@ class PolicyChecker:
             rule=route.policy.rule,
             reason=route.reason,
             was=call.was,
+            was_by=call.was_by,
+            was_reason=call.was_reason,
             loop_keyed_on_all=self._config.loop_detection and self._schema(call.tool) is None,
         )
+
+    def _clock(self) -> float:
+        """The rate limits' and loop detection's clock: the time of the call being decided."""
+        return self._now
 
     def _definition(self, name: str) -> ToolDefinition | None:
         """The tool's definition as given, else its recorded input schema alone."""
@@ -137,9 +164,11 @@ class PolicyChecker:
         definition = self._definition(name)
         return None if definition is None else definition.input_schema
 
-    def _gate(self, agent: str) -> SupervisedGate:
-        if agent not in self._gates:
-            self._gates[agent] = SupervisedGate(
+    def _gate(self, agent: str, session: str | None) -> SupervisedGate:
+        """The gate of the agent in one session: each session's calls are counted apart."""
+        key = (agent, session)
+        if key not in self._gates:
+            self._gates[key] = SupervisedGate(
                 self._store,
                 self._config,
                 agent_id=agent,
@@ -149,10 +178,17 @@ class PolicyChecker:
                 notify=_ignore,
                 supervisor=self._supervisor,
                 server_folders=self._server_folders,
-                policy_engine=self._compiled.fresh() if self._compiled else None,
+                policy_engine=self._engine(),
                 tool_definitions=self._definition,
             )
-        return self._gates[agent]
+        return self._gates[key]
+
+    def _engine(self) -> PolicyEngine:
+        if self._compiled is not None:
+            return self._compiled.fresh(self._clock)
+        return PolicyEngine(
+            self._config, self._workspace, self._clock, server_folders=self._server_folders
+        )
 
 
 async def _ignore(body: EventBody) -> None:
@@ -163,7 +199,8 @@ async def _ignore(body: EventBody) -> None:
 
 
 def calls_from_file(path: Path, default_agent: str) -> list[CallToCheck]:
-    """`--calls`: JSON lines of {"id", "agent", "tool", "params"}."""
+    """`--calls`: JSON lines of {"id", "agent", "tool", "params"}, and optionally "at" (when
+    the call is made, ISO 8601: the rate limits and loop detection count by it)."""
     calls = []
     for number, data in _json_lines(path):
         data.setdefault("id", str(number))
@@ -208,26 +245,42 @@ def calls_from_audit(path: Path) -> list[CallToCheck]:
             "tool": line.get("tool"),
             "params": line.get("params"),
             "was": recorded_outcome(line.get("decision"), line.get("resolved_by")),
+            "was_by": line.get("resolved_by"),
+            "was_reason": line.get("reasoning") or "",
+            "at": line.get("time"),
+            "session": line.get("session_id"),
         }
         calls.append(_call(data, path, number))
     return calls
 
 
 def calls_from_session(store: Store, session_id: str) -> list[CallToCheck]:
-    """`--session`: every tool call the session's gate decided, with what it decided."""
+    """`--session`: every tool call the session's gate decided, with what it decided and when:
+    a call a person decided at the moment it was put to them (its decision is recorded once
+    they answered)."""
     agent = store.sessions.get(session_id).agent_name or "agent"
+    asked: dict[str, datetime] = {}  # when the last call of each tool was put to a person
     calls = []
-    for record in store.events.list(session_id, kinds=("tool_call_decided",)):
+    kinds = ("tool_call_decided", "approval_requested")
+    for record in store.events.list(session_id, kinds=kinds):
         body = event_body(record.kind, record.payload)
+        if isinstance(body, ApprovalRequested):
+            asked[body.tool] = record.time
+            continue
         assert isinstance(body, ToolCallDecided)
-        decision = "allow" if body.allowed else "deny"
+        was = recorded_outcome("allow" if body.allowed else "deny", body.by)
+        at = asked.pop(body.call.name, record.time) if was == "human" else record.time
         calls.append(
             CallToCheck(
                 id=body.call.id,
                 agent=agent,
                 tool=body.call.name,
                 params=body.call.arguments,
-                was=recorded_outcome(decision, body.by),
+                was=was,
+                was_by=body.by,
+                was_reason=body.reason,
+                at=at,
+                session=session_id,
             )
         )
     return calls
@@ -285,7 +338,8 @@ def _call(data: dict[str, Any], path: Path, number: int) -> CallToCheck:
 
 def result_line(result: CheckedCall) -> str:
     rule = f" [{result.rule}]" if result.rule else ""
-    change = f" (was {result.was})" if result.changed else ""
+    by = f" by {result.was_by}" if result.was_by else ""
+    change = f" (was {result.was}{by})" if result.changed else ""
     decided = (
         "a person decides" if result.outcome == "human" else f"{result.outcome} at {result.level}"
     )
