@@ -293,6 +293,26 @@ class MessageRepository(_Repository):
             query = select(MessageRecord).where(MessageRecord.session_id == session_id)
             return session.exec(query.order_by(col(MessageRecord.seq))).all()
 
+    def first_user_messages(self, session_ids: Collection[str]) -> dict[str, str]:
+        """The first user message of each session that has one, in one query (for titles)."""
+        if not session_ids:
+            return {}
+        first = (
+            select(MessageRecord.session_id, sa.func.min(MessageRecord.seq).label("seq"))
+            .where(MessageRecord.role == "user", col(MessageRecord.session_id).in_(session_ids))
+            .group_by(col(MessageRecord.session_id))
+            .subquery()
+        )
+        query = select(MessageRecord.session_id, MessageRecord.content).join(
+            first,
+            sa.and_(
+                col(MessageRecord.session_id) == first.c.session_id,
+                col(MessageRecord.seq) == first.c.seq,
+            ),
+        )
+        with self._session() as session:
+            return {session_id: content for session_id, content in session.exec(query).all()}
+
 
 @dataclass(frozen=True)
 class NewEvent:
