@@ -13,12 +13,14 @@ import time
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from foundry.home import cache_dir
 from foundry.llm.base import ChatRequest, Chunk, ProviderError, no_answer_in_time
+from foundry.llm.model_queue import Listener, ModelQueue
+from foundry.llm.priority import ModelUse, QueueState, current_use
 from foundry.llm.saved_prompts import Loopback, SavedPrompts, prompt_key
 from foundry.llm.tool_choice import ChoiceReader, choice_request, offered_tools
 from foundry.llm.wire import ChunkReader, chat_completion_body, tool_names
@@ -54,7 +56,8 @@ def model_path(name: str) -> Path:
 
 
 class EmbeddedRuntime:
-    """One loaded model and the single worker thread that runs it; requests queue up in order."""
+    """One loaded model and the single worker thread that runs it: requests queue up, a chat's
+    ahead of reviews (`ModelQueue`)."""
 
     def __init__(self, path: Path, context_size: int = 4096, threads: int | None = None) -> None:
         self.path = path
@@ -65,7 +68,7 @@ class EmbeddedRuntime:
         self._saved: SavedPrompts | None = None
         self.native_tools: bool | None = None  # None: as llama.cpp reads the model's template
         self._load_lock = threading.Lock()
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="foundry-llama")
+        self._queue = ModelQueue(self._complete)
 
     def _load(self) -> Any:
         with self._load_lock:
@@ -91,7 +94,7 @@ class EmbeddedRuntime:
 
     async def load(self) -> None:
         """Load the model now (it loads on first use otherwise), off the event loop."""
-        await asyncio.get_running_loop().run_in_executor(self._worker, self._load)
+        await asyncio.to_thread(self._load)
 
     async def native_tool_calling(self) -> bool:
         """Whether the model's chat template takes tools, as llama.cpp reads it (asked once)."""
@@ -123,14 +126,27 @@ class EmbeddedRuntime:
             release_freed_memory()
 
     def submit(
-        self, body: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]
+        self,
+        body: dict[str, Any],
+        on_chunk: Callable[[dict[str, Any]], bool],
+        use: ModelUse | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> Future[Any]:
         """Queue one streamed completion on the worker; `on_chunk` returns True to stop it (the
-        worker then ends at the next chunk). Cancelling the future drops a request not started."""
-        return self._worker.submit(self._complete, body, on_chunk)
+        worker then ends at the next chunk). Cancelling the future drops a request not started.
+        A review (`use`) waits behind chats' requests and hands its chunks over once complete."""
+        return self._queue.submit(body, on_chunk, use, should_stop)
+
+    def queue_state(self) -> QueueState:
+        """What the model runs now and what waits for it, in order."""
+        return self._queue.state()
+
+    def watch_queue(self, listener: Listener) -> Callable[[], None]:
+        """`listener(state)` on every change of the queue, from the thread that made it."""
+        return self._queue.watch(listener)
 
     def close(self) -> None:
-        self._worker.shutdown(wait=False, cancel_futures=True)
+        self._queue.close()
         self._server = None
         if self._saved is not None:
             self._saved.remove()
@@ -230,6 +246,16 @@ class EmbeddedProvider:
     def _runtime_for(self, model: str) -> EmbeddedRuntime:
         return self._runtime or shared_runtime(model_path(model))
 
+    def queue_state(self, model: str = DEFAULT_MODEL) -> QueueState:
+        """Who uses the model now and who waits for it (another chat, a review), for a status
+        line; raises ProviderError when the model is not installed."""
+        return self._runtime_for(model).queue_state()
+
+    def watch_queue(self, listener: Listener, model: str = DEFAULT_MODEL) -> Callable[[], None]:
+        """`listener(QueueState)` on every change of the model's queue, called on the model's
+        worker thread or the submitting one (hand it over to your loop); returns the unwatch."""
+        return self._runtime_for(model).watch_queue(listener)
+
     async def list_models(self) -> list[str]:
         return [DEFAULT_MODEL] if bundled_model_path() else []
 
@@ -244,7 +270,8 @@ class EmbeddedProvider:
             choice = ChoiceReader(offered_tools(request))
             request = choice_request(request)
         handover = _Handover(asyncio.get_running_loop(), request.timeout_s)
-        job = runtime.submit(chat_completion_body(request, with_model=False), handover.on_chunk)
+        body = chat_completion_body(request, with_model=False)
+        job = runtime.submit(body, handover.on_chunk, current_use(), handover.stop.is_set)
         job.add_done_callback(handover.finish)
         reader = ChunkReader(started, tool_names(request))
         try:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from foundry.llm.base import ChatMessage
+from foundry.llm.priority import as_review
 from foundry.session.events import SupervisorDecided, SupervisorDeferred, SupervisorStarted
 from foundry.session.supervisors import Direction, MessageSupervisor, SupervisionResult
 
@@ -275,7 +276,10 @@ class SupervisionChain:
                 await asyncio.wait({previous})
             session.note(_started(supervisor, direction, index, holds=False))
             limit = max(supervisor.budget_s, LATER_LIMIT_S)
-            result, took = await self._timed(supervisor, session, direction, review.message, limit)
+            with as_review(supervisor.name):  # behind every chat's request for the model
+                result, took = await self._timed(
+                    supervisor, session, direction, review.message, limit
+                )
         except asyncio.CancelledError:
             stopped = RuntimeError("it was stopped before it finished (the session closed)")
             result = _fallback(supervisor, stopped)

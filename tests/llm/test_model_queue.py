@@ -1,0 +1,172 @@
+"""The in-process model's queue: a chat's requests go ahead of reviews, and interrupt them."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from foundry.llm.model_queue import ModelQueue, OnChunk
+from foundry.llm.priority import ModelUse, Priority, QueueState, as_review, current_use
+
+CHAT = ModelUse()
+WAIT_S = 30  # a hang guard only: every test waits on events, never on time
+
+
+def review(name: str) -> ModelUse:
+    return ModelUse(priority=Priority.REVIEW, caller=f"review by {name}")
+
+
+class FakeModel:
+    """Runs a call by streaming `chunks` pieces; a call named in `held` waits, after its first
+    chunk, until the test lets it go on."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.first_chunk_sent: dict[str, threading.Event] = {}
+        self.held: dict[str, threading.Event] = {}
+
+    def hold(self, name: str) -> None:
+        self.first_chunk_sent[name] = threading.Event()
+        self.held[name] = threading.Event()
+
+    def complete(self, body: dict[str, Any], on_chunk: OnChunk) -> str:
+        name = body["name"]
+        self.started.append(name)
+        for index in range(body.get("chunks", 3)):
+            if on_chunk({"name": name, "piece": index}):
+                return "stopped"
+            if index == 0 and name in self.held:
+                self.first_chunk_sent[name].set()
+                assert self.held[name].wait(WAIT_S)
+        return "done"
+
+
+@pytest.fixture
+def model() -> FakeModel:
+    return FakeModel()
+
+
+@pytest.fixture
+def queue(model: FakeModel) -> Iterator[ModelQueue]:
+    opened = ModelQueue(model.complete, thread_name="test-model")
+    yield opened
+    for event in model.held.values():
+        event.set()
+    opened.close()
+
+
+def collector() -> tuple[list[int], OnChunk]:
+    pieces: list[int] = []
+
+    def on_chunk(chunk: dict[str, Any]) -> bool:
+        pieces.append(chunk["piece"])
+        return False
+
+    return pieces, on_chunk
+
+
+def test_a_chat_goes_ahead_of_the_reviews_queued_before_it(
+    model: FakeModel, queue: ModelQueue
+) -> None:
+    model.hold("first chat")
+    first = queue.submit({"name": "first chat"}, collector()[1], CHAT)
+    assert model.first_chunk_sent["first chat"].wait(WAIT_S)
+    reviews = [queue.submit({"name": f"review {n}"}, collector()[1], review(n)) for n in "ab"]
+    second = queue.submit({"name": "second chat"}, collector()[1], CHAT)
+    model.held["first chat"].set()
+    for job in (first, second, *reviews):
+        assert job.result(WAIT_S) == "done"
+    assert model.started == ["first chat", "second chat", "review a", "review b"]
+
+
+def test_chats_are_served_in_the_order_they_came(model: FakeModel, queue: ModelQueue) -> None:
+    model.hold("one")
+    jobs = [queue.submit({"name": name}, collector()[1], CHAT) for name in ("one", "two", "three")]
+    assert model.first_chunk_sent["one"].wait(WAIT_S)
+    model.held["one"].set()
+    for job in jobs:
+        job.result(WAIT_S)
+    assert model.started == ["one", "two", "three"]
+
+
+def test_a_running_review_gives_way_to_a_chat_and_runs_again_whole(
+    model: FakeModel, queue: ModelQueue
+) -> None:
+    model.hold("review")
+    pieces, on_chunk = collector()
+    running = queue.submit({"name": "review"}, on_chunk, review("architect"))
+    assert model.first_chunk_sent["review"].wait(WAIT_S)
+    chat = queue.submit({"name": "chat"}, collector()[1], CHAT)
+    model.held["review"].set()
+    assert chat.result(WAIT_S) == "done"
+    assert running.result(WAIT_S) == "done"
+    assert model.started == ["review", "chat", "review"]
+    assert pieces == [0, 1, 2]  # the stopped run's first piece was never handed over
+
+
+def test_a_review_hands_its_chunks_over_only_once_complete(
+    model: FakeModel, queue: ModelQueue
+) -> None:
+    model.hold("review")
+    pieces, on_chunk = collector()
+    job = queue.submit({"name": "review"}, on_chunk, review("curator"))
+    assert model.first_chunk_sent["review"].wait(WAIT_S)
+    assert pieces == []
+    model.held["review"].set()
+    job.result(WAIT_S)
+    assert pieces == [0, 1, 2]
+
+
+def test_the_state_names_who_runs_and_who_waits_in_order(
+    model: FakeModel, queue: ModelQueue
+) -> None:
+    seen: list[QueueState] = []
+    queue.watch(seen.append)
+    model.hold("review")
+    first = queue.submit({"name": "review"}, collector()[1], review("architect"))
+    assert model.first_chunk_sent["review"].wait(WAIT_S)
+    queue.submit({"name": "later"}, collector()[1], review("curator"))
+    state = queue.state()
+    assert state.running == review("architect")
+    assert state.waiting == (review("curator"),)
+    model.held["review"].set()
+    first.result(WAIT_S)
+    assert any(s.running == review("architect") and s.waiting for s in seen)
+
+
+def test_a_cancelled_call_never_runs_and_leaves_the_queue(
+    model: FakeModel, queue: ModelQueue
+) -> None:
+    model.hold("busy")
+    busy = queue.submit({"name": "busy"}, collector()[1], CHAT)
+    assert model.first_chunk_sent["busy"].wait(WAIT_S)
+    dropped = queue.submit({"name": "dropped"}, collector()[1], CHAT)
+    assert dropped.cancel()
+    assert queue.state().waiting == ()
+    model.held["busy"].set()
+    busy.result(WAIT_S)
+    queue.submit({"name": "after"}, collector()[1], CHAT).result(WAIT_S)
+    assert model.started == ["busy", "after"]
+
+
+def test_a_review_whose_reader_left_is_not_run_again(model: FakeModel, queue: ModelQueue) -> None:
+    model.hold("review")
+    gone = threading.Event()
+    job = queue.submit({"name": "review"}, collector()[1], review("architect"), gone.is_set)
+    assert model.first_chunk_sent["review"].wait(WAIT_S)
+    queue.submit({"name": "chat"}, collector()[1], CHAT)
+    gone.set()
+    model.held["review"].set()
+    assert job.result(WAIT_S) is None
+    queue.submit({"name": "last"}, collector()[1], CHAT).result(WAIT_S)
+    assert model.started == ["review", "chat", "last"]
+
+
+def test_calls_inside_as_review_are_reviews_and_others_a_chats() -> None:
+    assert current_use() == CHAT
+    with as_review("Conversation architect"):
+        assert current_use() == review("Conversation architect")
+    assert current_use() == CHAT
