@@ -9,11 +9,11 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict
 from sqlmodel import col
 
-from foundry.gateway.forwarding import TITLE_SUFFIX
 from foundry.store import EventRecord, Store
 from foundry.supervision.concerns import heading
 from foundry.supervision.secrets import mask_text
 
+TITLE_SUFFIX = " via the gateway"  # a gateway session's title: the client's name, then this
 SCANNED_STARTS = 500  # the latest sessions looked at for gateway ones
 CALL_KINDS = (
     "approval_requested",

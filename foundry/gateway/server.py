@@ -23,10 +23,11 @@ from mcp.shared.exceptions import MCPError
 
 from foundry import __version__
 from foundry.gateway import reads
-from foundry.gateway.forwarding import TITLE_SUFFIX, ToolSession
+from foundry.gateway.activity import TITLE_SUFFIX
 from foundry.gateway.passthrough import CallerRelay, client_result, exposed, offered_tool
 from foundry.gateway.stdio import stdio_streams
 from foundry.runtime.engine import Engine
+from foundry.runtime.tool_session import ToolSession
 from foundry.session.events import Event, ToolServerChanged
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.host import ReadKind, ToolResult, listening

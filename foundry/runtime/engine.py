@@ -56,7 +56,7 @@ from foundry.supervision.tool_definitions import observe_on
 from foundry.supervision.tracing import KeepTrace, TracedGate
 
 if TYPE_CHECKING:
-    from foundry.gateway.forwarding import ToolSession
+    from foundry.runtime.tool_session import ToolSession
 
 T = TypeVar("T")
 NOT_TRUSTED = (
@@ -233,7 +233,7 @@ class Engine:
         """A session without a model, for the MCP gateway: the agent's trusted MCP servers
         behind its approval gate, every call and decision recorded as a chat's are. Sessions
         of one gateway may share the `host` of the first (it stays the first one's to close)."""
-        from foundry.gateway.forwarding import ToolSession
+        from foundry.runtime.tool_session import ToolSession
 
         document = await self._in_writer(load_agent, Path(agent_path))
         assert document.agent is not None

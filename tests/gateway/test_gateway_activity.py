@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from foundry.gateway.activity import gateway_clients
-from foundry.gateway.forwarding import TITLE_SUFFIX
+from foundry.gateway.activity import TITLE_SUFFIX, gateway_clients
 from foundry.session.events import ApprovalRequested, EventBody, SessionStarted
 from foundry.store import ApprovalRecord, Store
 from foundry.store.tables import utc_now

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from foundry.gateway.forwarding import ToolSession
 from foundry.runtime.engine import Engine
+from foundry.runtime.tool_session import ToolSession
 from foundry.store import ApprovalRecord, Store
 from foundry.store.tables import utc_now
 from foundry.supervision import on_loop as on_loop_module

@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 import mcp.types as mcp_types
 import pytest
 
-from foundry.gateway.forwarding import ToolSession
 from foundry.gateway.server import serve_on_engine
 from foundry.runtime.engine import Engine
+from foundry.runtime.tool_session import ToolSession
 from foundry.store import Store
 from tests.gateway.test_gateway_stdio import POLICY, upstream_agent
 

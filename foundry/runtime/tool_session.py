@@ -1,4 +1,4 @@
-"""A gateway session: one client's tool calls decided by the agent's gate, run, and recorded."""
+"""A session without a model (the MCP gateway's): each call decided by the agent's gate, run."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from foundry.gateway.arguments import ArgumentCheck
 from foundry.llm.base import ToolCall
 from foundry.session.events import EventBody, ToolCallDecided, ToolCallFinished
 from foundry.session.gate import ApprovalGate, GateDecision
 from foundry.supervision.guardian import GuardianSupervisor
 from foundry.supervision.tool_definitions import offered_on
 from foundry.supervision.tracing import KeepTrace, later_trace
+from foundry.tools.arguments import ArgumentCheck
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.declared import forwarded, with_note
 from foundry.tools.host import ServerStatus, ToolHost, ToolResult
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from foundry.runtime.results import SessionResults
 
 Record = Callable[[EventBody], Awaitable[object]]
-TITLE_SUFFIX = " via the gateway"  # a gateway session's title: the client's name, then this
 GATEWAY = "policy:gateway"  # refuses a call before any decision: no such tool, unfit arguments
 OFFERED = ("always", "agent")  # `manual` tools wait for a person to include them in a chat
 
