@@ -79,8 +79,8 @@ if TYPE_CHECKING:
     from foundry.store.store import NewEvent
     from foundry.ui.bridge import EngineBridge
     from foundry.ui.dashboards import DashboardController, DashboardView
-    from foundry.ui.main_window import MainWindow
     from foundry.ui.session.view import SessionView
+    from foundry.ui.window.main_window import MainWindow
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # measure this checkout, whichever copy of foundry is installed
@@ -842,7 +842,7 @@ async def bench_dashboards(
     from foundry.runtime.engine import Engine
     from foundry.store import Store
     from foundry.ui.bridge import EngineBridge
-    from foundry.ui.main_window import WINDOW_PARTS, MainWindow
+    from foundry.ui.window.main_window import WINDOW_PARTS, MainWindow
 
     for module in WINDOW_PARTS:  # as the app imports them with the engine, before any tab opens
         importlib.import_module(module)
@@ -1123,7 +1123,7 @@ async def bench_window(args: argparse.Namespace, workdir: Path) -> None:
     from foundry.runtime.engine import Engine
     from foundry.store import Store
     from foundry.ui.bridge import EngineBridge
-    from foundry.ui.main_window import MainWindow
+    from foundry.ui.window.main_window import MainWindow
 
     store = Store.open(f"sqlite:///{workdir / 'b.sqlite3'}")
     engine = Engine(store).start()

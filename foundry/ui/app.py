@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QApplication
 
 from foundry.home import APP_ID, shipped_path
 from foundry.logs import configure_logging, log_uncaught_exceptions
-from foundry.ui.main_window import WINDOW_PARTS, MainWindow
+from foundry.ui.window.main_window import WINDOW_PARTS, MainWindow
 
 if TYPE_CHECKING:
     from foundry.runtime.engine import Engine

@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 from foundry.runtime.engine import Engine
 from foundry.store import Store
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.main_window import MainWindow
+from foundry.ui.window.main_window import MainWindow
 
 DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 

@@ -28,7 +28,7 @@ from foundry.ui.dashboards import chart as chart_module
 from foundry.ui.dashboards import controller as controller_module
 from foundry.ui.dashboards.call_charts import HumanWaitChart
 from foundry.ui.dashboards.chart import Chart
-from foundry.ui.main_window import MainWindow
+from foundry.ui.window.main_window import MainWindow
 
 from ..metrics.fixture_log import DOCS_TASK, at, full_log
 from ..metrics.synthetic_log import shifted, synthetic_log

@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.dashboards.chart import Chart
-from foundry.ui.main_window import MainWindow
+from foundry.ui.window.main_window import MainWindow
 
 from ..metrics.synthetic_log import shifted, synthetic_log
 from ..metrics.test_loader import write

@@ -17,9 +17,9 @@ from foundry.orchestration.events import CriterionScored
 from foundry.session.events import Event
 from foundry.store import Store
 from foundry.ui import app as foundry_app
-from foundry.ui import main_window
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.main_window import MainWindow
+from foundry.ui.window import preloads
+from foundry.ui.window.main_window import MainWindow
 
 from ..metrics.fixture_log import DOCS_TASK, at, full_log
 from ..metrics.test_loader import write
@@ -35,7 +35,7 @@ class Imports:
         self.release = threading.Event()
         self.release.set()
         self.failing = 0
-        self._import = main_window.import_dashboards
+        self._import = preloads.import_dashboards
 
     def __call__(self) -> ModuleType:
         self.count += 1
@@ -49,7 +49,7 @@ class Imports:
 @pytest.fixture
 def imports(monkeypatch: pytest.MonkeyPatch) -> Imports:
     counted = Imports()
-    monkeypatch.setattr(main_window, "import_dashboards", counted)
+    monkeypatch.setattr(preloads, "import_dashboards", counted)
     return counted
 
 

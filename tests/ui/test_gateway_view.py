@@ -90,7 +90,7 @@ def test_the_inbox_names_the_client_an_approval_comes_from(qtbot: QtBot, tmp_pat
 def test_the_gateway_tab_closed_opens_again_and_stops_polling(
     qtbot: QtBot, bridge: EngineBridge
 ) -> None:
-    from foundry.ui.main_window import MainWindow
+    from foundry.ui.window.main_window import MainWindow
 
     window = MainWindow(bridge)
     qtbot.addWidget(window)
@@ -155,7 +155,7 @@ def test_the_gateway_view_follows_the_window_s_agent(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
     from foundry.agent import read_agent
-    from foundry.ui.main_window import MainWindow
+    from foundry.ui.window.main_window import MainWindow
 
     window = MainWindow(bridge)
     qtbot.addWidget(window)
@@ -165,7 +165,7 @@ def test_the_gateway_view_follows_the_window_s_agent(
     panel = window.gateway.connect_panel
     assert not panel.copy.isEnabled()  # no agent open yet
     agent = gateway_agent(tmp_path / "agent", [POLICY])
-    window._show_agent(read_agent(agent))
+    window.show_agent(read_agent(agent))
     qtbot.waitUntil(lambda: str(agent.resolve()) in panel.snippet.toPlainText())
     window.close()
 

@@ -21,8 +21,8 @@ from foundry.agent.document import AgentFormat, read_agent
 from foundry.agent.problems import AgentError
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor, CloneAgentDialog
-from foundry.ui.main_window import MainWindow
 from foundry.ui.recent import RecentAgents
+from foundry.ui.window.main_window import MainWindow
 
 from ..runtime.conftest import write_agent
 from .conftest import save_screenshot

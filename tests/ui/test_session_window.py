@@ -17,7 +17,6 @@ from pytestqt.qtbot import QtBot
 from foundry.runtime.engine import Engine
 from foundry.store import Store
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.main_window import MainWindow
 from foundry.ui.session.view import (
     EMPTY_CHAT,
     EMPTY_CONTEXT,
@@ -26,6 +25,7 @@ from foundry.ui.session.view import (
     HintedListView,
     SessionView,
 )
+from foundry.ui.window.main_window import MainWindow
 
 from ..runtime.conftest import write_agent
 from ..supervision.test_agent_supervisor import write_supervisor

@@ -21,9 +21,9 @@ from pytestqt.qtbot import QtBot
 from foundry.runtime.engine import Engine
 from foundry.store import StoreError
 from foundry.ui import app as foundry_app
-from foundry.ui import main_window
+from foundry.ui import window as window_package
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.main_window import LOADING, NO_AGENT, WINDOW_PARTS, MainWindow
+from foundry.ui.window.main_window import LOADING, NO_AGENT, WINDOW_PARTS, MainWindow
 
 from ..conftest import REPO
 from ..runtime.conftest import write_agent
@@ -71,7 +71,7 @@ def modules_imported_by(code: str) -> list[str]:
 def test_importing_the_app_leaves_the_engine_for_later() -> None:
     imported = modules_imported_by(IMPORTS_OF_APP)
 
-    assert "PySide6.QtWidgets" in imported and "foundry.ui.main_window" in imported
+    assert "PySide6.QtWidgets" in imported and "foundry.ui.window.main_window" in imported
     early = [name for name in imported if name.startswith(LOADED_AFTER_THE_WINDOW)]
     assert early == []
 
@@ -79,7 +79,7 @@ def test_importing_the_app_leaves_the_engine_for_later() -> None:
 IMPORTS_OF_APP_AND_ENGINE = """
 import importlib, json, sys
 from foundry.runtime.engine import Engine
-from foundry.ui.main_window import WINDOW_PARTS
+from foundry.ui.window.main_window import WINDOW_PARTS
 for module in WINDOW_PARTS:
     importlib.import_module(module)
 print(json.dumps(sorted(sys.modules)))
@@ -97,8 +97,14 @@ def test_the_ollama_client_is_imported_only_once_ollama_is_named() -> None:
 
 
 def test_every_module_the_window_imports_late_is_imported_with_the_engine() -> None:
-    tree = ast.parse(inspect.getsource(main_window))
-    functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)]
+    parts = Path(inspect.getfile(window_package)).parent.glob("*.py")
+    trees = [ast.parse(part.read_text(encoding="utf-8")) for part in parts]
+    functions = [
+        node
+        for tree in trees
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
     late = {
         node.module
         for function in functions

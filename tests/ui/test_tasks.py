@@ -11,11 +11,11 @@ from pytestqt.qtbot import QtBot
 from foundry.orchestration.events import TaskFinished, TaskResumed
 from foundry.session.events import Event
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.main_window import MainWindow
 from foundry.ui.session.view import SessionView
 from foundry.ui.tasks import TaskView
 from foundry.ui.tasks.controller import TaskController
 from foundry.ui.tasks.progress import TaskProgress
+from foundry.ui.window.main_window import MainWindow
 
 from ..orchestration.conftest import GREET_CODE, agent, task_file, write
 from .conftest import save_screenshot

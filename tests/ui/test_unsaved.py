@@ -11,8 +11,8 @@ from pytestqt.qtbot import QtBot
 from foundry.agent.templates import create_agent, new_agent
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor
-from foundry.ui.main_window import MainWindow
 from foundry.ui.unsaved import UnsavedQuestion
+from foundry.ui.window.main_window import MainWindow
 
 
 def window_with_edited_agent(

@@ -1,0 +1,150 @@
+"""The window's chat tabs: a new chat with the current agent, a persisted session reopened."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QWidget
+
+from foundry.ui.window.tabs import short_title
+
+if TYPE_CHECKING:
+    from foundry.agent.document import AgentDocument
+    from foundry.ui.session.controller import SessionController
+    from foundry.ui.window.main_window import MainWindow
+
+
+class ChatTabs:
+    """Each chat tab's controller and agent (for the Agent panel), in `window`'s tabs."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self.controllers: list[SessionController] = []
+        self.agents: dict[QWidget, AgentDocument] = {}  # the agent of each chat tab
+
+    def new_chat(self) -> None:
+        if self.window.agent is not None:
+            self.window.spawn(self.start_chat())
+
+    async def start_chat(self) -> str | None:
+        from foundry.agent import AgentError
+
+        window = self.window
+        agent = window.agent
+        assert agent is not None
+        window.busy("Starting the agent's tools and supervisors…")
+        try:
+            engine = window.bridge.engine
+            session_id = await window.bridge.call(
+                engine.open_session(agent.path, hold_untrusted=True)
+            )
+            trust = await window.bridge.call(engine.trust_check(session_id))
+        except AgentError as error:  # the agent was changed on disk since it was opened
+            await window.show_problems(agent.path, error.problems)
+            return None
+        except Exception as error:  # shown to the user, the window goes on
+            window.statusBar().showMessage(f"Could not start a chat: {error}")
+            return None
+        finally:
+            window.progress.hide()
+        controller = self._add_tab(session_id, self._chat_title(agent))
+        self.agents[controller.view] = agent
+        controller.show_trust(trust)
+        window.statusBar().showMessage("Ready.", 3000)
+        return session_id
+
+    def _add_tab(self, session_id: str, title: str) -> SessionController:
+        from foundry.ui.session.controller import SessionController
+        from foundry.ui.session.view import SessionView
+
+        tabs = self.window.tabs
+        view = SessionView()
+        controller = SessionController(view, self.window.bridge, session_id)
+        self.controllers.append(controller)
+        index = tabs.addTab(view, short_title(title))
+        tabs.setTabToolTip(index, title)
+        tabs.setCurrentIndex(index)
+        view.input.setFocus()
+        return controller
+
+    def _chat_title(self, document: AgentDocument) -> str:
+        """The agent's name, numbered from its second chat: "Assistant", "Assistant 2"."""
+        name = document.agent.metadata.name if document.agent else document.path.name
+        chats = sum(1 for shown in self.agents.values() if shown.path == document.path)
+        return name if chats == 0 else f"{name} {chats + 1}"
+
+    def choose_session(self) -> None:
+        self.window.spawn(self._choose_session())
+
+    async def _choose_session(self) -> None:
+        from foundry.ui.session.picker import SessionPicker
+
+        window = self.window
+        store = window.bridge.engine.store
+        records = await asyncio.to_thread(store.sessions.list, 200)  # not on the GUI thread
+        dialog = SessionPicker(records, window)
+        dialog.chosen.connect(lambda session_id: window.spawn(self.reopen_session(session_id)))
+        dialog.open()
+
+    async def reopen_session(self, session_id: str) -> None:
+        """Show a persisted session where it was; an interrupted turn is finished."""
+        window = self.window
+        existing = next((c for c in self.controllers if c.session_id == session_id), None)
+        if existing is not None:
+            window.tabs.setCurrentWidget(existing.view)
+            return
+        window.busy("Reopening the session…")
+        engine = window.bridge.engine
+        try:
+            history = await window.bridge.call(engine.events(session_id))
+            chat = await window.bridge.call(
+                engine.reopen_session(session_id, history=history, hold_untrusted=True)
+            )
+            trust = await window.bridge.call(engine.trust_check(session_id))
+        except Exception as error:  # shown to the user, the window goes on
+            window.statusBar().showMessage(f"Could not reopen the session: {error}")
+            return
+        finally:
+            window.progress.hide()
+        controller = self._add_tab(session_id, f"{chat.agent.metadata.name} (reopened)")
+        window.spawn(self._remember_agent(controller.view, session_id))
+        controller.load_history(history)
+        controller.show_trust(trust)
+        status = window.statusBar().showMessage
+        if engine.is_answering(session_id):  # a task's agent at work: follow it, do not resume
+            status("This session is answering now; its reply streams in.")
+        elif await window.bridge.call(engine.running_elsewhere(session_id)):
+            status("Another Foundry process is running this session's turn; it is followed here.")
+            controller.follow()
+        elif chat.needs_resume and chat.owes_reply and not trust.trusted:
+            status("The last turn was interrupted; it finishes once you decide about the tools.")
+        elif chat.needs_resume:
+            status("The last turn was interrupted; finishing it…")
+            controller.resume()
+
+    async def _remember_agent(self, view: QWidget, session_id: str) -> None:
+        """A reopened chat's agent, read off the GUI thread, for the Agent panel."""
+        from foundry.agent import AgentError, read_agent
+
+        window = self.window
+        record = await asyncio.to_thread(window.bridge.engine.store.sessions.get, session_id)
+        try:
+            document = await asyncio.to_thread(read_agent, Path(record.agent_path))
+        except AgentError:
+            return  # the agent is gone or broken: the panel keeps what it shows
+        if window.tabs.indexOf(view) >= 0:
+            self.agents[view] = document
+            if window.tabs.currentWidget() is view and document.agent is not None:
+                window.show_agent(document)
+
+    def release(self, view: QWidget | None) -> SessionController | None:
+        """Forget a closed tab; its chat, closed, if it was one."""
+        if view is not None:
+            self.agents.pop(view, None)
+        chat = next((c for c in self.controllers if c.view is view), None)
+        if chat is not None:
+            self.controllers.remove(chat)
+            chat.close()
+        return chat

@@ -1,0 +1,132 @@
+"""The window's editor tabs: an agent opened to edit, created, cloned, or given a rule."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QWidget
+
+from foundry.ui.window.tabs import short_title
+
+if TYPE_CHECKING:
+    from foundry.agent.document import AgentDocument
+    from foundry.store.tables import ApprovalRecord
+    from foundry.ui.editor import AgentEditor
+    from foundry.ui.window.main_window import MainWindow
+
+
+class EditorTabs:
+    """One editor tab per agent file in `window`'s tabs."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+
+    def edit_agent(self) -> None:
+        """Open the current agent in an editor tab (or show the one already open); an agent
+        shown with its problems opens in the editor to be fixed."""
+        window = self.window
+        if window.agent is None and window.broken_agent is not None:
+            window.spawn(self.edit_agent_at(window.broken_agent))
+            return
+        if window.agent is None:
+            window.statusBar().showMessage("Open an agent first (Ctrl+O).", 4000)
+            return
+        self.open_editor(window.agent)
+
+    async def edit_agent_at(self, path: Path) -> None:
+        """Open the agent at `path` in an editor tab (a supervisor's agent), without a chat."""
+        from foundry.agent import AgentError, read_agent
+
+        try:
+            document = await asyncio.to_thread(read_agent, path)
+        except AgentError as error:
+            self.window.statusBar().showMessage(f"Cannot open {path}: {error.problems[0]}")
+            return
+        self.open_editor(document)
+
+    async def make_rule(self, record: ApprovalRecord) -> None:
+        """The policy of the approval's agent, open with a rule made from its call."""
+        from foundry.agent import AgentError, read_agent
+
+        status = self.window.statusBar().showMessage
+        session_id = record.session_id
+        if session_id is None:
+            status("This approval names no session, so no agent.", 6000)
+            return
+        sessions = self.window.bridge.engine.store.sessions
+        session = await asyncio.to_thread(sessions.get, session_id)
+        try:
+            document = await asyncio.to_thread(read_agent, Path(session.agent_path))
+        except AgentError as error:
+            status(f"Cannot open its agent: {error.problems[0]}", 8000)
+            return
+        editor = self.open_editor(document)
+        await editor.controller.policy.propose_rule(
+            record.agent_id, record.tool, dict(record.params), record.policy_rule
+        )
+
+    def open_editor(self, document: AgentDocument) -> AgentEditor:
+        """An editor tab for `document`, or the one already showing it."""
+        from foundry.ui.editor import AgentEditor
+
+        window, tabs = self.window, self.window.tabs
+        for index in range(tabs.count()):
+            widget = tabs.widget(index)
+            shown = widget.controller.document if isinstance(widget, AgentEditor) else None
+            if isinstance(widget, AgentEditor) and shown and shown.path == document.path:
+                tabs.setCurrentIndex(index)
+                return widget
+        editor = AgentEditor(bridge=window.bridge)
+        editor.load(document)
+        index = tabs.addTab(editor, "")
+        self._retitle(editor, editor.title)
+        editor.title_changed.connect(lambda title: self._retitle(editor, title))
+        editor.open_agent_requested.connect(lambda path: window.spawn(self.edit_agent_at(path)))
+        tabs.setCurrentIndex(index)
+        return editor
+
+    def _retitle(self, editor: QWidget, title: str) -> None:
+        """An editor's tab, told apart from the chats of its agent (named after it too)."""
+        tabs = self.window.tabs
+        index = tabs.indexOf(editor)
+        if index >= 0:
+            tabs.setTabText(index, short_title(f"Edit: {title}"))
+            tabs.setTabToolTip(index, f"Edit: {title}")
+
+    def create_agent(self) -> None:
+        from foundry.ui.editor import CreateAgentDialog
+
+        dialog = CreateAgentDialog(parent=self.window, folder=Path.home())
+        dialog.created.connect(self.agent_created)
+        dialog.open()
+
+    def agent_created(self, document: AgentDocument) -> AgentEditor:
+        """A new agent becomes the current one and opens in its editor, its policy shown."""
+        window = self.window
+        if document.agent is not None:
+            window.show_agent(document)
+            window.spawn(window.recent.remember(document.path))
+        editor = self.open_editor(document)
+        editor.show_section("Policy")
+        return editor
+
+    def clone_agent(self) -> None:
+        from foundry.ui.editor import CloneAgentDialog
+
+        window = self.window
+        if window.agent is None:
+            window.statusBar().showMessage("Open an agent first (Ctrl+O).", 4000)
+            return
+        dialog = CloneAgentDialog(window.agent, parent=window)
+        dialog.created.connect(lambda document: window.spawn(window.open_agent(document.path)))
+        dialog.open()
+
+    @staticmethod
+    def release(view: QWidget | None) -> None:
+        """Stop a closed editor's tool servers."""
+        from foundry.ui.editor import AgentEditor
+
+        if isinstance(view, AgentEditor):
+            view.controller.close()

@@ -1,0 +1,328 @@
+"""The main window: the open agent on the left, its chat sessions as tabs.
+
+The window is built and shown before the engine exists (`MainWindow()`), so that start-up shows
+it at once: this package imports Qt and nothing heavy, and the parts that need the engine import
+their modules when `attach` builds them. The app imports WINDOW_PARTS on a worker thread while
+the engine starts, so that the GUI thread finds them loaded.
+
+MainWindow composes its parts (foundry/ui/window/*) and holds what they share: the current
+agent, the tabs, the status bar; its public methods are the actions the menus and the app call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QProgressBar, QWidget
+
+from foundry.ui.background import BackgroundTasks
+from foundry.ui.window.agent_dock import LOADING, NO_AGENT, AgentDock
+from foundry.ui.window.chats import ChatTabs
+from foundry.ui.window.editors import EditorTabs
+from foundry.ui.window.menus import WindowMenus
+from foundry.ui.window.preloads import DashboardsTab
+from foundry.ui.window.service_tabs import ApprovalsTab, GatewayTab
+from foundry.ui.window.tabs import TabClosing, window_tabs
+
+if TYPE_CHECKING:
+    from foundry.agent import AgentProblem
+    from foundry.agent.document import AgentDocument
+    from foundry.ui.bridge import EngineBridge
+    from foundry.ui.dashboards import DashboardController, DashboardView
+    from foundry.ui.editor import AgentEditor
+    from foundry.ui.gateway_view import GatewayView
+    from foundry.ui.inbox import InboxController, InboxView
+    from foundry.ui.session.controller import SessionController
+    from foundry.ui.tasks.runs import TaskRuns
+
+__all__ = ["LOADING", "NO_AGENT", "WINDOW_PARTS", "MainWindow"]
+
+# The modules the window's parts import in their methods, once the engine is attached.
+WINDOW_PARTS = (
+    "foundry.agent",
+    "foundry.home",
+    "foundry.ui.bridge",
+    "foundry.ui.editor",
+    "foundry.ui.gateway_view",
+    "foundry.ui.help",
+    "foundry.ui.inbox",
+    "foundry.ui.recent",
+    "foundry.ui.session.controller",
+    "foundry.ui.session.picker",
+    "foundry.ui.session.view",
+    "foundry.ui.tasks.runs",
+    "foundry.ui.unsaved",
+)
+
+
+class MainWindow(QMainWindow):
+    """Without a bridge the window says that the engine is loading, and offers nothing that
+    needs it until `attach` gives it one."""
+
+    def __init__(self, bridge: EngineBridge | None = None) -> None:
+        super().__init__()
+        self.agent: AgentDocument | None = None
+        self.broken_agent: Path | None = None  # an agent shown with its problems, to fix
+        self.closed = asyncio.Event()
+        self._tasks = BackgroundTasks("main window task", self.statusBar().showMessage)
+        self.engine_ready = False
+        self._leaving = False  # unsaved edits were saved or discarded: closing may go on
+        self.setWindowTitle("Foundry")
+        self.resize(1280, 800)
+        self.tabs = window_tabs()
+        self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.tabs.currentChanged.connect(self._tab_shown)
+        self.setCentralWidget(self.tabs)
+        self.chats = ChatTabs(self)
+        self.editors = EditorTabs(self)
+        self.closing = TabClosing(self)
+        self.dashboards_tab = DashboardsTab(self)
+        self.gateway_tab = GatewayTab(self)
+        self.dock = AgentDock(self)
+        self.dock.fix_requested.connect(self._fix_broken_agent)
+        self.agent_panel = self.dock.panel
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
+        self.resizeDocks([self.dock], [300], Qt.Orientation.Horizontal)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)
+        self.progress.setMaximumWidth(160)
+        self.progress.hide()
+        self.statusBar().addPermanentWidget(self.progress)
+        self.setAcceptDrops(True)  # an agent folder or .yaml file dropped on the window opens
+        self.menus = WindowMenus(self)
+        if bridge is None:
+            self.busy(LOADING)
+        else:
+            self.attach(bridge)
+
+    def attach(self, bridge: EngineBridge) -> None:
+        """The engine is there: build what needs it and enable the window's actions."""
+        from foundry.ui.recent import RecentAgents
+        from foundry.ui.tasks.runs import TaskRuns
+
+        self.bridge = bridge
+        self.engine_ready = True
+        self.recent = RecentAgents.load()
+        self.recent_menu = self.menus.add_open_recent(self.recent)
+        self.task_runs: TaskRuns = TaskRuns(self.tabs, bridge, self.statusBar().showMessage)
+        self.task_runs.open_session_requested.connect(
+            lambda session_id: self.spawn(self.reopen_session(session_id))
+        )
+        self.approvals = ApprovalsTab(self)
+        self.menus.enable_engine_actions()
+        self.progress.hide()
+        self.statusBar().clearMessage()
+        self.dock.show_no_agent()
+
+    def engine_failed(self, error: Exception) -> None:
+        """The engine could not start: said in the window, which offers only Quit."""
+        self.progress.hide()
+        self.dock.show_engine_failure(error)
+        self.statusBar().showMessage("The engine could not start; see the Agent panel.")
+
+    def spawn(self, coroutine: Any) -> asyncio.Task[Any]:
+        """Run `coroutine` as a task the window owns; a failure is said in the status bar."""
+        return self._tasks.spawn(coroutine)
+
+    def busy(self, message: str) -> None:
+        self.statusBar().showMessage(message)
+        self.progress.show()
+
+    # The current agent
+
+    def choose_agent(self) -> None:
+        dialog = QFileDialog(self, "Open an agent folder")
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.fileSelected.connect(lambda path: self.spawn(self.open_agent(Path(path))))
+        dialog.open()
+
+    async def open_agent(self, path: Path) -> None:
+        """Load an agent (off the GUI thread), show it, and start a chat with it; an agent that
+        `foundry validate` rejects shows its problems instead."""
+        from foundry.agent import AgentError, load_agent
+
+        try:
+            document = await asyncio.to_thread(load_agent, path)
+        except AgentError as error:
+            await self.show_problems(path, error.problems)
+            return
+        self.show_agent(document)
+        self.spawn(self.recent.remember(document.path))
+        await self.start_chat()
+
+    def show_agent(self, document: AgentDocument) -> None:
+        """`document` is the current agent: the Agent panel and the title show it."""
+        self.agent = document
+        self.broken_agent = None
+        self.dock.show_agent(document)
+        self.gateway_tab.follow_agent()
+        self.setWindowTitle(f"{document.agent.metadata.name} — Foundry")  # type: ignore[union-attr]
+
+    async def show_problems(self, path: Path, problems: list[AgentProblem]) -> None:
+        """The agent panel lists why the agent at `path` cannot be used; no agent is open. One
+        that is there opens in the editor to be fixed (an agent deleted has nothing to fix)."""
+        there = await asyncio.to_thread(path.exists)
+        self.agent = None
+        self.broken_agent = path if there else None
+        self.gateway_tab.follow_agent()
+        self.setWindowTitle("Foundry")
+        self.dock.show_problems(path, problems, editable=there)
+        count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
+        self.statusBar().showMessage(f"Cannot open {path}: {count}, listed in the Agent panel")
+
+    def _fix_broken_agent(self) -> None:
+        if self.broken_agent is not None:
+            self.spawn(self.edit_agent_at(self.broken_agent))
+
+    def _tab_shown(self, index: int) -> None:
+        """The Agent panel follows the selected tab: its chat's agent, or its editor's."""
+        from foundry.ui.editor import AgentEditor
+
+        widget = self.tabs.widget(index)
+        document = self.chats.agents.get(widget) if widget is not None else None
+        if isinstance(widget, AgentEditor):
+            document = widget.controller.document
+        if document is not None and document.agent is not None and document is not self.agent:
+            self.show_agent(document)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if self._dropped_agents(event):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = self._dropped_agents(event)
+        if paths:
+            event.acceptProposedAction()
+            self.spawn(self.open_agent(paths[0]))
+
+    def _dropped_agents(self, event: QDragEnterEvent | QDropEvent) -> list[Path]:
+        """The agents being dragged, once the engine is there to open them."""
+        if not self.engine_ready:
+            return []
+        from foundry.ui.recent import agent_paths_in
+
+        return agent_paths_in(event.mimeData())
+
+    # The actions of the menus, each done by a part
+
+    def new_chat(self) -> None:
+        self.chats.new_chat()
+
+    async def start_chat(self) -> str | None:
+        return await self.chats.start_chat()
+
+    def choose_session(self) -> None:
+        self.chats.choose_session()
+
+    async def reopen_session(self, session_id: str) -> None:
+        await self.chats.reopen_session(session_id)
+
+    def edit_agent(self) -> None:
+        self.editors.edit_agent()
+
+    async def edit_agent_at(self, path: Path) -> None:
+        await self.editors.edit_agent_at(path)
+
+    def create_agent(self) -> None:
+        self.editors.create_agent()
+
+    def agent_created(self, document: AgentDocument) -> AgentEditor:
+        return self.editors.agent_created(document)
+
+    def clone_agent(self) -> None:
+        self.editors.clone_agent()
+
+    def run_task(self) -> None:
+        self.task_runs.choose_file()
+
+    def show_task_run(self) -> None:
+        self.task_runs.choose_run()
+
+    def show_inbox(self) -> None:
+        self.approvals.show()
+
+    def show_gateway(self) -> None:
+        self.gateway_tab.show()
+
+    def show_dashboards(self) -> None:
+        self.spawn(self.open_dashboards())
+
+    async def open_dashboards(self) -> None:
+        await self.dashboards_tab.open()
+
+    def preload_dashboards(self) -> asyncio.Task[None]:
+        return self.dashboards_tab.preload()
+
+    def show_shortcuts(self) -> QWidget:
+        return self.menus.show_shortcuts()
+
+    def show_about(self) -> QWidget:
+        return self.menus.show_about()
+
+    def close_current_tab(self) -> None:
+        self.closing.close_current()
+
+    def close_tab(self, index: int) -> None:
+        self.closing.close(index)
+
+    def current_view(self) -> QWidget | None:
+        return self.tabs.currentWidget()
+
+    # What the parts hold, by the names the window's users know
+
+    @property
+    def controllers(self) -> list[SessionController]:
+        return self.chats.controllers
+
+    @property
+    def inbox(self) -> InboxView:
+        return self.approvals.view
+
+    @property
+    def inbox_controller(self) -> InboxController:
+        return self.approvals.controller
+
+    @property
+    def gateway(self) -> GatewayView | None:
+        return self.gateway_tab.view
+
+    @property
+    def dashboards(self) -> DashboardView | None:
+        return self.dashboards_tab.view
+
+    @property
+    def dashboards_controller(self) -> DashboardController | None:
+        return self.dashboards_tab.controller
+
+    # Closing
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.engine_ready:  # nothing was opened yet
+            self.closed.set()
+            super().closeEvent(event)
+            return
+        from foundry.ui.unsaved import unsaved_editors
+
+        editors = unsaved_editors([self.tabs.widget(i) for i in range(self.tabs.count())])
+        if editors and not self._leaving:
+            event.ignore()  # asked first; the window closes again once the edits are settled
+            self.spawn(self._close_when_settled(editors))
+            return
+        self.closing.release_all()
+        self.dashboards_tab.close()
+        self.inbox_controller.close()
+        self.closed.set()
+        super().closeEvent(event)
+
+    async def _close_when_settled(self, editors: list[AgentEditor]) -> None:
+        from foundry.ui.unsaved import UnsavedQuestion, saved
+
+        answer = await UnsavedQuestion(editors, self).answer()
+        if answer == "cancel" or (answer == "save" and not await saved(editors)):
+            return
+        self._leaving = True
+        self.close()
