@@ -248,6 +248,8 @@ class AgentSupervisorConfig(AgentModel):
     apply_to: list[Direction] = Field(default_factory=lambda: list(DIRECTIONS))
     # Foundry's: how long a message may wait for this supervisor (a default by what it can do)
     timeout_seconds: LenientFloat | None = Field(default=None, gt=0, le=3600)
+    # Foundry's: off while its agent's model is the small embedded one (see capable_model.py)
+    needs_capable_model: LenientBool = False
 
     @property
     def permissions(self) -> set[SupervisionPermission]:

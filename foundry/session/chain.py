@@ -114,6 +114,7 @@ class SupervisionChain:
         self._times = times or ReviewTimes()
         self._later: set[asyncio.Task[None]] = set()
         self._latest: dict[str, asyncio.Task[None]] = {}  # by supervisor: its last later review
+        self._dormant_said = False
 
     def reply_stream(self) -> ReplyStream:
         """A filter for the tokens of one reply, masking them before anyone sees them."""
@@ -128,6 +129,7 @@ class SupervisionChain:
     async def run(
         self, session: ChatSession, direction: Direction, index: int, message: ChatMessage
     ) -> ChainOutcome:
+        await self._say_dormant(session, direction, index)
         reviewing = [s for s in self.supervisors if direction in s.directions]
         holding = [s for s in reviewing if s.reach == "message"]
         outcome = await self._hold(session, direction, index, message, holding)
@@ -141,6 +143,24 @@ class SupervisionChain:
         later = [s for s in reviewing if s.reach != "message" and s not in waited]
         reviews = tuple(LaterReview(s, direction, index, passed) for s in later)
         return replace(outcome, later=reviews)
+
+    async def _say_dormant(self, session: ChatSession, direction: Direction, index: int) -> None:
+        """Once a session: the supervisors left off (a model too small for them), and why."""
+        if self._dormant_said:
+            return
+        self._dormant_said = True
+        for supervisor in self.supervisors:
+            reason = getattr(supervisor, "dormant_reason", None)
+            if isinstance(reason, str):
+                await session.record(
+                    SupervisorDeferred(
+                        supervisor_id=supervisor.id,
+                        supervisor=supervisor.name,
+                        direction=direction,
+                        message_index=index,
+                        reason=reason,
+                    )
+                )
 
     async def _hold(
         self,

@@ -109,6 +109,11 @@ class AgentSupervisor:
                 in_process = self._loaded.choice.provider == "embedded"
                 self.budget_s = budget_of(self.config, in_process)
 
+    @property
+    def model(self) -> ModelChoice | None:
+        """The model it runs on, once started."""
+        return self._loaded.choice if self._loaded is not None else None
+
     async def _ready(self) -> LoadedSupervisor:
         """The loaded supervisor, starting it first if the engine has not."""
         if self._loaded is None:

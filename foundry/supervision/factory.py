@@ -16,6 +16,7 @@ from foundry.agent.models import (
 from foundry.llm.base import ChatMessage
 from foundry.session.supervisors import Direction, MessageSupervisor, Reach, SupervisionResult
 from foundry.supervision.architect import ArchitectSupervisor
+from foundry.supervision.capable_model import is_small, off_on_small_model
 from foundry.supervision.collection import CollectionSupervisor
 from foundry.supervision.guardian import GuardianSupervisor
 from foundry.supervision.supervised_tools import budget_of, reach_of
@@ -56,6 +57,28 @@ class UnavailableSupervisor:
         return None
 
 
+class DormantSupervisor:
+    """A supervisor left off because its agent's model is too small (`needsCapableModel`): it
+    reviews nothing; the chain says once, on a session's first request, why and what turns it on."""
+
+    def __init__(self, entry: AgentSupervisorEntry, reason: str) -> None:
+        self.id = entry.id
+        self.name = entry.name or entry.id
+        self.fallback_behavior: Literal["allow", "block"] = entry.config.fallback_behavior
+        self.directions: frozenset[Direction] = frozenset()
+        self.reach: Reach = "observe"
+        self.budget_s = 0.0
+        self.dormant_reason = reason
+
+    async def review(
+        self, session: ChatSession, direction: Direction, message: ChatMessage
+    ) -> SupervisionResult:
+        return SupervisionResult(action="allow", reasons=(self.dormant_reason,))
+
+    async def aclose(self) -> None:
+        return None
+
+
 async def message_supervisors(
     agent: Agent, base_dir: Path, held: Collection[str] = ()
 ) -> list[MessageSupervisor]:
@@ -89,4 +112,9 @@ async def _agent_supervisor(entry: AgentSupervisorEntry, base_dir: Path) -> Mess
         await supervisor.start()
     except Exception as error:  # reported through the chain's fallback on every message
         return UnavailableSupervisor(entry, error)
+    model = supervisor.model
+    if entry.config.needs_capable_model and model is not None and is_small(model):
+        await supervisor.aclose()
+        reason = off_on_small_model(supervisor.name, entry.config.agent_path, str(model))
+        return DormantSupervisor(entry, reason)
     return supervisor
