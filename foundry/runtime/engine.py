@@ -11,7 +11,7 @@ import concurrent.futures
 import functools
 import threading
 from collections.abc import Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -25,6 +25,7 @@ from foundry.orchestration.journal import StepJournal
 from foundry.orchestration.runner import TaskOutcome, TaskRunner
 from foundry.orchestration.taskfile import load_task
 from foundry.orchestration.tools import IN_PROCESS_KINDS, CombinedTools
+from foundry.runtime.agent_changes import applied, in_force, waiting_for_restart, with_guardians
 from foundry.runtime.bus import EventBus
 from foundry.runtime.concerns import SessionPlace, session_concerns
 from foundry.runtime.held_provider import HeldProvider
@@ -34,8 +35,11 @@ from foundry.runtime.runners import new_runner, runner_stopped
 from foundry.session.chain import HumanReview, ReviewTimes, SupervisionChain
 from foundry.session.chat import RETRY_DELAYS_S, ChatSession, TurnResult
 from foundry.session.events import (
+    AgentApplied,
+    ErrorOccurred,
     Event,
     EventBody,
+    SessionRestarted,
     SessionStarted,
     ToolServerChanged,
     event_body,
@@ -86,9 +90,23 @@ class _Live:
     chat: ChatSession
     provider: ModelProvider
     tools: Any
-    document: AgentDocument
+    document: AgentDocument  # the agent as the session runs it (see agent_changes.py)
     host: Any  # the ToolHost of the agent's MCP servers (`tools` may add a task's own)
+    gate_place: _GatePlace
     turn: asyncio.Task[TurnResult] | None = None
+    pending: tuple[str, ...] = ()  # what of the saved agent waits for a restart
+
+
+@dataclass(frozen=True)
+class _GatePlace:
+    """What a session's approval gate is built from besides its agent: to build it again when
+    the agent's policy is saved."""
+
+    identity: str
+    ask: AskUser | None
+    project_root: Path
+    extra_tools: Any
+    results: SessionResults
 
 
 class Engine:
@@ -326,7 +344,8 @@ class Engine:
         document = await self._in_writer(load_agent, Path(started.agent_path))
         if not hold_untrusted:
             await self._in_writer(self.trust.require, document)
-        choice = ModelChoice.parse(started.model)
+        restarts = [e.body.model for e in history if isinstance(e.body, SessionRestarted)]
+        choice = ModelChoice.parse(restarts[-1] if restarts else started.model)
         live = await self._start(
             session_id, document, choice, started.settings_overrides, ask, extra_tools, project_root
         )
@@ -357,21 +376,13 @@ class Engine:
         review = self._human_review(session_id, agent, identity, ask)
         chain = SupervisionChain(supervisors, review, self._review_times)
         results = await asyncio.to_thread(session_results, document, tools)
+        place = _GatePlace(identity, ask, project_root or document.base_dir, extra_tools, results)
         chat = ChatSession(
             session_id,
             agent,
             choice,
             provider,
-            await self._gate(
-                session_id,
-                document,
-                identity,
-                ask,
-                project_root or document.base_dir,
-                extra_tools,
-                tools=tools,
-                results=results,
-            ),
+            await self._gate_of(session_id, document, tools, place),
             lambda body: self._emit(session_id, body),
             tools=tools,
             settings_overrides=overrides,
@@ -379,7 +390,92 @@ class Engine:
             chain=chain,
             results=results,
         )
-        return _Live(chat=chat, provider=provider, tools=tools, document=document, host=host)
+        return _Live(
+            chat=chat,
+            provider=provider,
+            tools=tools,
+            document=document,
+            host=host,
+            gate_place=place,
+        )
+
+    async def _gate_of(
+        self, session_id: str, document: AgentDocument, tools: Any, place: _GatePlace
+    ) -> ApprovalGate:
+        """The approval gate of a chat of `document`'s agent (see `_gate`)."""
+        return await self._gate(
+            session_id,
+            document,
+            place.identity,
+            place.ask,
+            place.project_root,
+            place.extra_tools,
+            tools=tools,
+            results=place.results,
+        )
+
+    # -- saved agents ---------------------------------------------------------------------------
+
+    async def apply_saved_agent(self, agent_path: Path) -> list[str]:
+        """The agent at `agent_path` was saved: each open session of it decides its next tool
+        call by the saved policy and reviews its next message with the saved guardians; what
+        else changed waits for `restart_session`. Each session is told in an `agent_applied`
+        event. Returns the ids of the sessions of that agent."""
+        saved = await self._in_writer(load_agent, Path(agent_path))
+        identity = await self._in_writer(trust_key, saved.path)
+        touched = []
+        for session_id, live in list(self._sessions.items()):
+            if live.gate_place.identity == identity:
+                await self._apply_saved(session_id, live, saved)
+                touched.append(session_id)
+        return touched
+
+    async def _apply_saved(self, session_id: str, live: _Live, saved: AgentDocument) -> None:
+        running, wanted = live.document.agent, saved.agent
+        assert running is not None and wanted is not None
+        agent = in_force(running, wanted)
+        document = replace(live.document, agent=agent)
+        changed = applied(running, agent)
+        pending = waiting_for_restart(agent, wanted)
+        if not changed and pending == live.pending:
+            return
+        if changed:
+            gate = await self._gate_of(session_id, document, live.tools, live.gate_place)
+            live.chat.use_gate(gate)
+            live.chat.chain.supervisors = with_guardians(live.chat.chain.supervisors, agent)
+        live.document, live.pending = document, pending
+        body = AgentApplied(agent_path=str(saved.path), applied=changed, pending=pending)
+        await self.record(session_id, body)
+
+    async def restart_session(self, session_id: str) -> ChatSession:
+        """Run the open session on its agent as saved now, its history kept: its servers,
+        model and supervisors start again (held while their commands are not trusted, as
+        `hold_untrusted`). The agent is read first: one that does not load raises AgentError
+        and the session goes on as it was. Not while a turn runs."""
+        live = self._live(session_id)
+        if self.is_answering(session_id):
+            raise RuntimeError("the chat is answering; restart it once the reply is done")
+        saved = await self._in_writer(load_agent, live.document.path)
+        model = self._restarted_model(live, saved)
+        place = live.gate_place
+        await self.close_session(session_id)
+        await self.record(session_id, SessionRestarted(model=model))
+        return await self.reopen_session(
+            session_id,
+            ask=place.ask,
+            extra_tools=place.extra_tools,
+            project_root=place.project_root,
+            hold_untrusted=True,
+        )
+
+    def _restarted_model(self, live: _Live, saved: AgentDocument) -> str:
+        """The model after a restart: the saved agent's, unless the chat chose its own."""
+        running, wanted = live.document.agent, saved.agent
+        assert running is not None and wanted is not None
+        default = ModelChoice.parse(running.settings.model_reference)
+        if live.chat.model != default:
+            return str(live.chat.model)
+        return str(ModelChoice.parse(wanted.settings.model_reference))
 
     def _open_provider(
         self, document: AgentDocument, choice: ModelChoice, check: TrustCheck
@@ -457,7 +553,7 @@ class Engine:
             body = ToolServerChanged(
                 name=status.name, state=status.state, error=status.error, tools=schemas
             )
-            self._own(loop.create_task(self.record(session_id, body)))
+            self._own(loop.create_task(self._record_status(session_id, body)))
             observe_on(host)  # a changed, new or removed tool is told as it is listed
 
         def untrusted() -> list[str]:
@@ -474,6 +570,16 @@ class Engine:
         host.hold(check.untrusted_servers, NOT_TRUSTED)
         await host.start()
         return host
+
+    async def _record_status(self, session_id: str, body: ToolServerChanged) -> None:
+        """A server's new status; one that failed is said in the conversation too."""
+        await self.record(session_id, body)
+        if body.state == "failed":
+            notice = (
+                f"The tool server {body.name!r} failed: {body.error}. Its tools are not "
+                "offered until it starts (Edit Agent > Tools shows its output)."
+            )
+            await self.record(session_id, ErrorOccurred(message=notice, where="tools"))
 
     async def trust_check(self, session_id: str) -> TrustCheck:
         """Whether the open session's agent commands are trusted, as the session holds them."""

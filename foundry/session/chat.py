@@ -171,6 +171,11 @@ class ChatSession:
         # How many messages there were when the log's last turn started, until the turn ends.
         self._open_turn_from: int | None = None
 
+    def use_gate(self, gate: ApprovalGate) -> None:
+        """Decide the tool calls from the next one on with `gate` (the agent's policy was
+        saved); a call already being decided keeps the gate it started with."""
+        self._gate = gate
+
     # -- state, rebuilt from events -------------------------------------------------------------
 
     def apply(self, body: EventBody) -> None:

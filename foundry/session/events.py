@@ -220,6 +220,24 @@ class MessageRevised(EventBody):
     by: str
 
 
+class AgentApplied(EventBody):
+    """The agent's file was saved while the session was open: what the session took at once
+    (`applied`, from its next step) and what waits until it restarts (`pending`)."""
+
+    kind: Literal["agent_applied"] = "agent_applied"
+    agent_path: str
+    applied: tuple[str, ...] = ()
+    pending: tuple[str, ...] = ()
+
+
+class SessionRestarted(EventBody):
+    """The session runs its agent as saved from here on (servers, model, supervisors started
+    again; its history kept), with `model`."""
+
+    kind: Literal["session_restarted"] = "session_restarted"
+    model: str
+
+
 class UnknownEvent(EventBody):
     """An event of a kind this version does not know (written by a newer Foundry): kept as is."""
 
@@ -249,6 +267,8 @@ EVENT_TYPES: dict[str, type[EventBody]] = {
         SupervisorDeferred,
         SupervisorDecided,
         MessageRevised,
+        AgentApplied,
+        SessionRestarted,
     )
 }
 
