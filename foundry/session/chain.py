@@ -222,17 +222,17 @@ class SupervisionChain:
         it did not finish in time."""
         session.note(_started(supervisor, "request", index, holds=True))
         started = time.perf_counter()
+        budget = asyncio.timeout(supervisor.budget_s)
         try:
-            result = await asyncio.wait_for(
-                supervisor.review(session, "request", message), supervisor.budget_s
-            )
-        except TimeoutError:
-            self._times.note(supervisor, math.inf)  # it did not finish
-            why = f"it was still working after its {supervisor.budget_s:g} s budget"
-            await session.record(_deferred(supervisor, index, why))
-            return False
+            async with budget:
+                result = await supervisor.review(session, "request", message)
         except Exception as error:  # any failure of a supervisor is reported, never ignored
-            result = _fallback(supervisor, error)
+            if budget.expired():
+                self._times.note(supervisor, math.inf)  # it did not finish
+                why = f"it was still working after its {supervisor.budget_s:g} s budget"
+                await session.record(_deferred(supervisor, index, why))
+                return False
+            result = _fallback(supervisor, error, took_s=time.perf_counter() - started)
         duration = time.perf_counter() - started
         self._times.note(supervisor, duration)
         result = _without_message_changes(supervisor, result)
@@ -250,10 +250,13 @@ class SupervisionChain:
         """The supervisor's result within `limit_s` and how long it took; if it fails or takes
         too long, its fallback, said so."""
         started = time.perf_counter()
+        limit = asyncio.timeout(limit_s)
         try:
-            result = await asyncio.wait_for(supervisor.review(session, direction, message), limit_s)
+            async with limit:
+                result = await supervisor.review(session, direction, message)
         except Exception as error:  # any failure of a supervisor is reported, never ignored
-            result = _fallback(supervisor, error, limit_s)
+            took = time.perf_counter() - started
+            result = _fallback(supervisor, error, limit_s if limit.expired() else None, took)
         duration = time.perf_counter() - started
         self._times.note(supervisor, duration)
         return result, duration
@@ -338,10 +341,20 @@ def _identity(supervisor: MessageSupervisor) -> str:
 
 
 def _fallback(
-    supervisor: MessageSupervisor, error: Exception, limit_s: float | None = None
+    supervisor: MessageSupervisor,
+    error: Exception,
+    limit_s: float | None = None,
+    took_s: float | None = None,
 ) -> SupervisionResult:
-    if isinstance(error, TimeoutError):
-        problem = "timed out" if limit_s is None else f"did not finish within {limit_s:g} s"
+    """The supervisor's fallback, saying what happened: `limit_s` is the chain's limit when that
+    is what stopped it; a timeout of the supervisor's own (its model call's) says how long it
+    ran, the limit that applied."""
+    if isinstance(error, TimeoutError) and limit_s is not None:
+        problem = f"did not finish within {limit_s:g} s"
+    elif isinstance(error, TimeoutError):
+        problem = f"timed out: {error}" if str(error) else "timed out"
+        if took_s is not None and not str(error):
+            problem = f"timed out after {took_s:.1f} s (a time limit of its own)"
     else:
         problem = f"failed: {error}"
     return SupervisionResult(
