@@ -386,6 +386,27 @@ def summary(results: Iterable[CheckedCall]) -> str:
 # -- what-ifs for the editor's try panel ----------------------------------------------------------
 
 
+def offer_problem(
+    tool: str, servers: Iterable[str], listed: Mapping[str, Iterable[str]]
+) -> str | None:
+    """Why no server of the agent offers `tool` (`server.tool`), or None when one may: its
+    `servers` by name, and the tools of each whose list is known (`listed`, by server)."""
+    servers = sorted(servers)
+    server, dot, name = tool.partition(".")
+    named = ", ".join(servers) if servers else "none"
+    if not dot or not name:
+        return f"'{tool}' names no server: write server.tool (this agent's servers: {named})."
+    if server not in servers:
+        return (
+            f"No server of this agent is named '{server}' (its servers: {named}): its chats "
+            "cannot make this call."
+        )
+    offered = sorted(listed.get(server, ()))
+    if offered and name not in offered:
+        return f"The server '{server}' does not offer '{name}'; it offers {', '.join(offered)}."
+    return None
+
+
 async def check_calls(checker: PolicyChecker, calls: Iterable[CallToCheck]) -> list[CheckedCall]:
     """Decide `calls` in order, as one session would see them."""
     return [await checker.check(call) for call in calls]

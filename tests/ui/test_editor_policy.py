@@ -58,7 +58,7 @@ def with_file_server(path: Path) -> Path:
 
 
 def try_call(qtbot: QtBot, editor: AgentEditor, tool: str, params: dict[str, object]) -> str:
-    page = editor.policy
+    page = editor.policy.try_panel
     page.verdict.clear()
     page.try_tool.setText(tool)
     page.try_params.setPlainText(json.dumps(params))
@@ -186,26 +186,29 @@ def test_test_against_recorded_calls_lists_each_decision_that_would_change(
             store.events.append(session.id, body.kind, body.model_dump(mode="json"))
     editor = open_editor(qtbot, path)
     editor.show_section("Policy")
-    qtbot.waitUntil(lambda: editor.policy.recorded.count() == 4)
+    qtbot.waitUntil(lambda: editor.policy.try_panel.recorded.count() == 4)
     row = rule_names(editor).index("current-time-is-routine")
     set_cell(editor, row, 5, "human")
-    editor.policy.replay.click()
-    summary = editor.policy.replay_summary
+    editor.policy.try_panel.replay.click()
+    summary = editor.policy.try_panel.replay_summary
     qtbot.waitUntil(lambda: "decided differently" in summary.text(), timeout=10000)
-    assert summary.text() == "1 of 3 recorded calls would be decided differently."
-    changed = editor.policy.changed
+    assert summary.text() == (
+        "1 of 3 recorded calls would be decided differently (each decided when it was made)."
+    )
+    changed = editor.policy.try_panel.changed
     assert changed.rowCount() == 1
-    assert [changed.item(0, c).text() for c in (0, 2, 3, 4)] == [
+    assert [changed.item(0, c).text() for c in (0, 2, 3)] == [
         "time.get_current_time",
         "allow",
         "human",
-        "current-time-is-routine",
     ]
+    assert changed.item(0, 4).text().startswith("rule 'current-time-is-routine': ")
+    assert changed.item(0, 2).toolTip() == "Decided then by policy:x"
     save_screenshot(editor, tmp_path, "policy-what-if.png")
-    editor.policy.recorded.setCurrentIndex(1)
-    editor.policy.recorded.activated.emit(1)
-    qtbot.waitUntil(lambda: "decided in" in editor.policy.verdict.text(), timeout=10000)
-    assert editor.policy.try_tool.text() == "files.read_file"
+    editor.policy.try_panel.recorded.setCurrentIndex(1)
+    editor.policy.try_panel.recorded.activated.emit(1)
+    qtbot.waitUntil(lambda: "decided in" in editor.policy.try_panel.verdict.text(), timeout=10000)
+    assert editor.policy.try_panel.try_tool.text() == "files.read_file"
 
 
 READ_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
@@ -242,14 +245,15 @@ def test_recorded_repeats_with_a_junk_field_are_keyed_as_the_live_gate_keyed_the
         )
         editor.controller.tools.known_tools["files"] = (read,)
     editor.show_section("Policy")
-    editor.policy.replay.click()
-    summary = editor.policy.replay_summary
+    editor.policy.try_panel.replay.click()
+    summary = editor.policy.try_panel.replay_summary
     qtbot.waitUntil(lambda: "decided differently" in summary.text(), timeout=10000)
     if schema_from == "nowhere":
-        assert summary.text().startswith("1 of 3 recorded calls would be decided differently. ")
+        assert summary.text().startswith("1 of 3 recorded calls would be decided differently (")
         assert "keyed on all the arguments of files.read_file" in summary.text()
     else:
-        assert summary.text() == "0 of 3 recorded calls would be decided differently."
+        assert summary.text().startswith("0 of 3 recorded calls would be decided differently (")
+        assert "keyed on all" not in summary.text()
 
 
 def test_reset_to_the_careful_default_and_an_agent_without_a_policy(
@@ -312,7 +316,9 @@ def test_no_rule_is_made_from_a_call_whose_path_cannot_be_judged(
     names = rule_names(editor)
     assert propose(qtbot, editor, {"path": "loop/x"}) is None
     assert rule_names(editor) == names
-    assert editor.policy.verdict.text().startswith("No rule was made from the approval: path")
+    assert editor.policy.try_panel.verdict.text().startswith(
+        "No rule was made from the approval: path"
+    )
 
 
 def test_each_rule_says_which_servers_it_covers(qtbot: QtBot, tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def test_make_a_rule_from_an_approval_opens_the_policy_with_the_rule_above_the_o
     editor = window.tabs.currentWidget()
     assert isinstance(editor, AgentEditor)
     assert editor.pages.currentWidget() is editor.policy
-    qtbot.waitUntil(lambda: "was made from the approval" in editor.policy.verdict.text())
+    qtbot.waitUntil(lambda: "was made from the approval" in editor.policy.try_panel.verdict.text())
     config = editor.controller.policy.config
     assert config is not None
     assert [rule.name for rule in config.rules] == ["allow-time-get_current_time", "ask-for-time"]
@@ -53,13 +53,13 @@ def test_make_a_rule_from_an_approval_opens_the_policy_with_the_rule_above_the_o
         None,
     )
     assert editor.modified and (agent / "tsagent.json").read_text() == before  # not saved
-    summary = editor.policy.replay_summary
+    summary = editor.policy.try_panel.replay_summary
     qtbot.waitUntil(lambda: summary.text() and "…" not in summary.text(), timeout=10000)
-    editor.policy.try_tool.setText("time.get_current_time")
-    editor.policy.try_params.setPlainText('{"timezone": "Asia/Tokyo"}')
-    editor.policy.decide.click()
-    qtbot.waitUntil(lambda: "decided in" in editor.policy.verdict.text(), timeout=10000)
-    verdict = editor.policy.verdict.text()
+    editor.policy.try_panel.try_tool.setText("time.get_current_time")
+    editor.policy.try_panel.try_params.setPlainText('{"timezone": "Asia/Tokyo"}')
+    editor.policy.try_panel.decide.click()
+    qtbot.waitUntil(lambda: "decided in" in editor.policy.try_panel.verdict.text(), timeout=10000)
+    verdict = editor.policy.try_panel.verdict.text()
     assert verdict.startswith("ALLOWED (decided at L0, rule 'allow-time-get_current_time')")
     save_screenshot(editor, tmp_path, "policy-rule-from-approval.png")
     window.tabs.setCurrentWidget(window.inbox)

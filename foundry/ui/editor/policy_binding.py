@@ -1,5 +1,5 @@
 """PolicyBinding: the Policy page edits the working agent's policy supervisor, one undo step per
-edit, and tries calls under the policy as edited, on a worker thread.
+edit; its try panel (TryBinding) decides calls under the policy as edited.
 
 The policy edited is the agent's first policy supervisor. Every edit goes through the editor,
 so a value that is not valid stays in its cell, flagged, and the save waits for a fix.
@@ -8,14 +8,11 @@ so a value that is not valid stays in its cell, flagged, and the save waits for 
 from __future__ import annotations
 
 import asyncio
-import json
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic.alias_generators import to_camel
 from PySide6.QtCore import QItemSelection, QObject
-from PySide6.QtWidgets import QTableWidgetItem
 
 from foundry.agent.default_policy import default_policy
 from foundry.agent.models import (
@@ -27,22 +24,11 @@ from foundry.agent.models import (
 )
 from foundry.agent.names import free_name
 from foundry.agent.templates import default_policy_entry
-from foundry.agent.trust import trust_key
-from foundry.store import Store
 from foundry.supervision.paths import server_folders
-from foundry.supervision.policy import PolicyEngine
-from foundry.supervision.policy_check import (
-    CallToCheck,
-    CheckedCall,
-    agent_sessions,
-    loop_key_note,
-    recorded_calls,
-    recorded_schemas,
-    what_if,
-)
 from foundry.supervision.rule_from_call import NoRuleProposed, rule_from_call
 from foundry.ui.editor.policy_models import GROUPS, value_from_text
 from foundry.ui.editor.policy_section import PolicySection
+from foundry.ui.editor.try_binding import TryBinding
 
 if TYPE_CHECKING:
     from foundry.ui.editor.controller import EditorController
@@ -66,16 +52,12 @@ class PolicyBinding(QObject):
         self.section = section
         self.editor = editor
         self.rule: int | None = None
-        self._store: Store | None = None
-        self._compiled: tuple[PolicyConfig, PolicyEngine] | None = None
-        self._opening_store = asyncio.Lock()
-        self._recorded: list[CallToCheck] = []
         section.rules_model.commit = self._commit_rule
         section.conditions_model.commit = self._commit_condition
         section.limits_model.commit = self._commit_limit
         self._connect_rules()
         self._connect_settings()
-        self._connect_try()
+        self.trying = TryBinding(section.try_panel, editor)
 
     def _connect_rules(self) -> None:
         section = self.section
@@ -110,13 +92,6 @@ class PolicyBinding(QObject):
         section.add_limit.clicked.connect(self.add_limit)
         section.remove_limit.clicked.connect(self.remove_limit)
 
-    def _connect_try(self) -> None:
-        section = self.section
-        section.decide.clicked.connect(self.try_call)
-        section.decide_shortcut.activated.connect(self.try_call)
-        section.replay.clicked.connect(self.test_recorded)
-        section.recorded.activated.connect(self._recorded_chosen)
-
     # -- showing --------------------------------------------------------------------------------
 
     @property
@@ -136,6 +111,7 @@ class PolicyBinding(QObject):
         entry = agent.supervisors[index] if index is not None else None
         label = f"from the supervisor '{entry.name or entry.id}'" if entry else ""
         self.section.show_policy(entry is not None, label)
+        self.trying.agent_changed()
         config = self.config
         if config is None:
             return
@@ -298,7 +274,7 @@ class PolicyBinding(QObject):
         try:
             rule = await asyncio.to_thread(made)
         except NoRuleProposed as why:
-            self.section.verdict.setText(f"No rule was made from the approval: {why}.")
+            self.section.try_panel.verdict.setText(f"No rule was made from the approval: {why}.")
             return
         config = self.config
         if config is None:  # the policy went while the rule was made
@@ -310,7 +286,7 @@ class PolicyBinding(QObject):
             names.index(decided_by) if decided_by in names else self._new_rule_position(config)
         )
         self.insert_rule(rule, position)
-        self.section.verdict.setText(
+        self.section.try_panel.verdict.setText(
             f"Rule '{rule.name}' was made from the approval and placed above the rule that "
             "asked you. Review it, then save (Ctrl+S); Undo (Ctrl+Z) takes it back."
         )
@@ -387,7 +363,7 @@ class PolicyBinding(QObject):
             mergeable=False,
         )
         self._refresh()
-        self.section.verdict.setText("The policy is Foundry's careful default again.")
+        self.section.try_panel.verdict.setText("The policy is Foundry's careful default again.")
 
     def add_policy(self) -> None:
         agent = self.editor.working
@@ -401,160 +377,25 @@ class PolicyBinding(QObject):
 
     # -- trying calls ---------------------------------------------------------------------------
 
-    def try_call(self) -> None:
-        tool = self.section.try_tool.text().strip()
-        params_text = self.section.try_params.toPlainText().strip() or "{}"
-        if not tool:
-            self.section.verdict.setText("Name the tool to try (server.tool).")
-            return
-        try:
-            params = json.loads(params_text)
-        except json.JSONDecodeError as error:
-            self.section.verdict.setText(f"The parameters are not valid JSON: {error}")
-            return
-        if not isinstance(params, dict):
-            self.section.verdict.setText('The parameters must be a JSON object: {"name": value}')
-            return
-        call = CallToCheck(id="try", agent=self._agent_name(), tool=tool, params=params)
-        self.editor.spawn(self._decide(call))
-
-    async def _decide(self, call: CallToCheck) -> None:
-        started = time.perf_counter()
-        results = await self._what_if([call])
-        if results is None:
-            return
-        elapsed = (time.perf_counter() - started) * 1000
-        result = results[0]
-        row = self.section.rules_model.mark_matched(result.rule)
-        if row is not None:
-            self._select_rule_row(row)  # its conditions show beneath
-        self.section.verdict.setText(f"{verdict_text(result)} (decided in {elapsed:.0f} ms)")
-        self.last_answer_ms = elapsed
-
-    def test_recorded(self) -> None:
-        self.editor.spawn(self._test_recorded(self.section.replay_count.value()))
-
-    async def _test_recorded(self, count: int) -> None:
-        self.section.replay_summary.setText("Deciding the recorded calls…")
-        calls = await self._calls_recorded(count)
-        results = await self._what_if(calls, await self._tool_schemas()) if calls else []
-        if results is None:
-            return
-        changed = [result for result in results if result.changed]
-        self._list_changed(changed, {call.id: call for call in calls})
-        if not calls:
-            self.section.replay_summary.setText("This agent has no recorded tool calls yet.")
-            return
-        text = f"{len(changed)} of {len(calls)} recorded calls would be decided differently."
-        note = loop_key_note(results)
-        self.section.replay_summary.setText(text if note is None else f"{text} {note}")
-
-    def _list_changed(self, changed: list[CheckedCall], calls: dict[str, CallToCheck]) -> None:
-        table = self.section.changed
-        table.setRowCount(len(changed))
-        for row, result in enumerate(changed):
-            params = json.dumps(calls[result.id].params, ensure_ascii=False)
-            values = (
-                result.tool,
-                params if len(params) <= SHOWN_PARAMS else params[: SHOWN_PARAMS - 1] + "…",
-                str(result.was),
-                str(result.outcome),
-                result.rule or "(no rule)",
-            )
-            for column, value in enumerate(values):
-                item = QTableWidgetItem(value)
-                item.setToolTip(params if column == 1 else result.reason)
-                table.setItem(row, column, item)
-
-    async def load_recorded(self) -> None:
-        """Fill the picker with this agent's latest recorded calls (when the page is shown)."""
-        self._recorded = list(reversed(await self._calls_recorded(RECORDED_IN_PICKER)))
-        picker = self.section.recorded
-        picker.clear()
-        picker.addItem("(pick a recorded call)" if self._recorded else "(no recorded calls)")
-        for call in self._recorded:
-            params = json.dumps(call.params, ensure_ascii=False)
-            picker.addItem(f"{call.tool} {params[:60]}")
-
-    def _recorded_chosen(self, row: int) -> None:
-        if 1 <= row <= len(self._recorded):
-            call = self._recorded[row - 1]
-            self.section.try_tool.setText(call.tool)
-            self.section.try_params.setPlainText(json.dumps(call.params, indent=1))
-            self.try_call()
-
-    async def _calls_recorded(self, count: int) -> list[CallToCheck]:
-        document = self.editor.document
-        if document is None:
-            return []
-        store = await self._store_to_use()
-        return await asyncio.to_thread(recorded_calls, store, document.path, count)
-
-    async def _tool_schemas(self) -> dict[str, dict[str, Any]]:
-        """The tools' schemas, as recorded in the agent's sessions, and as listed on the Tools
-        page (newer)."""
-        document = self.editor.document
-        store = await self._store_to_use()
-
-        def recorded() -> dict[str, dict[str, Any]]:
-            sessions = agent_sessions(store, document.path) if document else []
-            return recorded_schemas(store, reversed(sessions))
-
-        schemas = await asyncio.to_thread(recorded)
-        for tools in self.editor.tools.known_tools.values():
-            schemas |= {tool.name: tool.parameters for tool in tools}
-        return schemas
-
-    async def _what_if(
-        self, calls: list[CallToCheck], tool_schemas: dict[str, dict[str, Any]] | None = None
-    ) -> list[CheckedCall] | None:
-        """Decide `calls` under the policy as edited, on a worker thread; the policy is compiled
-        once per edit (the snapshot an edit leaves is never changed afterwards)."""
-        agent, document = self.editor.snapshot(), self.editor.document
+    def config_of(self, agent: Agent | None) -> PolicyConfig | None:
+        """The policy `agent` is decided by here: its first policy supervisor's."""
         index = policy_index(agent)
-        if agent is None or document is None or index is None:
+        if agent is None or index is None:
             return None
         config = agent.supervisors[index].config
-        assert isinstance(config, PolicyConfig)
-        folders = server_folders(agent.mcp_servers, document.base_dir)
-        store = await self._store_to_use()
-        workspace = document.base_dir.resolve()
-        compiled = self._compiled[1] if self._compiled and self._compiled[0] is config else None
+        return config if isinstance(config, PolicyConfig) else None
 
-        def decide() -> tuple[PolicyEngine, list[CheckedCall]]:
-            engine = compiled or PolicyEngine(config, workspace, server_folders=folders)
-            identity = trust_key(document.path)  # its grants apply, as in its chats
-            decided = what_if(
-                store, engine, config, workspace, calls, folders, tool_schemas, identity
-            )
-            return engine, decided
+    def show_matched(self, rule: str | None) -> None:
+        """Select the rule that decided a try, so that its conditions show beneath."""
+        row = self.section.rules_model.mark_matched(rule)
+        if row is not None:
+            self._select_rule_row(row)
 
-        engine, results = await asyncio.to_thread(decide)
-        self._compiled = (config, engine)
-        return results
+    def test_recorded(self) -> None:
+        self.trying.test_recorded()
 
-    async def _store_to_use(self) -> Store:
-        """The engine's store in the app; opened once (off the GUI thread) without one."""
-        bridge = self.editor.bridge
-        if bridge is not None:
-            return bridge.engine.store
-        async with self._opening_store:
-            if self._store is None:
-                self._store = await asyncio.to_thread(Store.open)
-        return self._store
-
-    def _agent_name(self) -> str:
-        agent = self.editor.working
-        return agent.metadata.name if agent is not None else "agent"
+    async def load_recorded(self) -> None:
+        await self.trying.load_recorded()
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-
-
-def verdict_text(result: CheckedCall) -> str:
-    """`DENY at L0, rule 'deny-writing-outside-the-workspace': path is outside…`."""
-    rule = f", rule '{result.rule}'" if result.rule else ", no rule matched"
-    outcome = OUTCOME_WORDS[result.outcome]
-    return f"{outcome} (decided at {result.level}{rule}): {result.reason}"
+        self.trying.close()

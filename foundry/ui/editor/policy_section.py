@@ -1,5 +1,5 @@
 """The Policy page: the rules that decide every tool call as a table, the selected rule's
-conditions, what happens when the rules are not enough, and a panel to try calls.
+conditions, what happens when the rules are not enough, and the panel to try calls (TryPanel).
 
 The widgets only; PolicyBinding connects them to the working agent.
 """
@@ -7,7 +7,7 @@ The widgets only; PolicyBinding connects them to the working agent.
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -18,20 +18,16 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTableView,
-    QTableWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from foundry.ui.editor.code_editor import CodeEditor
 from foundry.ui.editor.policy_models import (
     ACTIONS,
     GROUPS,
@@ -41,9 +37,9 @@ from foundry.ui.editor.policy_models import (
     RulesModel,
 )
 from foundry.ui.editor.sections import column, heading, hint
+from foundry.ui.editor.try_panel import TryPanel
 
 Index = QModelIndex | QPersistentModelIndex
-CHANGED_COLUMNS = ("Tool", "Parameters", "Was", "Now", "Rule")
 
 
 class ChoiceDelegate(QStyledItemDelegate):
@@ -115,7 +111,7 @@ class PolicySection(QWidget):
         self._rules_part()
         self._conditions_part()
         self._limits_part()
-        self._try_part()
+        self.try_panel = TryPanel()
         self._lay_out()
 
     # -- parts ----------------------------------------------------------------------------------
@@ -204,44 +200,6 @@ class PolicySection(QWidget):
         self.add_limit = button("Add limit", "Limit how often a tool may be called")
         self.remove_limit = button("Remove limit", "Remove the selected rate limit")
 
-    def _try_part(self) -> None:
-        self.try_tool = QLineEdit()
-        self.try_tool.setPlaceholderText("server.tool, e.g. files.write_file")
-        self.try_params = CodeEditor()
-        self.try_params.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.try_params.setPlaceholderText('{"path": "/etc/passwd"}')
-        self.try_params.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.try_params.setMaximumHeight(90)
-        self.recorded = QComboBox()
-        self.recorded.setToolTip("Fill the call from one this agent made in a session")
-        self.recorded.setMinimumContentsLength(20)
-        self.recorded.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.decide = button("Decide", "Decide the call under the policy as edited (Ctrl+Return)")
-        self.decide_shortcut = _shortcut(self, "Ctrl+Return")
-        self.verdict = QLabel("Type a call and press Decide: nothing runs, nothing is recorded.")
-        self.verdict.setWordWrap(True)
-        self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.replay_count = QSpinBox()
-        self.replay_count.setRange(1, 10000)
-        self.replay_count.setValue(200)
-        self.replay_count.setToolTip("How many of this agent's latest recorded calls")
-        self.replay = button(
-            "Test against recorded calls",
-            "Decide this agent's recorded calls under the policy as edited and list each "
-            "decision that would change",
-        )
-        self.replay_summary = QLabel()
-        self.replay_summary.setWordWrap(True)
-        self.changed = QTableWidget(0, len(CHANGED_COLUMNS))
-        self.changed.setHorizontalHeaderLabels(list(CHANGED_COLUMNS))
-        self.changed.verticalHeader().hide()
-        self.changed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        header = self.changed.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-
     # -- layout ---------------------------------------------------------------------------------
 
     def _lay_out(self) -> None:
@@ -259,7 +217,7 @@ class PolicySection(QWidget):
         self.details.addTab(self._limits_form(), "Limits and escalation")
         lower = QSplitter(Qt.Orientation.Horizontal)
         lower.addWidget(self.details)
-        lower.addWidget(self._try_panel())
+        lower.addWidget(self.try_panel)
         lower.setChildrenCollapsible(False)
         lower.setSizes([560, 520])
         self.body = QSplitter(Qt.Orientation.Vertical)
@@ -287,23 +245,6 @@ class PolicySection(QWidget):
         form.addRow("Rate limits:", self.limits)
         form.addRow("", buttons_row(self.add_limit, self.remove_limit))
         return form_widget
-
-    def _try_panel(self) -> QWidget:
-        form = QFormLayout()
-        form.addRow("Tool:", self.try_tool)
-        form.addRow("Parameters:", self.try_params)
-        form.addRow("Recorded:", self.recorded)
-        panel = column(
-            QLabel("<b>Try it before it decides</b>"),
-            form,
-            buttons_row(self.decide),
-            self.verdict,
-            buttons_row(self.replay, QLabel("last"), self.replay_count),
-            self.replay_summary,
-            self.changed,
-            stretch=self.changed,
-        )
-        return panel
 
     def show_policy(self, present: bool, entry: str = "") -> None:
         self.body.setVisible(present)
