@@ -1,4 +1,4 @@
-"""The agents opened lately: remembered under the data folder, offered in File > Open Recent."""
+"""The agents opened lately, by name: remembered under the data folder, in File > Open Recent."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from foundry.agent.atomic import write_file_atomically
 from foundry.agent.document import is_agent_path
+from foundry.agent.folder import CONFIG_FILE
 from foundry.home import FoundryHome
 
 log = logging.getLogger(__name__)
@@ -23,10 +24,27 @@ MAX_RECENT = 10
 _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recent-agents")
 
 
+def local_paths_in(mime: QMimeData) -> list[Path]:
+    """The local files and folders being dragged."""
+    return [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile()]
+
+
 def agent_paths_in(mime: QMimeData) -> list[Path]:
     """The agents among the local files being dragged."""
-    paths = [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile()]
-    return [path for path in paths if is_agent_path(path)]
+    return [path for path in local_paths_in(mime) if is_agent_path(path)]
+
+
+def not_an_agent(path: Path) -> str:
+    """Why a dropped `path` does not open."""
+    if path.is_dir():
+        return (
+            f"This folder is not an agent: no {CONFIG_FILE} in {path}. Drop an agent's folder "
+            "or its .yaml file."
+        )
+    return (
+        f"{path.name} is not an agent: an agent is a folder holding {CONFIG_FILE}, or a .yaml "
+        "agent file."
+    )
 
 
 class RecentAgents:
@@ -35,6 +53,7 @@ class RecentAgents:
     def __init__(self, file: Path) -> None:
         self.file = file
         self.paths: list[Path] = []
+        self.names: dict[Path, str] = {}  # the agent's own name, as it was when opened
 
     @classmethod
     def load(cls, file: Path | None = None) -> RecentAgents:
@@ -47,19 +66,43 @@ class RecentAgents:
             log.warning("Ignoring the list of recent agents in %s: %s", recent.file, error)
             return recent
         if isinstance(names, list):
-            recent.paths = [Path(name) for name in names if isinstance(name, str)][:MAX_RECENT]
+            for entry in names[:MAX_RECENT]:
+                recent._read_entry(entry)
         return recent
 
-    async def remember(self, path: Path) -> None:
-        """`add` on the list's own thread, after the adds asked for before."""
-        await asyncio.wrap_future(_WRITER.submit(self.add, path))
+    def _read_entry(self, entry: object) -> None:
+        """{"path": ..., "name": ...}, or a bare path (lists written before names were kept)."""
+        if isinstance(entry, str):
+            self.paths.append(Path(entry))
+        elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
+            path = Path(entry["path"])
+            self.paths.append(path)
+            if isinstance(entry.get("name"), str) and entry["name"]:
+                self.names[path] = entry["name"]
 
-    def add(self, path: Path) -> None:
-        """Put `path` first and write the list (blocks: `remember` calls it off the GUI thread)."""
+    async def remember(self, path: Path, name: str = "") -> None:
+        """`add` on the list's own thread, after the adds asked for before."""
+        await asyncio.wrap_future(_WRITER.submit(self.add, path, name))
+
+    def add(self, path: Path, name: str = "") -> None:
+        """Put `path` first, named `name`, and write the list (blocks: `remember` calls it off
+        the GUI thread)."""
         path = path.resolve()
         self.paths = [path, *(known for known in self.paths if known != path)][:MAX_RECENT]
+        if name:
+            self.names[path] = name
+        entries = [{"path": str(p), "name": self.names.get(p, "")} for p in self.paths]
         self.file.parent.mkdir(parents=True, exist_ok=True)
-        write_file_atomically(self.file, json.dumps([str(p) for p in self.paths], indent=1))
+        write_file_atomically(self.file, json.dumps(entries, indent=1))
+
+    def name(self, path: Path) -> str:
+        return self.names.get(path) or path.name
+
+    def label(self, path: Path, among: list[Path]) -> str:
+        """The agent's name; its folder too when another agent `among` has the same name."""
+        name = self.name(path)
+        same = sum(1 for known in among if self.name(known) == name)
+        return f"{name} — {path.parent.name}/{path.name}" if same > 1 else name
 
     def existing(self) -> list[Path]:
         return [path for path in self.paths if is_agent_path(path)]
@@ -80,7 +123,8 @@ class RecentAgentsMenu(QMenu):
         self.clear()
         paths = self.recent.existing()
         for number, path in enumerate(paths, start=1):
-            label = f"&{number} {path.name}" if number < 10 else path.name
+            name = self.recent.label(path, paths).replace("&", "&&")
+            label = f"&{number} {name}" if number < 10 else name
             action = self.addAction(label)
             action.setToolTip(str(path))
             action.setStatusTip(str(path))

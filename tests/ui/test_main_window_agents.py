@@ -106,19 +106,7 @@ def test_an_agent_folder_dropped_on_the_window_opens(
     folder = agent_at(tmp_path / "dropped")
     (tmp_path / "notes.txt").write_text("not an agent")
     window = new_window(qtbot, bridge)
-    assert not drag_is_accepted(window, tmp_path / "notes.txt")
-    assert drag_is_accepted(window, folder)
-    mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(folder))])
-    drop = QDropEvent(
-        QPointF(200, 200),
-        Qt.DropAction.CopyAction,
-        mime,
-        Qt.MouseButton.LeftButton,
-        Qt.KeyboardModifier.NoModifier,
-    )
-    QApplication.sendEvent(window, drop)
-    assert drop.isAccepted()
+    assert drop_on(window, folder).isAccepted()
     qtbot.waitUntil(lambda: window.agent is not None and window.agent.path == folder, timeout=20000)
     qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=20000)  # a chat with it started
 
@@ -136,6 +124,73 @@ def drag_is_accepted(window: MainWindow, path: Path) -> bool:
     enter.ignore()
     QApplication.sendEvent(window, enter)
     return enter.isAccepted()
+
+
+def drop_on(window: MainWindow, path: Path) -> QDropEvent:
+    """`path` dragged onto the window and dropped there."""
+    assert drag_is_accepted(window, path)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    drop = QDropEvent(
+        QPointF(200, 200),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    QApplication.sendEvent(window, drop)
+    return drop
+
+
+def test_a_folder_dropped_that_is_not_an_agent_is_said_to_be_none(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (tmp_path / "notes.txt").write_text("not an agent")
+    window = new_window(qtbot, bridge)
+
+    drop_on(window, folder)  # taken, so that the drop can say why
+    assert window.statusBar().currentMessage() == (
+        f"This folder is not an agent: no tsagent.json in {folder}. Drop an agent's folder or "
+        "its .yaml file."
+    )
+    drop_on(window, tmp_path / "notes.txt")
+    assert window.statusBar().currentMessage().startswith("notes.txt is not an agent: ")
+    assert window.agent is None and window.tabs.count() == 0
+
+
+def test_open_recent_lists_the_agents_names_and_tells_the_same_names_apart(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    first = agent_at(tmp_path / "work" / "helper")
+    second = agent_at(tmp_path / "home" / "helper")
+    other = agent_at(tmp_path / "mail-agent")
+    for path, name in ((first, "Helper"), (second, "Helper"), (other, "Mail & Calendar")):
+        config = json.loads((path / "tsagent.json").read_text())
+        config["metadata"]["name"] = name
+        (path / "tsagent.json").write_text(json.dumps(config))
+    window = new_window(qtbot, bridge)
+    for path in (first, second, other):
+        open_in(qtbot, window, path)
+    qtbot.waitUntil(lambda: len(RecentAgents.load().paths) == 3, timeout=5000)
+    window.close()
+
+    later = new_window(qtbot, bridge)
+    later.recent_menu.aboutToShow.emit()
+    labels = [action.text() for action in later.recent_menu.actions()]
+    assert labels == ["&1 Mail && Calendar", "&2 Helper — home/helper", "&3 Helper — work/helper"]
+    assert later.recent_menu.actions()[0].toolTip() == str(other.resolve())
+
+
+def test_a_list_of_recent_agents_from_before_names_were_kept_still_opens(tmp_path: Path) -> None:
+    agent = agent_at(tmp_path / "old")
+    file = tmp_path / "recent-agents.json"
+    file.write_text(json.dumps([str(agent)]))
+
+    recent = RecentAgents.load(file)
+
+    assert recent.paths == [agent] and recent.label(agent, recent.paths) == "old"
 
 
 def test_a_supervisors_agent_opens_in_its_own_editor_tab(

@@ -17,6 +17,11 @@ NO_AGENT = "Open an agent to start (Ctrl+O)."
 LOADING = "Loading the engine…"
 
 
+def agent_name(document: AgentDocument) -> str:
+    """The name in the agent's file; its file's name while it cannot be read."""
+    return document.agent.metadata.name if document.agent else document.path.name
+
+
 def describe_agent(document: AgentDocument) -> str:
     agent = document.agent
     assert agent is not None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QWidget
 
+from foundry.ui.window.agent_dock import agent_name
 from foundry.ui.window.tabs import short_title
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ class ChatTabs:
 
     def _chat_title(self, document: AgentDocument) -> str:
         """The agent's name, numbered from its second chat: "Assistant", "Assistant 2"."""
-        name = document.agent.metadata.name if document.agent else document.path.name
+        name = agent_name(document)
         chats = sum(1 for shown in self.agents.values() if shown.path == document.path)
         return name if chats == 0 else f"{name} {chats + 1}"
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QWidget
 
+from foundry.ui.window.agent_dock import agent_name
 from foundry.ui.window.tabs import short_title
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ class EditorTabs:
         window = self.window
         if document.agent is not None:
             window.show_agent(document)
-            window.spawn(window.recent.remember(document.path))
+            window.spawn(window.recent.remember(document.path, agent_name(document)))
         editor = self.open_editor(document)
         editor.show_section("Policy")
         return editor

@@ -20,7 +20,7 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QProgressBar, QWidget
 
 from foundry.ui.background import BackgroundTasks
-from foundry.ui.window.agent_dock import LOADING, NO_AGENT, AgentDock
+from foundry.ui.window.agent_dock import LOADING, NO_AGENT, AgentDock, agent_name
 from foundry.ui.window.chats import ChatTabs
 from foundry.ui.window.editors import EditorTabs
 from foundry.ui.window.menus import WindowMenus
@@ -151,7 +151,7 @@ class MainWindow(QMainWindow):
             await self.show_problems(path, error.problems)
             return
         self.show_agent(document)
-        self.spawn(self.recent.remember(document.path))
+        self.spawn(self.recent.remember(document.path, agent_name(document)))
         await self.start_chat()
 
     def show_agent(self, document: AgentDocument) -> None:
@@ -190,22 +190,27 @@ class MainWindow(QMainWindow):
             self.show_agent(document)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if self._dropped_agents(event):
+        """Local files are taken once the engine is there: an agent opens, anything else is
+        told why it does not."""
+        if not self.engine_ready:
+            return
+        from foundry.ui.recent import local_paths_in
+
+        if local_paths_in(event.mimeData()):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:
-        paths = self._dropped_agents(event)
-        if paths:
-            event.acceptProposedAction()
-            self.spawn(self.open_agent(paths[0]))
+        from foundry.ui.recent import agent_paths_in, local_paths_in, not_an_agent
 
-    def _dropped_agents(self, event: QDragEnterEvent | QDropEvent) -> list[Path]:
-        """The agents being dragged, once the engine is there to open them."""
-        if not self.engine_ready:
-            return []
-        from foundry.ui.recent import agent_paths_in
-
-        return agent_paths_in(event.mimeData())
+        paths = local_paths_in(event.mimeData()) if self.engine_ready else []
+        if not paths:
+            return
+        event.acceptProposedAction()
+        agents = agent_paths_in(event.mimeData())
+        if agents:
+            self.spawn(self.open_agent(agents[0]))
+        else:
+            self.statusBar().showMessage(not_an_agent(paths[0]), 15000)
 
     # The actions of the menus, each done by a part
 

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtWidgets import QLabel
+
+from foundry.ui.window.tabs import KEEP_WHOLE
+
 if TYPE_CHECKING:
     from foundry.ui.gateway_view import GatewayView
     from foundry.ui.inbox import ApprovalAlerts, InboxController, InboxView
     from foundry.ui.window.main_window import MainWindow
+
+
+def approvals_waiting(count: int) -> str:
+    return f"{count} approval{'' if count == 1 else 's'} waiting"
 
 
 class ApprovalsTab:
@@ -30,11 +38,23 @@ class ApprovalsTab:
         )
         self.controller.pending_changed.connect(self.alerts.show_pending)
         self.controller.arrived.connect(self.alerts.announce)
+        self.waiting = QLabel()  # in the status bar, whichever tab is shown
+        self.waiting.setToolTip("Open the approval inbox (Ctrl+Shift+I)")
+        self.waiting.linkActivated.connect(lambda _: self.show())
+        self.waiting.hide()
+        window.statusBar().addPermanentWidget(self.waiting)
+        self.controller.pending_changed.connect(self.show_waiting)
+
+    def show_waiting(self, count: int) -> None:
+        """ "3 approvals waiting" in the status bar, a link to the inbox; nothing while none."""
+        self.waiting.setText(f"<a href='inbox'>{approvals_waiting(count)}</a>")
+        self.waiting.setVisible(count > 0)
 
     def show(self) -> None:
         tabs = self.window.tabs
         if tabs.indexOf(self.view) < 0:
-            tabs.addTab(self.view, "Approvals")
+            index = tabs.addTab(self.view, "Approvals")
+            tabs.tabBar().setTabData(index, KEEP_WHOLE)
             self.alerts.show_on_tab()
         tabs.setCurrentWidget(self.view)
         self.view.current_table().setFocus()

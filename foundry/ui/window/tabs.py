@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QTabWidget, QWidget
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QTabBar, QTabWidget, QToolTip, QWidget
 
 if TYPE_CHECKING:
     from foundry.ui.session.controller import SessionController
     from foundry.ui.window.main_window import MainWindow
 
 TAB_TITLE_CHARACTERS = 32
+LEAST_CHARACTERS = 12  # a crowded tab keeps this much of its title before the "…"
+KEEP_WHOLE = "keep-whole"  # the tab data of a tab never elided (Approvals and its count)
 
 
 def short_title(title: str) -> str:
@@ -21,12 +24,40 @@ def short_title(title: str) -> str:
     return title[: TAB_TITLE_CHARACTERS - 1] + "…"
 
 
+class WindowTabBar(QTabBar):
+    """Tabs that narrow down to LEAST_CHARACTERS of their title, then scroll; a tab marked
+    KEEP_WHOLE never narrows; every tab's tip is its whole title unless it has a tip of its own."""
+
+    def minimumTabSizeHint(self, index: int) -> QSize:
+        whole = self.tabSizeHint(index)
+        if self.tabData(index) == KEEP_WHOLE:
+            return whole
+        text = self.tabText(index)
+        if len(text) <= LEAST_CHARACTERS:
+            return whole
+        metrics = self.fontMetrics()
+        cut = metrics.horizontalAdvance(text) - metrics.horizontalAdvance(
+            text[:LEAST_CHARACTERS] + "…"
+        )
+        return QSize(max(whole.width() - cut, 0), whole.height())
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            index = self.tabAt(event.pos())
+            if index >= 0 and not self.tabToolTip(index):
+                QToolTip.showText(event.globalPos(), self.tabText(index), self)
+                return True
+        return super().event(event)
+
+
 def window_tabs() -> QTabWidget:
-    """The central tab widget: closable tabs in document mode."""
+    """The central tab widget: closable tabs in document mode that elide, then scroll."""
     tabs = QTabWidget()
+    tabs.setTabBar(WindowTabBar())
     tabs.setTabsClosable(True)
     tabs.setDocumentMode(True)
     tabs.setElideMode(Qt.TextElideMode.ElideRight)
+    tabs.setUsesScrollButtons(True)
     return tabs
 
 
