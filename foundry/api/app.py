@@ -1,8 +1,8 @@
 """The approvals HTTP API (the agent-mesh supervisor protocol) as a FastAPI application.
 
-Endpoints are plain `def`s: FastAPI runs them in its thread pool, so the synchronous store never
-blocks the event loop. Listing approvals is the exception: it may wait (`wait=`) for one to appear,
-on the loop, and reads the store in a thread.
+Endpoints are plain `def`s: FastAPI runs them in its thread pool, so the approvals service (which
+waits on the store) never blocks the event loop. Listing approvals is the exception: it may wait
+(`wait=`) for one to appear, on the loop, and reads the approvals in a thread.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from foundry.api.views import (
     grant_view,
     trace_view,
 )
-from foundry.store import AlreadyResolved, ApprovalRecord, NotFound, Store
-from foundry.store.tables import utc_now
-from foundry.supervision.resolution import api_resolver, resolve_approval
+from foundry.runtime.approvals import AlreadyResolved, ApprovalRecord, Approvals, NotFound, utc_now
+from foundry.store import Store
+from foundry.supervision.resolution import api_resolver
 
 RECENT_TRACES = 10
 MAX_WAIT_S = 60.0  # the longest a request for approvals is held: under common proxies' timeouts
@@ -58,12 +58,12 @@ CONFLICT: dict[int | str, dict[str, Any]] = {
 
 @dataclass(frozen=True)
 class ApiContext:
-    store: Store
+    approvals: Approvals
     expose_content: bool
 
 
 async def api_context(request: Request) -> ApiContext:
-    """The API's store and settings (async: FastAPI would run a plain function in a thread)."""
+    """The API's approvals and settings (async: FastAPI would run a plain function in a thread)."""
     context: ApiContext = request.app.state.context
     return context
 
@@ -106,27 +106,27 @@ async def list_approvals(
         ),
     ] = 0,
 ) -> list[ApprovalView]:
-    records = await _approvals(context.store, status, tool, wait, request)
+    records = await _approvals(context.approvals, status, tool, wait, request)
     now = utc_now()
     return [approval_view(record, context.expose_content, now) for record in records]
 
 
 async def _approvals(
-    store: Store, status: str | None, tool: str | None, wait_s: float, request: Request
+    approvals: Approvals, status: str | None, tool: str | None, wait_s: float, request: Request
 ) -> list[ApprovalRecord]:
     """The approvals that match; with `wait_s`, the first non-empty answer within that time,
     or what there is when the client goes away or the server stops (HELD_UNTIL_STOP)."""
     if not wait_s:
-        return await asyncio.to_thread(store.approvals.list, status, tool)
+        return await asyncio.to_thread(approvals.listed, status, tool)
     changed = asyncio.Event()
     deadline = asyncio.get_running_loop().time() + wait_s
     stopping: asyncio.Event = getattr(request.app.state, HELD_UNTIL_STOP)
     ends = {asyncio.ensure_future(stopping.wait()), asyncio.ensure_future(_disconnected(request))}
     try:
-        async with store.approval_changes.waking(changed):
+        async with approvals.waking(changed):
             while True:
                 changed.clear()
-                records = await asyncio.to_thread(store.approvals.list, status, tool)
+                records = await asyncio.to_thread(approvals.listed, status, tool)
                 left = deadline - asyncio.get_running_loop().time()
                 if records or left <= 0 or any(end.done() for end in ends):
                     return records
@@ -149,9 +149,9 @@ async def _disconnected(request: Request) -> None:
 @routes.get("/approvals/{approval_id}", responses=NOT_FOUND)
 def get_approval(approval_id: str, context: Context) -> ApprovalDetail:
     now = utc_now()
-    record = context.store.approvals.get(approval_id)
-    traces = context.store.traces.list(record.agent_id, RECENT_TRACES)
-    grants = context.store.grants.active(now)
+    record = context.approvals.get(approval_id)
+    traces = context.approvals.recent_calls(record.agent_id, RECENT_TRACES)
+    grants = context.approvals.active_grants(now)
     return approval_detail(record, context.expose_content, now, traces, grants)
 
 
@@ -176,18 +176,20 @@ async def deny(
 @routes.get("/grants")
 def list_grants(context: Context) -> list[GrantView]:
     now = utc_now()
-    return [grant_view(grant, now) for grant in context.store.grants.active(now)]
+    return [grant_view(grant, now) for grant in context.approvals.active_grants(now)]
 
 
 @routes.post("/grants", status_code=201, responses=TOO_LARGE)
 def create_grant(context: Context, request: Request, body: NewGrant) -> GrantView:
     now = utc_now()
     try:
-        binding = bind_grant(context.store, body.agent_glob(), body.approval_id, body.agent_path)
+        binding = bind_grant(
+            context.approvals, body.agent_glob(), body.approval_id, body.agent_path
+        )
     except BindingError as error:
         problem = {"type": "value_error", "loc": ("body", error.field), "msg": str(error)}
         raise RequestValidationError([problem]) from None
-    grant = context.store.grants.add(
+    grant = context.approvals.grant(
         tool_glob=body.tools,
         expires_at=body.expiry(now),
         granted_by=api_resolver(body.granted_by, _caller(request)),
@@ -200,7 +202,7 @@ def create_grant(context: Context, request: Request, body: NewGrant) -> GrantVie
 
 @routes.delete("/grants/{grant_id}", status_code=204, responses=NOT_FOUND)
 def revoke_grant(grant_id: str, context: Context) -> None:
-    context.store.grants.revoke(grant_id)
+    context.approvals.revoke(grant_id)
 
 
 @routes.get("/traces")
@@ -209,7 +211,7 @@ def list_traces(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     agent: Annotated[str | None, Query(max_length=200)] = None,
 ) -> list[TraceView]:
-    return [trace_view(trace) for trace in context.store.traces.list(agent, limit)]
+    return [trace_view(trace) for trace in context.approvals.recent_calls(agent, limit)]
 
 
 def _caller(request: Request) -> str:
@@ -220,10 +222,9 @@ def _caller(request: Request) -> str:
 def _resolve(
     context: ApiContext, approval_id: str, status: str, resolution: Resolution, request: Request
 ) -> ApprovalView:
-    """Resolve in the store (one resolver wins), then trace the decision: a human's, whatever
-    name the body claims, since all the API knows is that the caller holds the token."""
-    record = resolve_approval(
-        context.store,
+    """Resolve (one resolver wins), then trace the decision: a human's, whatever name the body
+    claims, since all the API knows is that the caller holds the token."""
+    record = context.approvals.resolve(
         approval_id,
         status,
         api_resolver(resolution.resolved_by, _caller(request)),
@@ -270,7 +271,7 @@ def create_app(store: Store, token: str, expose_content: bool = False) -> FastAP
         docs_url=None,
         redoc_url=None,
     )
-    app.state.context = ApiContext(store=store, expose_content=expose_content)
+    app.state.context = ApiContext(approvals=Approvals(store), expose_content=expose_content)
     setattr(app.state, HELD_UNTIL_STOP, asyncio.Event())
     app.include_router(open_routes)
     app.include_router(routes)

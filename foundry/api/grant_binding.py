@@ -9,7 +9,7 @@ from pathlib import Path
 
 from foundry.agent.document import is_agent_path, read_agent
 from foundry.agent.trust import trust_key
-from foundry.store import NotFound, Store
+from foundry.runtime.approvals import Approvals, NotFound
 
 
 class BindingError(ValueError):
@@ -30,7 +30,7 @@ class AgentBinding:
 
 
 def bind_grant(
-    store: Store, agent_glob: str | None, approval_id: str | None, agent_path: str | None
+    approvals: Approvals, agent_glob: str | None, approval_id: str | None, agent_path: str | None
 ) -> AgentBinding:
     """The agents a new grant covers. Without an approval or a path: every agent whose name
     matches `agent_glob` (all of them without one). With one: that agent's file, and only while
@@ -38,7 +38,7 @@ def bind_grant(
     name (escaped, so that a name like `work*` names no other agent)."""
     if approval_id is None and agent_path is None:
         return AgentBinding(agent_glob or "*")
-    name, identity = _bound_agent(store, approval_id, agent_path)
+    name, identity = _bound_agent(approvals, approval_id, agent_path)
     if agent_glob is None:
         return AgentBinding(glob.escape(name), identity)
     if not fnmatch.fnmatchcase(name, agent_glob):
@@ -50,13 +50,15 @@ def bind_grant(
     return AgentBinding(agent_glob, identity)
 
 
-def _bound_agent(store: Store, approval_id: str | None, agent_path: str | None) -> tuple[str, str]:
+def _bound_agent(
+    approvals: Approvals, approval_id: str | None, agent_path: str | None
+) -> tuple[str, str]:
     """The name and file of the agent a grant is bound to: the approval's (which a path, when
     given too, must name), or the agent's at the path."""
     if approval_id is None:
         assert agent_path is not None
         return agent_at(agent_path)
-    name, identity = approvals_agent(store, approval_id)
+    name, identity = approvals_agent(approvals, approval_id)
     if agent_path is not None and agent_identity(agent_path) != identity:
         raise BindingError(
             "agent_path", f"is not the file of the approval's agent, which is {identity}"
@@ -64,11 +66,11 @@ def _bound_agent(store: Store, approval_id: str | None, agent_path: str | None) 
     return name, identity
 
 
-def approvals_agent(store: Store, approval_id: str) -> tuple[str, str]:
+def approvals_agent(approvals: Approvals, approval_id: str) -> tuple[str, str]:
     """The name and file of the agent that asked for approval `approval_id`, as recorded
     when it asked: the client names the approval, never the file, so it cannot forge one."""
     try:
-        approval = store.approvals.get(approval_id)
+        approval = approvals.get(approval_id)
     except NotFound:
         raise BindingError("approval_id", "no approval has this id") from None
     if not approval.agent_path:

@@ -26,6 +26,7 @@ from foundry.orchestration.runner import TaskOutcome, TaskRunner
 from foundry.orchestration.taskfile import load_task
 from foundry.orchestration.tools import IN_PROCESS_KINDS, CombinedTools
 from foundry.runtime.agent_changes import applied, in_force, waiting_for_restart, with_guardians
+from foundry.runtime.approvals import Approvals
 from foundry.runtime.bus import EventBus
 from foundry.runtime.concerns import SessionPlace, session_concerns
 from foundry.runtime.held_provider import HeldProvider
@@ -150,6 +151,11 @@ class Engine:
     def store(self) -> Store:
         assert self._store is not None, "the engine is not started"
         return self._store
+
+    @property
+    def approvals(self) -> Approvals:
+        """The approvals of every session sharing the store: read, followed, decided."""
+        return Approvals(self.store)
 
     def stop(self, timeout_s: float = 10.0) -> None:
         if not self._thread.is_alive():

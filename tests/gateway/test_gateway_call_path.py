@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
+from foundry.runtime.approvals import Approvals
 from foundry.runtime.engine import Engine
 from foundry.runtime.tool_session import ToolSession
 from foundry.store import ApprovalRecord, Store
 from foundry.store.tables import utc_now
 from foundry.supervision import on_loop as on_loop_module
 from foundry.supervision.hierarchy import SupervisedGate
-from foundry.ui.inbox.actions import approve_with_grant, decide
 from tests.gateway.test_gateway_recording import engine, on_engine, tool_session
 from tests.gateway.test_gateway_stdio import POLICY, upstream_agent
 from tests.runtime.conftest import trust
@@ -122,8 +122,8 @@ async def test_a_grant_made_on_an_approval_is_the_agent_files_however_it_is_open
     async with tool_session(engine, agent) as session:
         asking = asyncio.ensure_future(on_engine(engine, session.call("up.say", say)))
         approval = await first_pending(engine.store)
-        made = approve_with_grant(
-            engine.store, approval, "human:ana", "up.say", timedelta(hours=1), None
+        made = Approvals(engine.store).approve_with_grant(
+            approval, "human:ana", "up.say", timedelta(hours=1), None
         )
         assert made.grant is not None and not (await asking).is_error
     assert approval.agent_path == str(agent.resolve())
@@ -134,7 +134,7 @@ async def test_a_grant_made_on_an_approval_is_the_agent_files_however_it_is_open
     async with tool_session(engine, copy) as session:
         asking = asyncio.ensure_future(on_engine(engine, session.call("up.say", say)))
         asked = await first_pending(engine.store)
-        decide(engine.store, asked.id, False, "human:ana", "not this copy")
+        engine.approvals.decide(asked.id, False, "human:ana", "not this copy")
         assert (await asking).is_error
     assert asked.agent_path == str(copy.resolve()) != approval.agent_path
     grants = [

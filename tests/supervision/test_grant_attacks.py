@@ -27,12 +27,11 @@ from foundry.agent.trust import trust_key
 from foundry.api import create_app
 from foundry.api.views import approval_detail
 from foundry.llm.scripted import ScriptedProvider
+from foundry.runtime.approvals import Approvals
 from foundry.store import ApprovalRecord, GrantRecord, Store
 from foundry.store.tables import utc_now
 from foundry.supervision.hierarchy import SupervisedGate
 from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
-from foundry.ui.inbox.actions import approve_with_grant, decide
-from foundry.ui.inbox.feed import load_context
 from tests.api.records import AUTH, TOKEN, agent_folder
 from tests.supervision.test_hierarchy import Recorder, call
 
@@ -291,8 +290,9 @@ async def test_a_grant_made_on_an_approval_someone_else_resolved_is_revoked(
 ) -> None:
     """Two reviewers: one resolves, the other answers the same approval with a grant later."""
     approval = pending(store)
-    assert not decide(store, approval.id, first == "approved", "human:bob").conflict
-    outcome = approve_with_grant(store, approval, "human:ana", "files.*", timedelta(hours=1), "src")
+    assert not Approvals(store).decide(approval.id, first == "approved", "human:bob").conflict
+    made = Approvals(store).approve_with_grant
+    outcome = made(approval, "human:ana", "files.*", timedelta(hours=1), "src")
     assert outcome.conflict and outcome.grant is None
     assert await route(store, project, "files.write_file", path="src/a") == ASKS
 
@@ -301,8 +301,8 @@ async def test_the_inbox_grant_is_the_approvals_agent_whatever_its_name(
     store: Store, project: Path
 ) -> None:
     approval = pending(store, agent="w[o]rker")
-    outcome = approve_with_grant(
-        store, approval, "human:ana", "files.read_file", timedelta(hours=1), "src"
+    outcome = Approvals(store).approve_with_grant(
+        approval, "human:ana", "files.read_file", timedelta(hours=1), "src"
     )
     assert outcome.grant is not None
     assert await route(store, project, "files.read_file", "worker", path="src/a") == ASKS
@@ -339,8 +339,7 @@ async def grant_from_the_inbox(store: Store, asking: SupervisedGate) -> Approval
     inbox's Approve + grant); returns the approval it was made on."""
     review, approval = await asked(store, asking)
     outcome = await asyncio.to_thread(
-        approve_with_grant,
-        store,
+        Approvals(store).approve_with_grant,
         approval,
         "human:ana",
         "files.read_file",
@@ -533,7 +532,7 @@ async def test_the_inbox_and_the_api_show_the_grants_the_gate_applies(
             agent_id="worker", agent_path=trust_key(agent), tool="files.read_file"
         )
         gate_grants = store.grants.covering("worker", "files.read_file", None, trust_key(agent))
-        shown = load_context(store, asking).grants
+        shown = Approvals(store).context(asking).grants
         listed = approval_detail(asking, False, utc_now(), [], store.grants.active())
         assert {g.id for g in shown} == {g.id for g in gate_grants}, agent
         assert {g.id for g in listed.active_grants} == {g.id for g in gate_grants}, agent

@@ -70,9 +70,9 @@ def every_line_fits(snippet: QPlainTextEdit) -> bool:
 
 
 def test_the_inbox_names_the_client_an_approval_comes_from(qtbot: QtBot, tmp_path: Path) -> None:
+    from foundry.runtime.approvals import Approvals
     from foundry.store import ApprovalRecord
     from foundry.ui.inbox.detail import ApprovalDetailView
-    from foundry.ui.inbox.feed import load_context
 
     store = Store.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     session = store.sessions.create("/agents/files", "Files", "Claude Desktop via the gateway")
@@ -82,7 +82,7 @@ def test_the_inbox_names_the_client_an_approval_comes_from(qtbot: QtBot, tmp_pat
     detail = ApprovalDetailView()
     qtbot.addWidget(detail)
     detail.show_approval(approval)
-    detail.show_context(load_context(store, approval))
+    detail.show_context(Approvals(store).context(approval))
     assert "(Claude Desktop via the gateway)" in detail.facts.text()
     store.close()
 

@@ -20,6 +20,7 @@ from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QMessageBox, QTableView, QWidget
 from pytestqt.qtbot import QtBot
 
+from foundry.runtime.approvals import ApprovalFeed
 from foundry.session.events import (
     ApprovalRequested,
     Event,
@@ -34,7 +35,6 @@ from foundry.supervision.resolution import resolve_approval
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.inbox import InboxController, InboxView
 from foundry.ui.inbox.detail import ApprovalDetailView
-from foundry.ui.inbox.feed import ApprovalFeed
 from foundry.ui.inbox.model import RECORD_ROLE, Column
 
 from ..runtime.conftest import write_agent
@@ -569,12 +569,11 @@ def test_deciding_what_someone_else_already_decided_names_the_winner(
 def test_a_grant_whose_approval_was_taken_is_withdrawn(
     qtbot: QtBot, bridge: EngineBridge, other_foundry: Store
 ) -> None:
-    from foundry.ui.inbox.actions import approve_with_grant
 
     created = remote_approval(other_foundry, "mail.send")
     resolve_approval(other_foundry, created.id, "denied", "human:api:bo")
-    outcome = approve_with_grant(
-        bridge.engine.store, created, "human:gui:tester", "mail.*", timedelta(hours=1), None
+    outcome = bridge.engine.approvals.approve_with_grant(
+        created, "human:gui:tester", "mail.*", timedelta(hours=1), None
     )
     assert outcome.conflict and outcome.approval.resolved_by == "human:api:bo"
     assert bridge.engine.store.grants.active() == []

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
+from foundry.runtime.approvals import Approvals
 from foundry.store import ApprovalRecord, Store
 from foundry.supervision.concerns import Concern
 from foundry.ui.inbox.detail import ApprovalDetailView
-from foundry.ui.inbox.feed import load_context
 
 from .conftest import save_screenshot
 
@@ -62,7 +62,7 @@ def test_an_approval_shows_its_concerns_and_what_they_rest_on(qtbot: QtBot, tmp_
     detail.show()
 
     detail.show_approval(held)
-    detail.show_context(load_context(store, held))
+    detail.show_context(Approvals(store).context(held))
     shown = detail.concerns.findChildren(object)
     texts = " ".join(getattr(widget, "text", lambda: "")() for widget in shown)
     boxes = " ".join(getattr(widget, "toPlainText", lambda: "")() for widget in shown)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from foundry.store import ApprovalRecord
+from foundry.runtime.approvals import ApprovalRecord
 
 COUNT_PREFIX = re.compile(r"^\(\d+\) ")
 NOTIFICATION_MS = 8000

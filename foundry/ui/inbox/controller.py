@@ -1,4 +1,4 @@
-"""Connects the InboxView to the store and the engine: follows approvals, acts on them."""
+"""Connects the InboxView to the approvals service: follows approvals, acts on them."""
 
 from __future__ import annotations
 
@@ -13,19 +13,12 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QTableView
 
+from foundry.runtime.approvals import ApprovalContext, ApprovalRecord, Resolution
+from foundry.runtime.grant_scopes import describe_scope
 from foundry.session.events import ApprovalRequested, ApprovalResolved, Event
-from foundry.store import ApprovalRecord
 from foundry.supervision.resolution import human_resolver
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.clock import local_time
-from foundry.ui.inbox.actions import (
-    Resolution,
-    approve_with_grant,
-    decide,
-    decide_many,
-    describe_scope,
-)
-from foundry.ui.inbox.feed import ApprovalContext, ApprovalFeed, load_context
 from foundry.ui.inbox.model import RECORD_ROLE, Column
 from foundry.ui.inbox.params import (
     ParamNode,
@@ -50,13 +43,13 @@ Job = Callable[[], list[Resolution]]
 
 
 class InboxController(QObject):
-    """Looks at the store (pending ids only) as soon as approvals change in any process sharing
-    it (the store's change watch), when a local session asks or is answered, and every two
-    seconds in case a change went unseen; resolves through the store, where the first resolver
-    wins, so another Foundry, the API or the CLI may have answered first.
+    """Looks at the approvals (pending ids only) as soon as they change in any process sharing
+    the store (its change watch), when a local session asks or is answered, and every two
+    seconds in case a change went unseen; resolves through the approvals service, where the first
+    resolver wins, so another Foundry, the API or the CLI may have answered first.
 
-    Every store call runs on the inbox's own worker thread, one at a time, and hands its result
-    back to the GUI thread through a queued signal. (Not as asyncio tasks: a task stepped by a
+    Every call of the service runs on the inbox's own worker thread, one at a time, and hands
+    its result back to the GUI thread through a queued signal. (Not as asyncio tasks: a task stepped by a
     nested Qt event loop inside another coroutine is abandoned, which would stop the polling.)
     """
 
@@ -77,9 +70,9 @@ class InboxController(QObject):
         super().__init__(view)
         self.view = view
         self.bridge = bridge
-        self.store = bridge.engine.store
+        self.approvals = bridge.engine.approvals
         self.resolver = resolver or human_resolver("gui")
-        self.feed = ApprovalFeed(self.store)
+        self.feed = self.approvals.feed()
         self.loaded = False
         self.pending_count = 0
         self.confirmation: QMessageBox | None = None
@@ -114,7 +107,7 @@ class InboxController(QObject):
     def _follow_changes(self) -> None:
         with self._watch_lock:
             if not self._closed:
-                changes = self.store.approval_changes.subscribed(self._changed.emit)
+                changes = self.approvals.watching(self._changed.emit)
                 self._watch.enter_context(changes)
 
     def _connect_view(self) -> None:
@@ -257,7 +250,7 @@ class InboxController(QObject):
                 wait_ms = CONTEXT_RETRY_MS[retries]
                 QTimer.singleShot(wait_ms, self, lambda: self._retry_context(record, retries + 1))
 
-        self._off_gui(lambda: load_context(self.store, record), shown)
+        self._off_gui(lambda: self.approvals.context(record), shown)
 
     def _retry_context(self, record: ApprovalRecord, retries: int) -> None:
         shown = self.view.detail.record
@@ -466,14 +459,21 @@ class InboxController(QObject):
         record = self._actionable()
         if record is not None:
             reasoning = self.view.detail.reasoning.text().strip()
-            self._settle(lambda: [decide(self.store, record.id, True, self.resolver, reasoning)])
+            self._settle(self._decision(record.id, True, reasoning))
 
     def deny(self) -> None:
         record = self._actionable()
         if record is not None:
             reasoning = self.view.detail.reasoning.text().strip()
-            self._settle(lambda: [decide(self.store, record.id, False, self.resolver, reasoning)])
+            self._settle(self._decision(record.id, False, reasoning))
             self._focus_list()
+
+    def _decision(
+        self, approval_id: str, approved: bool, reasoning: str, params: dict[str, Any] | None = None
+    ) -> Job:
+        return lambda: [
+            self.approvals.decide(approval_id, approved, self.resolver, reasoning, params)
+        ]
 
     def focus_reasoning(self) -> None:
         """D: write why (the agent reads it), then Enter denies."""
@@ -511,9 +511,7 @@ class InboxController(QObject):
             return
         reasoning = self.view.detail.reasoning.text().strip() or "approved with edited parameters"
         self.view.detail.end_edit()
-        self._settle(
-            lambda: [decide(self.store, record.id, True, self.resolver, reasoning, params=params)]
-        )
+        self._settle(self._decision(record.id, True, reasoning, params))
         self._focus_list()
 
     def grant(self) -> None:
@@ -526,7 +524,7 @@ class InboxController(QObject):
             return
         self._settle(
             lambda: [
-                approve_with_grant(self.store, record, self.resolver, tool_glob, duration, scope)
+                self.approvals.approve_with_grant(record, self.resolver, tool_glob, duration, scope)
             ]
         )
 
@@ -561,7 +559,7 @@ class InboxController(QObject):
             return
         ids = [record.id for record in records]
         reasoning = self.view.detail.reasoning.text().strip()
-        self._settle(lambda: decide_many(self.store, ids, approved, self.resolver, reasoning))
+        self._settle(lambda: self.approvals.decide_many(ids, approved, self.resolver, reasoning))
 
     def _settle(self, job: Job) -> None:
         self.view.detail.set_busy(True)

@@ -26,12 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from foundry.store import ApprovalRecord, GrantRecord
-from foundry.store.tables import utc_now
+from foundry.runtime.approvals import ApprovalContext, ApprovalRecord, GrantRecord, utc_now
+from foundry.runtime.grant_scopes import describe_duration, describe_scope, grant_scopes
 from foundry.ui.clock import local_time
-from foundry.ui.inbox.actions import describe_duration, describe_scope, grant_scopes
 from foundry.ui.inbox.concerns import ConcernsPanel
-from foundry.ui.inbox.feed import ApprovalContext
 from foundry.ui.inbox.model import (
     LEVELS,
     STATUS_COLOURS,
@@ -468,7 +466,7 @@ class ApprovalDetailView(QWidget):
     def _propose_scopes(self, record: ApprovalRecord) -> None:
         """The scopes for a grant from this approval, the proposed one selected."""
         self.grant_scope.clear()
-        for scope in grant_scopes(record):
+        for scope in grant_scopes(record.params):
             self.grant_scope.addItem(scope.label, scope.path_scope)
         self.grant_scope.setCurrentIndex(0)
 

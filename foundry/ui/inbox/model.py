@@ -27,10 +27,9 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QStyle
 
-from foundry.store import ApprovalRecord
-from foundry.store.tables import utc_now
+from foundry.runtime.approvals import ApprovalRecord, utc_now
+from foundry.runtime.grant_scopes import describe_duration
 from foundry.ui.clock import local_time
-from foundry.ui.inbox.actions import describe_duration
 
 Index = QModelIndex | QPersistentModelIndex
 RECORD_ROLE = Qt.ItemDataRole.UserRole + 1

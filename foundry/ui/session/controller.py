@@ -23,7 +23,6 @@ from foundry.session.events import (
 from foundry.supervision.resolution import human_resolver
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.inbox.actions import decide
 from foundry.ui.session.at_work import SupervisorsAtWork
 from foundry.ui.session.timeline import MESSAGE_ROLE
 from foundry.ui.session.view import NO_CONTEXT, SessionView
@@ -206,9 +205,9 @@ class SessionController(QObject):
         self._spawn(self._resolve(self._pending_approval, approved, reasoning))
 
     async def _resolve(self, approval_id: str, approved: bool, reasoning: str | None) -> None:
-        store = self.bridge.engine.store
+        approvals = self.bridge.engine.approvals
         outcome = await asyncio.to_thread(
-            decide, store, approval_id, approved, human_resolver("gui"), reasoning
+            approvals.decide, approval_id, approved, human_resolver("gui"), reasoning
         )
         if outcome.conflict:
             self.view.status.setText(
