@@ -4,7 +4,10 @@ and the configuration a client needs to connect through the open agent."""
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import (
@@ -34,9 +37,11 @@ from PySide6.QtWidgets import (
 
 from foundry.gateway.activity import GatewayCall, GatewayClient, gateway_clients
 from foundry.gateway.client_config import CLIENTS, CONFIG_FILES, client_config
-from foundry.store import Store
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.clock import local_time
+
+if TYPE_CHECKING:
+    from foundry.runtime.engine import Engine
 
 REFRESH_MS = 1000
 COLUMNS = ("Client / call", "Agent / decision", "When", "Result")
@@ -58,12 +63,20 @@ WAITING = "asked in the Approvals tab; the client waits"
 NO_AGENT = "Open an agent first (Ctrl+O): the configuration names the agent whose policy decides."
 
 
-class GatewayView(QWidget):
-    """A tree: each client connection, under it its latest calls (newest first)."""
+def engine_clients(engine: Engine) -> Callable[[], list[GatewayClient]]:
+    """What the view shows of the engine: the gateway's clients in its store."""
+    return functools.partial(gateway_clients, engine.store)
 
-    def __init__(self, store: Store, parent: QWidget | None = None) -> None:
+
+class GatewayView(QWidget):
+    """A tree: each client connection, under it its latest calls (newest first), as
+    `read_clients` finds them (gateway_clients of the store, read off the GUI thread)."""
+
+    def __init__(
+        self, read_clients: Callable[[], list[GatewayClient]], parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
-        self._store = store
+        self._read_clients = read_clients
         self.model = QStandardItemModel(0, len(COLUMNS), self)
         self.model.setHorizontalHeaderLabels(COLUMNS)
         self.tree = QTreeView()
@@ -128,7 +141,7 @@ class GatewayView(QWidget):
 
     async def _refresh(self) -> None:
         try:
-            clients = await asyncio.to_thread(gateway_clients, self._store)
+            clients = await asyncio.to_thread(self._read_clients)
         finally:
             self._refreshing = False
         self.show_clients(clients)

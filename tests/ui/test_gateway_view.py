@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from datetime import UTC, datetime
@@ -43,7 +44,7 @@ def test_the_gateway_view_lists_clients_and_their_decided_calls(
 ) -> None:
     client_traffic(gateway_agent(tmp_path / "agent", [POLICY]), foundry_home)
     store = Store.open()
-    view = GatewayView(store)
+    view = GatewayView(functools.partial(gateway_clients, store))
     qtbot.addWidget(view)
     view.resize(1100, 420)
     view.show()
@@ -117,7 +118,7 @@ def test_with_no_client_yet_the_view_shows_how_to_connect_one(qtbot: QtBot, tmp_
     from foundry.ui.gateway_view import NO_AGENT, NO_CLIENT_YET
 
     store = Store.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
-    view = GatewayView(store)
+    view = GatewayView(functools.partial(gateway_clients, store))
     qtbot.addWidget(view)
     view.resize(1100, 600)
     view.show()
@@ -190,7 +191,7 @@ def test_a_call_waiting_for_a_person_is_listed_as_waiting(qtbot: QtBot, tmp_path
     from foundry.ui.gateway_view import DENIED, WAITING
 
     store = Store.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
-    view = GatewayView(store)
+    view = GatewayView(functools.partial(gateway_clients, store))
     qtbot.addWidget(view)
     now = datetime.now(UTC)
     waiting = GatewayCall(
@@ -250,7 +251,7 @@ def test_the_gateway_view_shows_what_supervision_found_wrong(qtbot: QtBot, tmp_p
     store.approvals.create(
         ApprovalRecord(id="a1", session_id=session.id, agent_id="calc", tool="calc.add", params={})
     )
-    view = GatewayView(store)
+    view = GatewayView(functools.partial(gateway_clients, store))
     qtbot.addWidget(view)
     view.resize(1100, 420)
     view.show()

@@ -13,7 +13,7 @@ from foundry.ui.window.tabs import short_title
 
 if TYPE_CHECKING:
     from foundry.agent.document import AgentDocument
-    from foundry.store.tables import ApprovalRecord
+    from foundry.runtime.approvals import ApprovalRecord
     from foundry.ui.editor import AgentEditor
     from foundry.ui.window.main_window import MainWindow
 
@@ -52,14 +52,13 @@ class EditorTabs:
         from foundry.agent import AgentError, read_agent
 
         status = self.window.statusBar().showMessage
-        session_id = record.session_id
-        if session_id is None:
-            status("This approval names no session, so no agent.", 6000)
+        approvals = self.window.bridge.engine.approvals
+        agent_file = await asyncio.to_thread(approvals.agent_file, record)
+        if agent_file is None:
+            status("This approval names no stored session, so no agent.", 6000)
             return
-        sessions = self.window.bridge.engine.store.sessions
-        session = await asyncio.to_thread(sessions.get, session_id)
         try:
-            document = await asyncio.to_thread(read_agent, Path(session.agent_path))
+            document = await asyncio.to_thread(read_agent, agent_file)
         except AgentError as error:
             status(f"Cannot open its agent: {error.problems[0]}", 8000)
             return

@@ -68,11 +68,11 @@ class GatewayTab:
         self.view: GatewayView | None = None
 
     def show(self) -> None:
-        from foundry.ui.gateway_view import GatewayView
+        from foundry.ui.gateway_view import GatewayView, engine_clients
 
         tabs = self.window.tabs
         if self.view is None:
-            self.view = GatewayView(self.window.bridge.engine.store)
+            self.view = GatewayView(engine_clients(self.window.bridge.engine))
         self.follow_agent()
         if tabs.indexOf(self.view) < 0:
             tabs.addTab(self.view, "Gateway")
