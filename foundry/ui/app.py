@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication
 
 from foundry.home import APP_ID, shipped_path
 from foundry.logs import configure_logging, log_uncaught_exceptions
+from foundry.ui.settings import use_foundry_settings
 from foundry.ui.window.main_window import WINDOW_PARTS, MainWindow
 
 if TYPE_CHECKING:
@@ -82,8 +83,9 @@ async def _run_window(window: MainWindow, engine: Engine, agent: Path | None) ->
     bridge = EngineBridge(engine)
     try:
         window.attach(bridge)
+        restored = agent is None and await window.restore_tabs() > 0
         agent = agent or last_agent(window) or sample_agent()
-        if agent is not None:
+        if agent is not None and not restored:
             await window.open_agent(agent)
         # What start-up allocated lives as long as the app: keep it out of the full
         # collections, which otherwise stall the GUI thread for 100 ms and more in the middle
@@ -105,6 +107,7 @@ def run(agent: Path | None = None) -> int:
     app.setDesktopFileName(APP_ID)
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # the app ends when _main does: the engine stopped
+    use_foundry_settings()
     configure_logging()
     log_uncaught_exceptions()
     window = MainWindow()

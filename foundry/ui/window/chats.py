@@ -13,8 +13,25 @@ from foundry.ui.window.tabs import short_title
 
 if TYPE_CHECKING:
     from foundry.agent.document import AgentDocument
+    from foundry.session.events import Event
     from foundry.ui.session.controller import SessionController
     from foundry.ui.window.main_window import MainWindow
+
+
+def reopened_title(history: list[Event], agent_name: str) -> str:
+    """A reopened chat's tab: its first message, as the session list titles it."""
+    from foundry.session.events import MessageAdded
+    from foundry.session.titles import session_title
+
+    first = next(
+        (
+            event.body.message.content
+            for event in history
+            if isinstance(event.body, MessageAdded) and event.body.message.role == "user"
+        ),
+        None,
+    )
+    return session_title(first, agent_name)
 
 
 class ChatTabs:
@@ -109,7 +126,7 @@ class ChatTabs:
             return
         finally:
             window.progress.hide()
-        controller = self._add_tab(session_id, f"{chat.agent.metadata.name} (reopened)")
+        controller = self._add_tab(session_id, reopened_title(history, chat.agent.metadata.name))
         window.spawn(self._remember_agent(controller.view, session_id))
         controller.load_history(history)
         controller.show_trust(trust)
@@ -124,6 +141,8 @@ class ChatTabs:
         elif chat.needs_resume:
             status("The last turn was interrupted; finishing it…")
             controller.resume()
+        else:
+            window.statusBar().clearMessage()  # "Reopening the session…" is over
 
     async def _remember_agent(self, view: QWidget, session_id: str) -> None:
         """A reopened chat's agent, read off the GUI thread, for the Agent panel."""

@@ -20,11 +20,13 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QProgressBar, QWidget
 
 from foundry.ui.background import BackgroundTasks
+from foundry.ui.settings import foundry_settings
 from foundry.ui.window.agent_dock import LOADING, NO_AGENT, AgentDock, agent_name
 from foundry.ui.window.chats import ChatTabs
 from foundry.ui.window.editors import EditorTabs
 from foundry.ui.window.menus import WindowMenus
 from foundry.ui.window.preloads import DashboardsTab
+from foundry.ui.window.restore import restore_geometry, restore_tabs, save_geometry, save_tabs
 from foundry.ui.window.service_tabs import ApprovalsTab, GatewayTab
 from foundry.ui.window.tabs import TabClosing, window_tabs
 
@@ -51,6 +53,8 @@ WINDOW_PARTS = (
     "foundry.ui.help",
     "foundry.ui.inbox",
     "foundry.ui.recent",
+    "foundry.session.events",
+    "foundry.session.titles",
     "foundry.ui.session.controller",
     "foundry.ui.session.picker",
     "foundry.ui.session.view",
@@ -94,6 +98,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.progress)
         self.setAcceptDrops(True)  # an agent folder or .yaml file dropped on the window opens
         self.menus = WindowMenus(self)
+        restore_geometry(self, foundry_settings())
         if bridge is None:
             self.busy(LOADING)
         else:
@@ -117,6 +122,10 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.statusBar().clearMessage()
         self.dock.show_no_agent()
+
+    async def restore_tabs(self) -> int:
+        """The tabs open when the window was last closed, reopened; how many there are."""
+        return await restore_tabs(self, foundry_settings())
 
     def engine_failed(self, error: Exception) -> None:
         """The engine could not start: said in the window, which offers only Quit."""
@@ -306,7 +315,9 @@ class MainWindow(QMainWindow):
     # Closing
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        settings = foundry_settings()
         if not self.engine_ready:  # nothing was opened yet
+            save_geometry(self, settings)
             self.closed.set()
             super().closeEvent(event)
             return
@@ -317,6 +328,8 @@ class MainWindow(QMainWindow):
             event.ignore()  # asked first; the window closes again once the edits are settled
             self.spawn(self._close_when_settled(editors))
             return
+        save_geometry(self, settings)
+        save_tabs(self, settings)
         self.closing.release_all()
         self.dashboards_tab.close()
         self.inbox_controller.close()
