@@ -21,7 +21,6 @@ from foundry.metrics import (
     metrics_state,
     read_figures,
 )
-from foundry.store import Store
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.dashboards.chart import Chart
@@ -137,12 +136,11 @@ class DashboardController(QObject):
         await self.schedule()
 
     async def _run(self) -> None:
-        store = self.bridge.engine.store
         while True:
             self._again = False
             where, filters = self.view.current_filter(), self._filters
             try:
-                state, figures = await asyncio.to_thread(self._read, store, where)
+                state, figures = await asyncio.to_thread(self._read, where)
             except Exception as error:  # shown; the dashboards keep their last figures
                 log.exception("reading the metrics failed")
                 self.view.show_problem(f"Could not read the metrics: {error}")
@@ -166,9 +164,10 @@ class DashboardController(QObject):
             if not self._again:
                 return
 
-    def _read(self, store: Store, where: MetricsFilter) -> tuple[MetricsState, DashboardFigures]:
+    def _read(self, where: MetricsFilter) -> tuple[MetricsState, DashboardFigures]:
         """The aggregates' state and the figures, in one trip to a worker thread (the list of
         tasks only grows with them: read when their count changed)."""
+        store = self.bridge.engine.store
         state = metrics_state(store)
         return state, read_figures(store, where, state.tasks != self._tasks_seen)
 
