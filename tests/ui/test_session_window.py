@@ -18,7 +18,6 @@ from foundry.runtime.engine import Engine
 from foundry.store import Store
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.session.view import (
-    EMPTY_CHAT,
     EMPTY_CONTEXT,
     EMPTY_TIMELINE,
     NO_CONTEXT,
@@ -113,7 +112,7 @@ def test_a_new_chat_says_what_to_do_and_what_will_appear(
     qtbot.waitUntil(lambda: view.messages.viewport().width() > 300)
 
     assert ink(view.messages) > 0 and ink(view.decisions) > 0
-    assert "Ctrl+Enter" in EMPTY_CHAT and "supervisors" in EMPTY_TIMELINE
+    assert "Enter sends" in view.messages.hint and "supervisors" in EMPTY_TIMELINE
     save_screenshot(window, tmp_path, "empty-chat.png")
 
 

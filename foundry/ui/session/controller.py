@@ -48,8 +48,7 @@ class SessionController(QObject):
         self._at_work_clock.setInterval(AT_WORK_TICK_MS)
         self._at_work_clock.timeout.connect(self._show_at_work)
         bridge.event_arrived.connect(self.on_event)
-        view.conversation.rowsInserted.connect(lambda *_: view.messages.scrollToBottom())
-        view.conversation.dataChanged.connect(lambda *_: view.messages.scrollToBottom())
+        view.timeline.set_tally_supervisors(_statistics_supervisors(bridge, session_id))
         view.send.clicked.connect(self.send)
         view.send_shortcut.activated.connect(self.send)
         view.input.submitted.connect(self.send)
@@ -295,6 +294,13 @@ class SessionController(QObject):
         )
         self.view.approval.text.setTextFormat(Qt.TextFormat.RichText)
         self.view.approval.show()
+
+
+def _statistics_supervisors(bridge: EngineBridge, session_id: str) -> list[str]:
+    """The agent's collection supervisors: their decisions are running counts (the timeline
+    shows one line of them per turn)."""
+    agent = bridge.engine.session(session_id).agent
+    return [entry.id for entry in agent.supervisors if entry.type == "collection"]
 
 
 def _ending(ended_by: str, error: str | None) -> str:

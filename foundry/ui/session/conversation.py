@@ -5,11 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
 
 from foundry.session.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ContextSelected,
     ErrorOccurred,
     Event,
+    EventBody,
     MessageAdded,
     MessageRevised,
     ModelCallFinished,
@@ -17,7 +28,9 @@ from foundry.session.events import (
     ToolCallDecided,
     ToolCallFinished,
     TurnFinished,
+    TurnStarted,
 )
+from foundry.session.readable import readable
 
 KIND_ROLE = Qt.ItemDataRole.UserRole + 1
 DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -42,8 +55,16 @@ class _ToolNotes:
 
 
 class ConversationModel(QAbstractListModel):
+    """`awaiting` is what the chat waits for before the reply's first words: "working" (the
+    supervisors read the message, a tool runs), "writing" (the model has the request) or ""
+    (words are arriving, or nothing is awaited, or a person is asked); `awaiting_changed`
+    carries each change."""
+
+    awaiting_changed = Signal(str)
+
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
+        self.awaiting = ""
         self.rows: list[Row] = []
         self._message_rows: list[int] = []  # session message index -> row
         self._pending_tokens: list[str] = []
@@ -92,9 +113,12 @@ class ConversationModel(QAbstractListModel):
         finally:
             self._bulk = False
             self.endResetModel()
+        self._await("")
 
     def apply(self, event: Event) -> None:
         body = event.body
+        if not self._bulk:
+            self._note_awaited(body)
         if isinstance(body, TokenDelta):
             self._pending_tokens.append(body.text)
             if not self._flush_timer.isActive():
@@ -109,18 +133,35 @@ class ConversationModel(QAbstractListModel):
         elif isinstance(body, ToolCallFinished):
             self._tools.seconds[body.call_id] = body.duration_s
         elif isinstance(body, ErrorOccurred):
-            self._append(Row(kind="error", text=body.message, detail=body.where))
+            self._append(Row(kind="error", text=readable(body.message), detail=body.where))
         elif isinstance(body, ModelCallFinished):
             self._end_writing()
         elif isinstance(body, TurnFinished):
             self._end_writing()
             self._streamed_row = None  # a reply never stored (the model failed) stays as shown
 
+    def _note_awaited(self, body: EventBody) -> None:
+        if isinstance(body, TurnStarted | ApprovalResolved):
+            self._await("working")
+        elif isinstance(body, ContextSelected):
+            self._await("writing")
+        elif isinstance(body, MessageAdded) and body.message.role != "user":
+            message = body.message
+            self._await("working" if message.role == "tool" or message.tool_calls else "")
+        elif isinstance(body, ApprovalRequested | TurnFinished | ErrorOccurred):
+            self._await("")
+
+    def _await(self, what: str) -> None:
+        if what != self.awaiting:
+            self.awaiting = what
+            self.awaiting_changed.emit(what)
+
     def _flush_tokens(self) -> None:
         text = "".join(self._pending_tokens)
         self._pending_tokens.clear()
         if not text:
             return
+        self._await("")  # the reply's words are arriving
         if self._streamed_row is not None:
             self.rows[self._streamed_row].text += text
             self._changed(self._streamed_row)
@@ -146,7 +187,7 @@ class ConversationModel(QAbstractListModel):
             calls = ", ".join(
                 f"{call.name}({_short(call.arguments)})" for call in message.tool_calls
             )
-            row.detail = f"calls {calls}"
+            row.detail = readable(f"calls {calls}")
         if message.role == "tool":
             call_id = message.tool_call_id or ""
             seconds = self._tools.seconds.get(call_id)

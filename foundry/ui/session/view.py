@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QPainter, QPaintEvent, QShortcut
+from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtGui import QFocusEvent, QKeyEvent, QKeySequence, QPainter, QPaintEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
@@ -21,22 +21,28 @@ from PySide6.QtWidgets import (
 )
 
 from foundry.ui.session.conversation import ConversationModel
+from foundry.ui.session.follow import FollowsEnd
 from foundry.ui.session.message_delegate import MessageDelegate
+from foundry.ui.session.send_key import SendKey, send_hint, send_key, sends
 from foundry.ui.session.timeline import TimelineModel
+from foundry.ui.session.timeline_view import TimelinePanel
 from foundry.ui.session.trust_bar import TrustBar
 
-EMPTY_CHAT = (
-    "Ask the agent something below and press Ctrl+Enter. Its replies and tool calls appear here."
-)
+EMPTY_CHAT = "Ask the agent something below ({keys}). Its replies and tool calls appear here."
 EMPTY_TIMELINE = "What the supervisors decide about each message and tool call appears here."
 EMPTY_CONTEXT = (
     "The agent's rules, references and tools chosen for each request appear here, with why, "
     "once you send a message. Double-click one to leave it out; name one below to bring it in."
 )
+TYPING = {"working": "● ● ●", "writing": "● ● ●  Assistant is writing…"}
 NO_CONTEXT = (
     "The last request used none of the agent's rules, references or tools. Name one below to "
     "bring it in."
 )
+
+
+def empty_chat_hint(key: SendKey) -> str:
+    return EMPTY_CHAT.format(keys=send_hint(key))
 
 
 def paint_hint(view: QListView, hint: str) -> None:
@@ -56,6 +62,10 @@ class HintedListView(QListView):
     def __init__(self, hint: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.hint = hint
+
+    def show_hint(self, hint: str) -> None:
+        self.hint = hint
+        self.viewport().update()
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
@@ -79,19 +89,40 @@ class HintedListWidget(QListWidget):
 
 
 class MessageInput(QPlainTextEdit):
-    """The message field: Ctrl+Enter sends. (A text field takes Ctrl+Enter before any shortcut
-    sees it, so the field itself turns it into a signal.)"""
+    """The message field: Enter sends and Shift+Enter starts a new line, or Ctrl+Enter sends
+    and Enter starts a new line, as the "chat/send_key" setting says (read at each key press,
+    so a change in Preferences applies at once). A text field takes Enter before any shortcut
+    sees it, so the field itself turns it into a signal."""
 
     submitted = Signal()
+    keys_changed = Signal(str)  # the send key, when the setting changed since last shown
+
+    def __init__(self, parent: QWidget | None = None, settings: QSettings | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings  # None: the application's settings
+        self._shown_key: SendKey | None = None
+        self.show_hint()
+
+    def show_hint(self) -> None:
+        key = send_key(self.settings)
+        if key == self._shown_key:
+            return
+        self._shown_key = key
+        self.setPlaceholderText(f"Message the agent… ({send_hint(key)}; Esc stops a reply)")
+        self.keys_changed.emit(key)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        sending = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and bool(
-            event.modifiers() & Qt.KeyboardModifier.ControlModifier
-        )
-        if sending:
+        if sends(event, send_key(self.settings)):
             self.submitted.emit()
             return
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.insertPlainText("\n")  # Shift+Enter (or Enter when Ctrl+Enter sends)
+            return
         super().keyPressEvent(event)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        self.show_hint()  # the setting may have changed since
+        super().focusInEvent(event)
 
 
 class ApprovalBar(QWidget):
@@ -126,13 +157,18 @@ class SessionView(QWidget):
         super().__init__(parent)
         self.conversation = ConversationModel(self)
         self.timeline = TimelineModel(self)
+        self.input = MessageInput()
         self.messages = self._message_list()
+        self.input.keys_changed.connect(lambda key: self.messages.show_hint(empty_chat_hint(key)))
         self.decisions = HintedListView(EMPTY_TIMELINE)
-        self.decisions.setModel(self.timeline)
-        self.decisions.setWordWrap(True)
-        self.decisions.setAlternatingRowColors(True)
-        self.decisions.setSpacing(3)
         self.decisions.setToolTip("Click a decision to find the message it acted on")
+        self.supervision = TimelinePanel(self.timeline, self.decisions)
+        self.messages_follow = FollowsEnd(self.messages)
+        self.decisions_follow = FollowsEnd(self.decisions)
+        self.typing = QLabel()  # from a send until the reply's first words
+        self.typing.setStyleSheet("color: #607d8b; padding-left: 10px;")
+        self.typing.setFixedHeight(self.typing.sizeHint().height() + 4)  # no jump when it shows
+        self.conversation.awaiting_changed.connect(self._show_typing)
         self.context = HintedListWidget(EMPTY_CONTEXT)
         self.context.setToolTip("Double-click an item to take it out of the context")
         self.include = QLineEdit()
@@ -140,12 +176,10 @@ class SessionView(QWidget):
         self.stats = {name: QLabel("0") for name in ("turns", "input", "output", "model time")}
         self.approval = ApprovalBar()
         self.trust = TrustBar()
-        self.input = MessageInput()
-        self.input.setPlaceholderText("Message the agent… (Ctrl+Enter sends, Esc stops a reply)")
         self.input.setMaximumHeight(110)
         self.input.setTabChangesFocus(True)  # Tab goes on to Send and the panels
         self.send = QPushButton("Send")
-        self.send.setToolTip("Send the message (Ctrl+Enter)")
+        self.send.setToolTip("Send the message (Enter, or as Preferences sets it; Ctrl+Enter)")
         self.stop = QPushButton("Stop")
         self.stop.setToolTip("Stop the reply, keeping what was written (Esc)")
         self.stop.setEnabled(False)
@@ -157,8 +191,8 @@ class SessionView(QWidget):
         self.stop_shortcut = QShortcut(QKeySequence("Escape"), self)
         self._lay_out()
 
-    def _message_list(self) -> QListView:
-        view = HintedListView(EMPTY_CHAT)
+    def _message_list(self) -> HintedListView:
+        view = HintedListView(empty_chat_hint(send_key(self.input.settings)))
         view.setModel(self.conversation)
         view.setItemDelegate(MessageDelegate(view))
         view.setWordWrap(True)
@@ -171,7 +205,7 @@ class SessionView(QWidget):
 
     def _side_panel(self) -> QTabWidget:
         tabs = QTabWidget()
-        tabs.addTab(self.decisions, "Supervision")
+        tabs.addTab(self.supervision, "Supervision")
         context = QWidget()
         layout = QVBoxLayout(context)
         layout.addWidget(self.context)
@@ -186,7 +220,13 @@ class SessionView(QWidget):
 
     def _lay_out(self) -> None:
         splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self.messages)
+        chat = QWidget()
+        column = QVBoxLayout(chat)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        column.addWidget(self.messages, 1)
+        column.addWidget(self.typing)
+        splitter.addWidget(chat)
         self.panels = self._side_panel()
         splitter.addWidget(self.panels)
         splitter.setStretchFactor(0, 3)
@@ -206,3 +246,8 @@ class SessionView(QWidget):
         status.addWidget(self.status, 1)
         status.addWidget(self.at_work)
         layout.addLayout(status)
+
+    def _show_typing(self, state: str) -> None:
+        """ "…" while supervisors read the message or a tool runs, "Assistant is writing…" once
+        the model has the request; hidden when its words arrive or it waits for you."""
+        self.typing.setText(TYPING.get(state, ""))

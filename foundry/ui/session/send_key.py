@@ -1,0 +1,48 @@
+"""Which key sends a chat message: the setting "chat/send_key", "enter" or "ctrl+enter".
+
+With "enter", Enter sends and Shift+Enter starts a new line (as Claude Desktop, ChatGPT and LM
+Studio do); with "ctrl+enter", Enter starts a new line and Ctrl+Enter sends. Ctrl+Enter sends
+with either. Preferences writes the setting; every chat reads it at each key press.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QKeyEvent
+
+SEND_KEY_SETTING = "chat/send_key"
+SendKey = Literal["enter", "ctrl+enter"]
+SEND_KEYS: tuple[SendKey, ...] = ("enter", "ctrl+enter")
+DEFAULT_SEND_KEY: SendKey = "enter"
+
+
+def send_key(settings: QSettings | None = None) -> SendKey:
+    """The key that sends, as set; an unknown value is the default."""
+    value = str((settings or QSettings()).value(SEND_KEY_SETTING, DEFAULT_SEND_KEY)).lower()
+    return "ctrl+enter" if value == "ctrl+enter" else DEFAULT_SEND_KEY
+
+
+def set_send_key(key: SendKey, settings: QSettings | None = None) -> None:
+    if key not in SEND_KEYS:
+        raise ValueError(f"the send key is one of {', '.join(SEND_KEYS)}, not {key!r}")
+    (settings or QSettings()).setValue(SEND_KEY_SETTING, key)
+
+
+def sends(event: QKeyEvent, key: SendKey) -> bool:
+    """Whether this key press sends the message (otherwise the field takes it)."""
+    if event.key() not in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+        return False
+    modifiers = event.modifiers()
+    if modifiers & Qt.KeyboardModifier.ControlModifier:
+        return True
+    plain = not modifiers & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.AltModifier)
+    return key == "enter" and plain
+
+
+def send_hint(key: SendKey) -> str:
+    """What the message field says about its keys."""
+    if key == "enter":
+        return "Enter sends, Shift+Enter starts a new line"
+    return "Ctrl+Enter sends, Enter starts a new line"
