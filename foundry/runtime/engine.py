@@ -33,6 +33,7 @@ from foundry.runtime.held_provider import HeldProvider
 from foundry.runtime.journal import EventJournal
 from foundry.runtime.results import SessionResults, session_results
 from foundry.runtime.runners import new_runner, runner_stopped
+from foundry.runtime.sessions import StoredSessions
 from foundry.session.chain import HumanReview, ReviewTimes, SupervisionChain
 from foundry.session.chat import RETRY_DELAYS_S, ChatSession, TurnResult
 from foundry.session.events import (
@@ -156,6 +157,11 @@ class Engine:
     def approvals(self) -> Approvals:
         """The approvals of every session sharing the store: read, followed, decided."""
         return Approvals(self.store)
+
+    @property
+    def stored_sessions(self) -> StoredSessions:
+        """The sessions in the store (every Foundry's), to list and reopen."""
+        return StoredSessions(self.store)
 
     def stop(self, timeout_s: float = 10.0) -> None:
         if not self._thread.is_alive():
