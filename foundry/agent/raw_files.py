@@ -3,7 +3,8 @@ first and atomic, so that an agent can be repaired by hand without losing anythi
 
 A text is checked by reading the agent as it would be with the text in place (a copy of its
 files, in a folder of its own): a text that does not parse is refused with the problem and its
-line; so is one that would add a problem to an agent that could be used before. An agent that
+line; so is one that would add a problem `foundry validate` finds to an agent that could be
+used before. An agent that
 could not be used takes any text that parses, so that it can be repaired a step at a time. The
 file is written only if it still holds what was shown (nothing another program wrote since is
 lost), in one atomic rename (the original stays whole if the write fails).
@@ -13,12 +14,14 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from foundry.agent.atomic import write_file_atomically
-from foundry.agent.document import AgentDocument, AgentFormat, read_agent
+from foundry.agent.document import AgentDocument, AgentFormat, read_agent, to_document
 from foundry.agent.folder import CONFIG_FILE, ITEM_FOLDERS, ITEM_SUFFIX, PROMPT_FILE
-from foundry.agent.problems import AgentError, AgentProblem
+from foundry.agent.jsonindex import JsonIndex
+from foundry.agent.problems import AgentError, AgentProblem, parse_field_path
 from foundry.agent.syntax import split_bom
 from foundry.agent.textfile import read_text
 
@@ -43,6 +46,20 @@ def problems_in(document: AgentDocument, file: Path) -> list[AgentProblem]:
     return [problem for problem in document.problems if problem.file == file]
 
 
+def placed(problems: list[AgentProblem], file: Path, text: str) -> list[AgentProblem]:
+    """`problems`, those about a field of the JSON file `file` given the line of that field
+    in `text` (reading names the lines of YAML and .mdt fields already)."""
+    if file.name != CONFIG_FILE:
+        return problems
+    index = JsonIndex(split_bom(text)[1])
+    return [
+        problem.model_copy(update={"line": index.line_of(parse_field_path(problem.field))})
+        if problem.file == file and problem.field and problem.line is None
+        else problem
+        for problem in problems
+    ]
+
+
 def editable_text(original: str) -> str:
     """A file's text as a text editor holds it: no byte order mark, lines ending in \\n."""
     return split_bom(original)[1].replace("\r\n", "\n")
@@ -63,11 +80,33 @@ def check_text(document: AgentDocument, file: Path, text: str) -> AgentDocument:
     if unparsed:
         raise AgentError(unparsed)
     if document.agent is not None:
-        before = set(document.problems)
-        added = [problem for problem in after.problems if problem not in before]
+        before = {_what(problem) for problem in _all_problems(document, document)}
+        found = _all_problems(document, after)
+        added = [problem for problem in found if _what(problem) not in before]
         if added or after.agent is None:
             raise AgentError(added or after.problems)
     return after
+
+
+def validate_problems(document: AgentDocument) -> list[AgentProblem]:
+    """What `foundry validate` finds in the agent as `document` read it."""
+    return _all_problems(document, document)
+
+
+def _all_problems(document: AgentDocument, read: AgentDocument) -> list[AgentProblem]:
+    """What `foundry validate` finds in the agent `read` gives: its files' problems, and those
+    across fields and files (judged where the agent lives, from `document`)."""
+    from foundry.agent.checks import check_agent  # checks.py imports document.py
+
+    if read.agent is None or document.source is None:
+        return read.problems
+    placed_here = replace(document, agent=read.agent, data=to_document(read.agent))
+    return [*read.problems, *check_agent(placed_here)]
+
+
+def _what(problem: AgentProblem) -> tuple[Path, str, str]:
+    """A problem without its line: the same problem moved by an edit above it is not new."""
+    return problem.file, problem.field, problem.message
 
 
 def save_text(document: AgentDocument, file: Path, text: str, shown: str) -> AgentDocument:

@@ -132,3 +132,15 @@ def test_line_endings_and_a_byte_order_mark_are_kept() -> None:
     shown = editable_text(original)
     assert shown == '{\n  "a": 1\n}\n'
     assert written_text(shown.replace("1", "2"), original) == '\ufeff{\r\n  "a": 2\r\n}\r\n'
+
+
+def test_a_text_validate_would_refuse_is_refused_for_a_usable_agent(sample_agents: Path) -> None:
+    path = sample_agents / "assistant"
+    config = path / "tsagent.json"
+    before = config.read_text()
+    text = before.replace('"../architect"', '"../gone"', 1)
+    assert text != before
+    with pytest.raises(AgentError) as refused:
+        save_text(read_agent(path), config, text, before)
+    assert any("no agent at '../gone'" in problem.message for problem in refused.value.problems)
+    assert config.read_text() == before

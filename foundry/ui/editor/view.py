@@ -30,6 +30,8 @@ from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor.controller import EditorController
 from foundry.ui.editor.policy_section import PolicySection
 from foundry.ui.editor.providers_section import ProvidersSection
+from foundry.ui.editor.raw_binding import RawBinding
+from foundry.ui.editor.raw_section import RawFilesSection
 from foundry.ui.editor.sections import (
     DiskChangedBar,
     ItemsSection,
@@ -52,7 +54,9 @@ SECTIONS = (
     "Tools",
     "Supervisors",
     "Policy",
+    "Files",
 )
+FIX_FILES_FIRST = "The agent's files cannot be read: fix them on the Files page first"
 
 
 class UndoKeysToEditor(QObject):
@@ -88,6 +92,7 @@ class AgentEditor(QWidget):
         self.tools = ToolsSection()
         self.supervisors = SupervisorsSection()
         self.policy = PolicySection()
+        self.raw_files = RawFilesSection()
         self.problems = ProblemsPanel()
         self.disk_bar = DiskChangedBar()
         self.sections = QListWidget()
@@ -106,6 +111,7 @@ class AgentEditor(QWidget):
             self.tools,
             self.supervisors,
             self.policy,
+            self.raw_files,
         ):
             self.pages.addWidget(page)
         self.sections.currentRowChanged.connect(self.pages.setCurrentIndex)
@@ -123,6 +129,7 @@ class AgentEditor(QWidget):
         self._route_undo_keys()
         self.sections.setCurrentRow(0)
         self.controller = EditorController(self, bridge)
+        self.raw = RawBinding(self.raw_files, self.controller)
         self.sections.currentRowChanged.connect(self._page_shown)
 
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -135,8 +142,25 @@ class AgentEditor(QWidget):
             self.controller.spawn(self.controller.policy.load_recorded())
 
     def load(self, document: AgentDocument) -> None:
-        """Show `document`, dropping any edits of the agent shown before."""
+        """Show `document`, dropping any edits of the agent shown before; an agent whose files
+        cannot be read opens on the Files page, at its first problem."""
         self.controller.load(document)
+        self.raw.show(document)
+
+    def enable_form(self, enabled: bool) -> None:
+        """The pages that edit the agent's fields, off while its files cannot be read (the
+        Files page, where they are fixed, never is)."""
+        self.pages.setEnabled(True)
+        for row in range(len(SECTIONS)):
+            page, item = self.pages.widget(row), self.sections.item(row)
+            usable = enabled or page is self.raw_files
+            if page is None or item is None:
+                continue
+            page.setEnabled(usable)
+            flags = item.flags()
+            enabled_flag = Qt.ItemFlag.ItemIsEnabled
+            item.setFlags(flags | enabled_flag if usable else flags & ~enabled_flag)
+            item.setToolTip("" if usable else FIX_FILES_FIRST)
 
     @property
     def title(self) -> str:
@@ -178,7 +202,10 @@ class AgentEditor(QWidget):
         layout.addWidget(vertical, 1)
 
     def _route_undo_keys(self) -> None:
+        """Ctrl+Z undoes the editor's last edit, except in a file's text, which has its own."""
         for widget in self.findChildren(QWidget):
+            if widget is self.raw_files.text:
+                continue
             if isinstance(widget, QLineEdit | QPlainTextEdit | QAbstractSpinBox):
                 widget.installEventFilter(self._undo_keys)
             if isinstance(widget, QPlainTextEdit):
