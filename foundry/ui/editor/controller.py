@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QAbstractItemDelegate, QAbstractItemView, QApplication, QWidget
 
 from foundry.agent.checks import check_agent
 from foundry.agent.document import AgentDocument, read_agent, save_agent, to_document
@@ -35,6 +35,7 @@ from foundry.ui.editor.item_binding import ItemsBinding
 from foundry.ui.editor.metadata_binding import MetadataBinding
 from foundry.ui.editor.policy_binding import PolicyBinding
 from foundry.ui.editor.providers_binding import ProvidersBinding
+from foundry.ui.editor.save_status import SaveStatus
 from foundry.ui.editor.sections import ShownProblem
 from foundry.ui.editor.settings_binding import SettingsBinding
 from foundry.ui.editor.supervisors_binding import SupervisorsBinding
@@ -51,7 +52,10 @@ INVALID_FIELD_STYLE = "border: 1px solid #c62828; background: #ffebee;"
 
 
 class EditorController(QObject):
-    """Applies every edit to a working copy of the agent; the document on disk changes on save."""
+    """Applies every edit to a working copy of the agent; the document on disk changes on save.
+    `agent_saved` gives the document as saved, once its open chats have been told."""
+
+    agent_saved = Signal(object)
 
     def __init__(self, view: AgentEditor, bridge: EngineBridge | None = None) -> None:
         super().__init__(view)
@@ -64,8 +68,9 @@ class EditorController(QObject):
         self._field_problems: dict[str, list[AgentProblem]] = {}
         self._save_problems: list[AgentProblem] = []
         self._broken_on_disk: list[AgentProblem] = []  # why the files on disk cannot be shown
+        self._checked: list[AgentProblem] = []  # what `validate` finds in the agent as edited
         self._tasks = BackgroundTasks("editor task", view.status.setText)
-        self._saving = False
+        self._status = SaveStatus()
         self._save_task: asyncio.Task[None] | None = None
         self._check_timer = QTimer(self)
         self._check_timer.setSingleShot(True)
@@ -159,6 +164,8 @@ class EditorController(QObject):
         self._field_problems.clear()
         self._save_problems = []
         self._broken_on_disk = []
+        self._checked = []
+        self._status = SaveStatus()
         self.supervisors.discard_pending()
         self.undo_stack.clear()
         self.view.disk_bar.hide()
@@ -306,9 +313,10 @@ class EditorController(QObject):
         self.spawn(self._show_problems(self._check_generation))
 
     async def _show_problems(self, generation: int) -> None:
-        problems = await self._current_problems_off_thread()
+        problems, self._checked = await self._current_problems_off_thread()
         if generation != self._check_generation:
             return
+        self._show_status()
         pending = set(self.supervisors.problems)
         shown = [
             self.supervisors.shown(problem) if problem in pending else self._shown(problem)
@@ -338,21 +346,34 @@ class EditorController(QObject):
             if len(problem.location) > 1 and isinstance(problem.location[1], int):
                 binding.select_row(problem.location[1])
 
-    async def _current_problems_off_thread(self) -> list[AgentProblem]:
-        """The problems of the agent as edited: load, fields, supervisors, checks, last save."""
+    async def _current_problems_off_thread(self) -> tuple[list[AgentProblem], list[AgentProblem]]:
+        """The problems of the agent as edited (load, fields, supervisors, checks, last save),
+        and of those the checks' (which stop a save)."""
         if self.document is None:
-            return []
+            return [], []
         pending_fields = set(self._field_problems)
         read = [p for p in self.document.problems if p.field not in pending_fields]
         problems = [*self._broken_on_disk, *read, *self._save_problems]
         for field_problems in self._field_problems.values():
             problems.extend(field_problems)
         problems.extend(self.supervisors.problems)
-        if self.working is not None and self.document.source is not None:
-            working = self.working.model_copy(deep=True)
-            edited = replace(self.document, agent=working, data=to_document(working))
-            problems.extend(await asyncio.to_thread(check_agent, edited))
-        return list(dict.fromkeys(problems))
+        checked: list[AgentProblem] = []
+        if self.working is not None:
+            edited = replace(self.document, agent=self.working.model_copy(deep=True))
+            checked = await asyncio.to_thread(_checked, edited)
+        return list(dict.fromkeys([*problems, *checked])), checked
+
+    def _stopping_save(self) -> list[AgentProblem]:
+        """What stops a save now: input not valid yet, what `validate` finds, the last save's."""
+        return [*self.pending_problems(), *self._checked, *self._save_problems]
+
+    def _show_status(self) -> None:
+        self.view.status.setText(self._status.line(self.modified, self._stopping_save()))
+
+    def _say(self, text: str) -> None:
+        """What an action did, in the status line until the next action or edit."""
+        self._status.action(text)
+        self._show_status()
 
     # -- saving and reloading -------------------------------------------------------------------
 
@@ -361,12 +382,13 @@ class EditorController(QObject):
         if self.document is None or self.working is None:
             return None
         if self._broken_on_disk and not self.modified:
-            self.view.status.setText(
+            self._say(
                 "Not saved: nothing is edited, and saving would write over the broken file on "
                 "disk. Fix it there (the editor reloads it), or edit, then save."
             )
             return None
         if self._save_task is None or self._save_task.done():
+            self._commit_field_being_edited()
             self.supervisors.check()
             if self._refuse_save():
                 return None
@@ -374,18 +396,29 @@ class EditorController(QObject):
             self._save_task = self.spawn(self._save(document, self.undo_stack.index()))
         return self._save_task
 
+    def _commit_field_being_edited(self) -> None:
+        """A table cell still open in its editor commits what it holds first: Ctrl+S leaves the
+        focus where it is, and the cell would commit only after the save."""
+        focus = QApplication.focusWidget()
+        if focus is None or not self.view.isAncestorOf(focus):
+            return
+        table = _table_editing(focus)
+        if table is not None:
+            table.commitData(focus)
+            table.closeEditor(focus, QAbstractItemDelegate.EndEditHint.NoHint)
+
     def _refuse_save(self) -> bool:
         """Input that is not valid is never dropped by a save: the save waits for a fix."""
-        pending = self.pending_problems()
-        if not pending:
+        if not self.pending_problems():
             return False
-        first = pending[0].field or "a field"
-        more = f" and {len(pending) - 1} more" if len(pending) > 1 else ""
-        self.view.status.setText(
-            f"Not saved: {first}{more} to fix first (see Problems). Everything you typed is kept."
-        )
-        self.show_problems()
+        self._refused()
         return True
+
+    def _refused(self) -> None:
+        self._status.action()
+        self._status.refused = True
+        self._show_status()
+        self.show_problems()
 
     async def save_and_wait(self) -> bool:
         """Save, and wait until that save is done (not the editor's other work, such as a tool
@@ -396,23 +429,29 @@ class EditorController(QObject):
         return not self.modified
 
     async def _save(self, document: AgentDocument, index: int) -> None:
-        self._saving = True
-        self.view.status.setText("Saving…")
+        """Write `document` unless `foundry validate` would refuse it (then nothing is written
+        and the line says why, as validate does)."""
+        self._status.saving = True
+        self._show_status()
         try:
             if not await asyncio.to_thread(document.path.exists):  # deleted while open
-                self.view.status.setText(
+                self._status.action(
                     f"Not saved: the agent was deleted on disk ({document.path}). Your edits "
                     "are kept."
                 )
                 return
+            self._checked = await asyncio.to_thread(_checked, document)
+            if self._checked:
+                self._refused()
+                return
             saved = await asyncio.to_thread(save_agent, document)
         except AgentError as error:
             self._save_problems = error.problems
-            self.view.status.setText("Not saved: see the problems below. Your edits are kept.")
-            self.show_problems()
+            self._refused()
             return
         finally:
-            self._saving = False
+            self._status.saving = False
+            self._show_status()
         self._saved(saved, index)
 
     def _saved(self, saved: AgentDocument, index: int) -> None:
@@ -423,10 +462,23 @@ class EditorController(QObject):
             self.working = saved.agent.model_copy(deep=True)
             self.undo_stack.setClean()
             self._show_all()
-        self.view.status.setText(f"Saved to {saved.path}")
+        self._status.action()
+        self._status.saved_to, self._status.chats = saved.path, 0
         self.show_problems()
         self._title_changed()
+        self._show_status()
         self.view.saved.emit(saved.path)
+        self.spawn(self._put_in_force(saved))
+
+    async def _put_in_force(self, saved: AgentDocument) -> None:
+        """The agent's open chats take the save from their next step (runtime/agent_changes)."""
+        if self.bridge is not None and saved.agent is not None:
+            engine = self.bridge.engine
+            chats = await self.bridge.call(engine.apply_saved_agent(saved.path))
+            if self._status.saved_to == saved.path:
+                self._status.chats = len(chats)
+                self._show_status()
+        self.agent_saved.emit(saved)
 
     def reload(self) -> None:
         """Show the agent as it is on disk, dropping unsaved edits."""
@@ -440,7 +492,7 @@ class EditorController(QObject):
             self._keep_shown(document)
             return
         self.load(document)
-        self.view.status.setText("Reloaded from disk.")
+        self._say("Reloaded from disk.")
 
     def _cannot_show(self, on_disk: AgentDocument) -> bool:
         """Whether loading `on_disk` would grey out the agent the editor shows."""
@@ -456,29 +508,30 @@ class EditorController(QObject):
         first = self._shown(on_disk.problems[0]).text if on_disk.problems else str(on_disk.path)
         more = len(on_disk.problems) - 1
         self.view.disk_bar.show_broken(first + (f" (and {more} more)" if more > 0 else ""))
-        self.view.status.setText("Not reloaded: the agent's file on disk is broken (see above).")
+        self._say("Not reloaded: the agent's file on disk is broken (see above).")
         self.show_problems()
 
     def _disk_changed(self) -> None:
-        if self.document is not None and not self._saving:
+        if self.document is not None and not self._status.saving:
             self.spawn(self._compare_with_disk(self.document))
 
     async def _compare_with_disk(self, shown: AgentDocument) -> None:
         on_disk = await asyncio.to_thread(read_agent, shown.path)
         gone = not await asyncio.to_thread(shown.path.exists)
-        if self._saving or self.document is not shown:
+        if self._status.saving or self.document is not shown:
             return
         if gone:  # loading it would empty the editor: what it shows stays
-            self.view.status.clear()
+            self._say("")
             self.view.disk_bar.show_deleted(shown.path)
             return
         if self.view.disk_bar.deleted:  # back on disk: compared as any change is
             self.view.disk_bar.deleted = False
             self.view.disk_bar.hide()
+            self._say("")
         if self._broken_on_disk and not self._cannot_show(on_disk):  # mended
             self._broken_on_disk = []
             self.view.disk_bar.hide()
-            self.view.status.setText("The agent's file on disk is readable again.")
+            self._say("The agent's file on disk is readable again.")
             self.show_problems()
         if _same(on_disk, shown):
             return
@@ -488,7 +541,7 @@ class EditorController(QObject):
             self._keep_shown(on_disk)
         else:
             self.load(on_disk)
-            self.view.status.setText("Reloaded: the agent changed on disk.")
+            self._say("Reloaded: the agent changed on disk.")
 
     def spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[Any]:
         """Run `coroutine` on the GUI's loop, owned by the editor; a failure shows in the status."""
@@ -515,8 +568,11 @@ class EditorController(QObject):
         modified = self.modified
         if modified != self._was_modified:
             self._was_modified = modified
+            if not self._status.refused:  # an edit or an undo: what an action said is past
+                self._status.said = ""
             self.view.modified_changed.emit(modified)
         self._title_changed()
+        self._show_status()
 
     def _title_changed(self) -> None:
         self.view.heading.setText(self.title)
@@ -536,6 +592,23 @@ def _name_action(action: Any, verb: str, what: str) -> None:
     for widget in action.associatedObjects():
         if isinstance(widget, QWidget):
             widget.updateGeometry()  # a button sized for "Undo" fits the longer text
+
+
+def _checked(document: AgentDocument) -> list[AgentProblem]:
+    """What `foundry validate` finds across the fields and files of `document`'s agent as it
+    would be written (blocking: it reads supervisor agents from disk)."""
+    if document.agent is None or document.source is None:
+        return []
+    return check_agent(replace(document, data=to_document(document.agent)))
+
+
+def _table_editing(widget: QWidget) -> QAbstractItemView | None:
+    """The table whose cell `widget` is the open editor of (its viewport's child), if any."""
+    viewport = widget.parentWidget()
+    table = viewport.parentWidget() if viewport is not None else None
+    if isinstance(table, QAbstractItemView) and table.state() == table.State.EditingState:
+        return table
+    return None
 
 
 def _page_of_file(file: Path) -> str:
