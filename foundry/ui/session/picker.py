@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from foundry.runtime.sessions import SessionRecord
 from foundry.session.titles import session_title
-from foundry.store import SessionRecord
 
 SESSION_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 SEARCHED_ROLE = Qt.ItemDataRole.UserRole + 2  # the text a search looks in, lower case
