@@ -193,7 +193,7 @@ class EditorController(QObject):
 
     def _show_all(self) -> None:
         agent = self.working
-        self.view.pages.setEnabled(agent is not None)
+        self.view.enable_form(agent is not None)  # the Files page stays usable
         if agent is None:
             self.view.heading.setText(self.document.path.name if self.document else "")
             return
