@@ -444,3 +444,20 @@ def test_a_long_timeline_at_1280_by_800(qtbot: QtBot, tmp_path: Path) -> None:
     # the tool calls, a line per turn, the curator's and architect's notices folded, a question
     assert view.timeline.rowCount() == 12 + 12 + 2 + 1
     save_screenshot(view, tmp_path, "session-timeline-readable.png")
+
+
+def test_a_chat_is_titled_by_its_first_message_once_it_is_there(qtbot: QtBot) -> None:
+    view = SessionView()
+    qtbot.addWidget(view)
+    titles: list[str] = []
+    view.title_changed.connect(titles.append)
+    view.conversation.apply(events(TurnStarted())[0])
+    assert titles == [] and view.title == ""
+    long = "Plan a three-day trip to Kyoto in April with temples, food markets and one day hike"
+    for body in (user(long), reply("Here is a plan."), user("And a budget?")):
+        view.conversation.apply(events(body)[0])
+    assert titles == ["Plan a three-day trip to Kyoto in April with temples, food…"]
+    reopened = SessionView()
+    qtbot.addWidget(reopened)
+    reopened.conversation.replay(events(user("What time is it in Tokyo?")))
+    assert reopened.title == "What time is it in Tokyo?"

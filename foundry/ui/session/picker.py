@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QKeyEvent, QKeySequence, QPainter, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -13,6 +13,9 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -22,6 +25,9 @@ from foundry.session.titles import session_title
 
 SESSION_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 SEARCHED_ROLE = Qt.ItemDataRole.UserRole + 2  # the text a search looks in, lower case
+DETAIL_ROLE = Qt.ItemDataRole.UserRole + 3  # the agent, when and the id, under the title
+PAD = 6
+Index = QModelIndex | QPersistentModelIndex
 
 
 class SessionPicker(QDialog):
@@ -48,6 +54,7 @@ class SessionPicker(QDialog):
         QShortcut(QKeySequence.StandardKey.Find, self, self.search.setFocus)
         self.sessions = QListWidget()
         self.sessions.setAlternatingRowColors(True)
+        self.sessions.setItemDelegate(SessionRow(self.sessions))
         for record in records:
             self.sessions.addItem(_item(record, (first_messages or {}).get(record.id)))
         self.sessions.setCurrentRow(0)
@@ -70,7 +77,7 @@ class SessionPicker(QDialog):
     def shown_titles(self) -> list[str]:
         """The titles the list shows now (the search hides the others)."""
         rows = (self.sessions.item(row) for row in range(self.sessions.count()))
-        return [item.text().split("\n")[0] for item in rows if not item.isHidden()]
+        return [item.text() for item in rows if not item.isHidden()]
 
     def _filter(self, text: str) -> None:
         """Keep the sessions whose title, agent or first message hold every word typed."""
@@ -114,9 +121,40 @@ class SessionPicker(QDialog):
 def _item(record: SessionRecord, first_message: str | None) -> QListWidgetItem:
     title = record.title or session_title(first_message, record.agent_name)
     when = record.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
-    item = QListWidgetItem(f"{title}\n{record.agent_name or '?'}  ·  {when}  ·  {record.id[:8]}")
+    item = QListWidgetItem(title)
     item.setData(SESSION_ID_ROLE, record.id)
+    item.setData(DETAIL_ROLE, f"{record.agent_name or '?'}  ·  {when}  ·  {record.id[:8]}")
     searched = " ".join((title, record.agent_name, first_message or "", record.id))
     item.setData(SEARCHED_ROLE, searched.lower())
     item.setToolTip(f"{first_message or title}\n\n{record.agent_path}")
     return item
+
+
+class SessionRow(QStyledItemDelegate):
+    """A session as its title, and under it, smaller and grey, its agent, time and id."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        return QSize(option.rect.width(), 2 * option.fontMetrics.height() + 3 * PAD)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        painter.save()
+        if selected:
+            painter.fillRect(option.rect, option.palette.highlight())
+        title_font = QFont(option.font)
+        title_font.setBold(True)
+        area = option.rect.adjusted(PAD * 2, PAD, -PAD * 2, -PAD)
+        line = option.fontMetrics.height()
+        painter.setFont(title_font)
+        painter.setPen(option.palette.highlightedText().color() if selected else QColor("#263238"))
+        title = painter.fontMetrics().elidedText(
+            str(index.data(Qt.ItemDataRole.DisplayRole) or ""),
+            Qt.TextElideMode.ElideRight,
+            area.width(),
+        )
+        painter.drawText(area.adjusted(0, 0, 0, -line), int(Qt.AlignmentFlag.AlignTop), title)
+        painter.setFont(option.font)
+        painter.setPen(QColor("#e3f2fd") if selected else QColor("#607d8b"))
+        detail = area.adjusted(0, line + PAD // 2, 0, 0)
+        painter.drawText(detail, int(Qt.AlignmentFlag.AlignTop), str(index.data(DETAIL_ROLE) or ""))
+        painter.restore()

@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from foundry.session.titles import session_title
+from foundry.ui.session.agent_bar import AgentBar
 from foundry.ui.session.conversation import ConversationModel
 from foundry.ui.session.follow import FollowsEnd
 from foundry.ui.session.message_delegate import MessageDelegate
@@ -151,10 +153,14 @@ class ApprovalBar(QWidget):
 
 
 class SessionView(QWidget):
-    """Holds the widgets of one session; SessionController connects them to the engine."""
+    """Holds the widgets of one session; SessionController connects them to the engine.
+    `title_changed` carries the chat's title once its first message is there (for its tab)."""
+
+    title_changed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.title = ""  # the first message as a title (session_title), once there is one
         self.conversation = ConversationModel(self)
         self.timeline = TimelineModel(self)
         self.input = MessageInput()
@@ -169,6 +175,8 @@ class SessionView(QWidget):
         self.typing.setStyleSheet("color: #607d8b; padding-left: 10px;")
         self.typing.setFixedHeight(self.typing.sizeHint().height() + 4)  # no jump when it shows
         self.conversation.awaiting_changed.connect(self._show_typing)
+        self.conversation.rowsInserted.connect(self._find_title)
+        self.conversation.modelReset.connect(self._find_title)
         self.context = HintedListWidget(EMPTY_CONTEXT)
         self.context.setToolTip("Double-click an item to take it out of the context")
         self.include = QLineEdit()
@@ -176,6 +184,7 @@ class SessionView(QWidget):
         self.stats = {name: QLabel("0") for name in ("turns", "input", "output", "model time")}
         self.approval = ApprovalBar()
         self.trust = TrustBar()
+        self.agent_bar = AgentBar()  # what of the saved agent waits for a restart
         self.input.setMaximumHeight(110)
         self.input.setTabChangesFocus(True)  # Tab goes on to Send and the panels
         self.send = QPushButton("Send")
@@ -239,6 +248,7 @@ class SessionView(QWidget):
         entry.addLayout(buttons)
         layout = QVBoxLayout(self)
         layout.addWidget(self.trust)
+        layout.addWidget(self.agent_bar)
         layout.addWidget(splitter, 1)
         layout.addWidget(self.approval)
         layout.addLayout(entry)
@@ -251,3 +261,11 @@ class SessionView(QWidget):
         """ "…" while supervisors read the message or a tool runs, "Assistant is writing…" once
         the model has the request; hidden when its words arrive or it waits for you."""
         self.typing.setText(TYPING.get(state, ""))
+
+    def _find_title(self) -> None:
+        if self.title:
+            return
+        first = next((row.text for row in self.conversation.rows if row.kind == "user"), None)
+        if first is not None:
+            self.title = session_title(first)
+            self.title_changed.emit(self.title)
