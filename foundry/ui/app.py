@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication
 from foundry.home import APP_ID, shipped_path
 from foundry.logs import configure_logging, log_uncaught_exceptions
 from foundry.ui.settings import use_foundry_settings
+from foundry.ui.theme import apply_theme, theme_setting
 from foundry.ui.window.main_window import WINDOW_PARTS, MainWindow
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ def run(agent: Path | None = None) -> int:
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # the app ends when _main does: the engine stopped
     use_foundry_settings()
+    apply_theme(theme_setting())
     configure_logging()
     log_uncaught_exceptions()
     window = MainWindow()

@@ -11,6 +11,7 @@ from PySide6.QtCore import QSettings
 
 from foundry.home import FoundryHome
 
+DEFAULT_MODEL_SETTING = "models/default"  # Preferences' model for new agents and chats
 ORGANIZATION = "Foundry"
 APPLICATION = "Foundry"
 _INI = QSettings.Format.IniFormat
@@ -31,3 +32,9 @@ def use_foundry_settings() -> None:
     """`QSettings()` is `foundry_settings()` from now on (the app calls it at start)."""
     _point_at_foundry_home()
     QSettings.setDefaultFormat(_INI)
+
+
+def default_model(settings: QSettings | None = None) -> str:
+    """The model set in Preferences for new agents and for chats with an agent naming none; ""
+    for the built-in one."""
+    return str((settings or foundry_settings()).value(DEFAULT_MODEL_SETTING, "") or "").strip()

@@ -32,9 +32,12 @@ class CreateAgentDialog(QDialog):
 
     created = Signal(object)
 
-    def __init__(self, parent: QWidget | None = None, folder: Path | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, folder: Path | None = None, model: str = ""
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("New agent")
+        self.model = model  # the new agent's model ("": none named, the default runs it)
         self.name = QLineEdit()
         self.name.setPlaceholderText("My agent")
         self.location = QLineEdit(str(folder or Path.home()))
@@ -94,7 +97,10 @@ class CreateAgentDialog(QDialog):
 
     def make(self, path: Path, name: str) -> AgentDocument:
         """Write the agent (on a worker thread); raises AgentError with what is wrong."""
-        return create_agent(path, new_agent(name, policy=self.policy.isChecked()))
+        agent = new_agent(name, policy=self.policy.isChecked())
+        if self.model:
+            agent.settings.model = self.model
+        return create_agent(path, agent)
 
     async def _create(self, path: Path, name: str) -> None:
         try:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 NO_AGENT = "Open an agent to start (Ctrl+O)."
 LOADING = "Loading the engine…"
+BUILT_IN_MODEL = "embedded:smollm2"  # foundry.llm.registry's default, named without importing it
 
 
 def agent_name(document: AgentDocument) -> str:
@@ -22,15 +23,17 @@ def agent_name(document: AgentDocument) -> str:
     return document.agent.metadata.name if document.agent else document.path.name
 
 
-def describe_agent(document: AgentDocument) -> str:
+def describe_agent(document: AgentDocument, default_model: str = "") -> str:
+    """The agent's name, model (the default, when it names none), counts and supervisors."""
     agent = document.agent
     assert agent is not None
+    model = agent.settings.model_reference or f"{default_model or BUILT_IN_MODEL} (the default)"
     supervisors = "".join(
         f"<li>{entry.name or entry.id} <i>({entry.type})</i></li>" for entry in agent.supervisors
     )
     return (
         f"<h3>{agent.metadata.name}</h3><p>{agent.metadata.description}</p>"
-        f"<p><b>Model:</b> {agent.settings.model_reference or 'embedded:smollm2'}<br>"
+        f"<p><b>Model:</b> {html.escape(model)}<br>"
         f"<b>Rules:</b> {len(agent.rules)} · <b>References:</b> {len(agent.references)} · "
         f"<b>Tool servers:</b> {len(agent.mcp_servers)}</p>"
         f"<p><b>Supervisors</b></p><ul>{supervisors or '<li>none</li>'}</ul>"
@@ -81,8 +84,8 @@ class AgentDock(QDockWidget):
         if link == "edit":
             self.fix_requested.emit()
 
-    def show_agent(self, document: AgentDocument) -> None:
-        self.panel.setText(describe_agent(document))
+    def show_agent(self, document: AgentDocument, default_model: str = "") -> None:
+        self.panel.setText(describe_agent(document, default_model))
 
     def show_problems(self, path: Path, problems: list[AgentProblem], editable: bool) -> None:
         self.panel.setText(describe_problems(path, problems, editable=editable))

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QWidget
 
+from foundry.ui.settings import default_model
 from foundry.ui.window.agent_dock import agent_name
+from foundry.ui.window.repair import AgentRepair
 from foundry.ui.window.tabs import short_title
 
 if TYPE_CHECKING:
@@ -16,6 +18,14 @@ if TYPE_CHECKING:
     from foundry.session.events import Event
     from foundry.ui.session.controller import SessionController
     from foundry.ui.window.main_window import MainWindow
+
+
+def chat_model(agent: AgentDocument) -> str | None:
+    """The model a new chat runs: the agent's, or the default set in Preferences (None: the
+    built-in one)."""
+    if agent.agent is not None and agent.agent.settings.model_reference:
+        return None
+    return default_model() or None
 
 
 def reopened_title(history: list[Event], agent_name: str) -> str:
@@ -41,10 +51,14 @@ class ChatTabs:
         self.window = window
         self.controllers: list[SessionController] = []
         self.agents: dict[QWidget, AgentDocument] = {}  # the agent of each chat tab
+        self.repair = AgentRepair(window)  # the agent shown as broken, once repaired
 
     def new_chat(self) -> None:
+        """A chat with the current agent; without one, New Chat says why (see repair.py)."""
         if self.window.agent is not None:
             self.window.spawn(self.start_chat())
+        else:
+            self.repair.new_chat_without_agent()
 
     async def start_chat(self) -> str | None:
         from foundry.agent import AgentError
@@ -56,7 +70,7 @@ class ChatTabs:
         try:
             engine = window.bridge.engine
             session_id = await window.bridge.call(
-                engine.open_session(agent.path, hold_untrusted=True)
+                engine.open_session(agent.path, model=chat_model(agent), hold_untrusted=True)
             )
             trust = await window.bridge.call(engine.trust_check(session_id))
         except AgentError as error:  # the agent was changed on disk since it was opened

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QWidget
 
+from foundry.ui.settings import default_model
 from foundry.ui.window.agent_dock import agent_name
 from foundry.ui.window.tabs import short_title
 
@@ -84,6 +85,7 @@ class EditorTabs:
         self._retitle(editor, editor.title)
         editor.title_changed.connect(lambda title: self._retitle(editor, title))
         editor.open_agent_requested.connect(lambda path: window.spawn(self.edit_agent_at(path)))
+        editor.saved.connect(window.chats.repair.saved)  # a broken agent repaired is usable
         tabs.setCurrentIndex(index)
         return editor
 
@@ -98,7 +100,7 @@ class EditorTabs:
     def create_agent(self) -> None:
         from foundry.ui.editor import CreateAgentDialog
 
-        dialog = CreateAgentDialog(parent=self.window, folder=Path.home())
+        dialog = CreateAgentDialog(parent=self.window, folder=Path.home(), model=default_model())
         dialog.created.connect(self.agent_created)
         dialog.open()
 

@@ -20,7 +20,7 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QProgressBar, QWidget
 
 from foundry.ui.background import BackgroundTasks
-from foundry.ui.settings import foundry_settings
+from foundry.ui.settings import default_model, foundry_settings
 from foundry.ui.window.agent_dock import LOADING, NO_AGENT, AgentDock, agent_name
 from foundry.ui.window.chats import ChatTabs
 from foundry.ui.window.editors import EditorTabs
@@ -52,6 +52,7 @@ WINDOW_PARTS = (
     "foundry.ui.gateway_view",
     "foundry.ui.help",
     "foundry.ui.inbox",
+    "foundry.ui.preferences",
     "foundry.ui.recent",
     "foundry.session.events",
     "foundry.session.titles",
@@ -167,7 +168,7 @@ class MainWindow(QMainWindow):
         """`document` is the current agent: the Agent panel and the title show it."""
         self.agent = document
         self.broken_agent = None
-        self.dock.show_agent(document)
+        self.dock.show_agent(document, default_model())
         self.gateway_tab.follow_agent()
         self.setWindowTitle(f"{document.agent.metadata.name} — Foundry")  # type: ignore[union-attr]
 
@@ -270,6 +271,20 @@ class MainWindow(QMainWindow):
 
     def preload_dashboards(self) -> asyncio.Task[None]:
         return self.dashboards_tab.preload()
+
+    def show_preferences(self) -> QWidget:
+        """Edit > Preferences; what it changes is shown at once (the theme, the Agent panel)."""
+        from foundry.ui.preferences import PreferencesDialog
+
+        dialog = PreferencesDialog(foundry_settings(), self)
+        dialog.saved.connect(self._preferences_saved)
+        dialog.open()
+        return dialog
+
+    def _preferences_saved(self) -> None:
+        if self.agent is not None:
+            self.dock.show_agent(self.agent, default_model())
+        self.statusBar().showMessage("Preferences saved.", 4000)
 
     def show_shortcuts(self) -> QWidget:
         return self.menus.show_shortcuts()

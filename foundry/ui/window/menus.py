@@ -1,4 +1,4 @@
-"""The main window's menu bar: File, View and Help, with the actions that wait for the engine."""
+"""The main window's menu bar: File, Edit, View and Help; the actions that need the engine wait."""
 
 from __future__ import annotations
 
@@ -24,6 +24,14 @@ class WindowMenus:
         self.engine_actions: list[QAction] = []  # enabled once the engine is attached
         self.file = window.menuBar().addMenu("&File")
         self._file_menu()
+        self.edit = window.menuBar().addMenu("&Edit")
+        self.engine_action(
+            self.edit,
+            "&Preferences…",
+            QKeySequence("Ctrl+,"),
+            window.show_preferences,
+            "Theme, the key that sends a message, the default model (Ctrl+,)",
+        )
         self.view = window.menuBar().addMenu("&View")
         self._view_menu()
         self.help = window.menuBar().addMenu("&Help")
@@ -116,7 +124,7 @@ class WindowMenus:
     def show_shortcuts(self) -> QWidget:
         from foundry.ui.help import show_shortcuts
 
-        return show_shortcuts(self.window, (self.file, self.view, self.help))
+        return show_shortcuts(self.window, (self.file, self.edit, self.view, self.help))
 
     def show_about(self) -> QWidget:
         from foundry.home import FoundryHome
