@@ -31,6 +31,7 @@ from foundry.runtime.bus import EventBus
 from foundry.runtime.concerns import SessionPlace, session_concerns
 from foundry.runtime.held_provider import HeldProvider
 from foundry.runtime.journal import EventJournal
+from foundry.runtime.policy_records import PolicyRecords
 from foundry.runtime.results import SessionResults, session_results
 from foundry.runtime.runners import new_runner, runner_stopped
 from foundry.runtime.sessions import StoredSessions
@@ -162,6 +163,11 @@ class Engine:
     def stored_sessions(self) -> StoredSessions:
         """The sessions in the store (every Foundry's), to list and reopen."""
         return StoredSessions(self.store)
+
+    @property
+    def policy_records(self) -> PolicyRecords:
+        """What agents' sessions recorded, to try an edited policy against."""
+        return PolicyRecords(self.store)
 
     def stop(self, timeout_s: float = 10.0) -> None:
         if not self._thread.is_alive():

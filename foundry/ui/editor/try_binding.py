@@ -19,18 +19,14 @@ from PySide6.QtWidgets import QFileDialog, QTableWidgetItem
 
 from foundry.agent.models import PolicyConfig
 from foundry.agent.trust import trust_key
-from foundry.store import Store
+from foundry.runtime.policy_records import PolicyRecords
 from foundry.supervision.paths import server_folders
 from foundry.supervision.policy import PolicyEngine
 from foundry.supervision.policy_check import (
     CallToCheck,
     CheckedCall,
-    agent_sessions,
     loop_key_note,
     offer_problem,
-    recorded_calls,
-    recorded_schemas,
-    what_if,
 )
 from foundry.ui.editor.try_panel import TryPanel
 
@@ -64,8 +60,8 @@ class TryBinding(QObject):
         self.panel = panel
         self.editor = editor
         self.last_answer_ms: float | None = None
-        self._store: Store | None = None
-        self._opening_store = asyncio.Lock()
+        self._records: PolicyRecords | None = None  # its own, without an engine
+        self._opening_records = asyncio.Lock()
         self._compiled: tuple[PolicyConfig, PolicyEngine] | None = None
         self._recorded: list[CallToCheck] = []
         self._recorded_tools: dict[str, dict[str, Any]] = {}
@@ -263,19 +259,16 @@ class TryBinding(QObject):
         document = self.editor.document
         if document is None:
             return []
-        store = await self._store_to_use()
-        return await asyncio.to_thread(recorded_calls, store, document.path, count)
+        records = await self._records_to_use()
+        return await asyncio.to_thread(records.calls, document.path, count)
 
     async def _recorded_schemas(self) -> dict[str, dict[str, Any]]:
         """The tools' schemas, as recorded when the agent's chats started their servers."""
         document = self.editor.document
-        store = await self._store_to_use()
-
-        def recorded() -> dict[str, dict[str, Any]]:
-            sessions = agent_sessions(store, document.path) if document else []
-            return recorded_schemas(store, reversed(sessions))
-
-        return await asyncio.to_thread(recorded)
+        if document is None:
+            return {}
+        records = await self._records_to_use()
+        return await asyncio.to_thread(records.schemas, document.path)
 
     async def _tool_schemas(self) -> dict[str, dict[str, Any]]:
         """The tools' schemas, as recorded in the agent's sessions, and as listed on the Tools
@@ -299,7 +292,7 @@ class TryBinding(QObject):
             self.panel.verdict.setText(f"Not decided: the workspace {workspace} is not a folder.")
             return None
         folders = server_folders(agent.mcp_servers, document.base_dir)
-        store = await self._store_to_use()
+        records = await self._records_to_use()
         workspace = workspace.resolve()
         reuse = self._compiled and self._compiled[0] is config and self._root == workspace
         compiled = self._compiled[1] if reuse and self._compiled else None
@@ -307,8 +300,8 @@ class TryBinding(QObject):
         def decide() -> tuple[PolicyEngine, list[CheckedCall]]:
             engine = compiled or PolicyEngine(config, workspace, server_folders=folders)
             identity = trust_key(document.path)  # its grants apply, as in its chats
-            decided = what_if(
-                store, engine, config, workspace, calls, folders, tool_schemas, identity
+            decided = records.what_if(
+                engine, config, workspace, calls, folders, tool_schemas, identity
             )
             return engine, decided
 
@@ -317,15 +310,16 @@ class TryBinding(QObject):
         self._decided_agent = agent
         return results
 
-    async def _store_to_use(self) -> Store:
-        """The engine's store in the app; opened once (off the GUI thread) without one."""
+    async def _records_to_use(self) -> PolicyRecords:
+        """The engine's records in the app; without one, the store opened once (off the GUI
+        thread)."""
         bridge = self.editor.bridge
         if bridge is not None:
-            return bridge.engine.store
-        async with self._opening_store:
-            if self._store is None:
-                self._store = await asyncio.to_thread(Store.open)
-        return self._store
+            return bridge.engine.policy_records
+        async with self._opening_records:
+            if self._records is None:
+                self._records = await asyncio.to_thread(PolicyRecords.opened)
+        return self._records
 
     def _agent_name(self) -> str:
         agent = self.editor.working
@@ -333,9 +327,9 @@ class TryBinding(QObject):
 
     def close(self) -> None:
         self._again.stop()
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        if self._records is not None:
+            self._records.close()
+            self._records = None
 
 
 def _shortened(text: str) -> str:
