@@ -46,6 +46,7 @@ __all__ = ["LOADING", "NO_AGENT", "WINDOW_PARTS", "MainWindow"]
 # The modules the window's parts import in their methods, once the engine is attached.
 WINDOW_PARTS = (
     "foundry.agent",
+    "foundry.agent.document",
     "foundry.home",
     "foundry.ui.bridge",
     "foundry.ui.editor",

@@ -7,6 +7,8 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from foundry.ui.window.agent_dock import agent_name
+
 if TYPE_CHECKING:
     from foundry.agent import AgentProblem
     from foundry.agent.document import AgentDocument
@@ -60,8 +62,6 @@ class AgentRepair:
             self.window.spawn(self._repaired(broken))
 
     async def _repaired(self, path: Path) -> None:
-        from foundry.ui.window.agent_dock import agent_name
-
         document = await self._usable(path)
         if document is None:
             return
