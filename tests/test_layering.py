@@ -23,6 +23,7 @@ FORBIDDEN = [
     ("foundry.tools", "foundry.runtime"),
     ("foundry.store", "foundry.runtime"),
     ("foundry.store", "foundry.ui"),
+    ("foundry.ui", "foundry.store"),  # it goes through the runtime's services (approvals, ...)
 ]
 QT = ("PySide6", "qasync", "pytestqt")
 
