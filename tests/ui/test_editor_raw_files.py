@@ -123,3 +123,26 @@ def test_the_files_page_follows_a_repair_made_on_disk(qtbot: QtBot, sample_agent
     qtbot.waitUntil(lambda: editor.metadata.name.text() == "Supervised Assistant", timeout=15000)
     assert shown_text(editor) == good
     assert read_agent(path).agent is not None
+
+
+def test_a_file_broken_on_disk_while_shown_keeps_the_form_and_is_fixed_on_the_files_page(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path = tmp_path / "assistant"
+    shutil.copytree(SAMPLE, path)
+    good = (path / "tsagent.json").read_text()
+    editor = open_editor(qtbot, path)
+    page = editor.raw_files
+    qtbot.waitUntil(lambda: shown_text(editor) != "", timeout=10000)
+    (path / "tsagent.json").write_text(good.replace('"maxChatTurns": 10,', '"maxChatTurns": 10,,'))
+
+    qtbot.waitUntil(lambda: page.text.marked_lines() == [10], timeout=15000)
+    assert not files_page(editor) and editor.metadata.isEnabled()  # the form as last read
+    assert editor.metadata.name.text() == "Supervised Assistant"
+    editor.show_section("Files")
+    page.text.selectAll()
+    page.text.insertPlainText(good)
+    page.save.click()
+    qtbot.waitUntil(lambda: page.outcome.text().startswith("Saved tsagent.json"), timeout=15000)
+    assert (path / "tsagent.json").read_text() == good
+    qtbot.waitUntil(lambda: not editor.disk_bar.isVisible(), timeout=10000)

@@ -1,8 +1,9 @@
 """RawBinding: the Files page shows the agent's files as on disk, with their problems' lines
 marked, and saves the text typed there with raw_files' checks; the form then follows the file.
 
-An agent whose files cannot be read opens here, on the first problem's line. While the form
-holds edits not saved, the text is read-only: the two ways of editing never overwrite each other.
+An agent the form cannot show opens here, on the first problem's line; files broken on disk
+while the form shows the agent as last read are shown here too. While the form holds edits not
+saved, the text is read-only: the two ways of editing never overwrite each other.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class RawBinding(QObject):
         section.text.save_requested.connect(self.save)
         section.revert.clicked.connect(self.revert)
         section.text.modificationChanged.connect(lambda _: self._show_state())
-        editor.view.modified_changed.connect(lambda _: self._show_state())
+        editor.undo_stack.cleanChanged.connect(self._form_edited)
         editor.view.saved.connect(self._form_saved)
         editor.disk.changed.connect(self._disk_changed)
 
@@ -64,7 +65,7 @@ class RawBinding(QObject):
         here, at the first problem's line."""
         self.document = document
         self.files = agent_files(document) if document.path.exists() else []
-        broken = document.agent is None
+        broken = self.editor.working is None  # the form has no agent to show
         first = next((p.file for p in document.problems if p.file in self.files), None)
         keep = self.file if self.file in self.files else None
         chosen = (first if broken else keep) or first or (self.files[0] if self.files else None)
@@ -116,10 +117,8 @@ class RawBinding(QObject):
             self.section.show_problem("")
 
     def _show_state(self) -> None:
-        """Read-only while the form has edits not saved (the agent can be used)."""
-        form_edited = (
-            self.document is not None and self.document.agent is not None and self.editor.modified
-        )
+        """Read-only while the form has edits not saved (a save here would reload over them)."""
+        form_edited = not self.editor.undo_stack.isClean()
         self.section.text.setReadOnly(form_edited)
         self.section.save.setEnabled(self.modified and not form_edited)
         self.section.revert.setEnabled(self.modified)
@@ -131,6 +130,9 @@ class RawBinding(QObject):
             )
         elif not self._problems() and not self.section.problem.text().startswith("Not saved"):
             self.section.show_problem("")
+
+    def _form_edited(self, _clean: bool) -> None:
+        self._show_state()
 
     def _file_chosen(self, index: int) -> None:
         if self._filling or not 0 <= index < len(self.files):
