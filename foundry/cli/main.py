@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from foundry.cli.doctor import add_doctor_commands
+from foundry.cli.ending import end_process
 from foundry.cli.gateway import add_gateway_commands
 from foundry.cli.metrics import add_metrics_commands
 from foundry.cli.policy import add_policy_commands
@@ -201,11 +202,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(quiet=True)
     try:
-        return int(args.handler(args))
+        code = int(args.handler(args))
     except BrokenPipeError:
-        return 0
+        code = 0
     except Exception as error:
-        return _exit_code(error)
+        code = _exit_code(error)
+    if argv is None and getattr(args, "exit_at_once", False):
+        end_process(code)  # run as the program (tests pass argv), its work all closed
+    return code
 
 
 def _exit_code(error: Exception) -> int:

@@ -93,11 +93,18 @@ def _turn(engine: Engine, session_id: str, text: str | None) -> TurnResult:
         return future.result()
 
 
-def _settle(engine: Engine, session_id: str) -> None:
-    """Wait for the supervisors' reviews after the reply, saying so; Ctrl+C stops them (each
-    is recorded with its fallback) and keeps the session."""
+REVIEW_GRACE_S = 1.0  # reviews after the reply that end this soon are kept without waiting
+
+
+def _settle(engine: Engine, session_id: str, wait: bool) -> None:
+    """The supervisors' reviews after the reply: waited for with `wait` (Ctrl+C stops them);
+    otherwise given REVIEW_GRACE_S to end, and the rest stopped, each recorded as stopped
+    before it finished, and said. The session is kept either way."""
     reviewers = engine.submit(engine.later_reviewers(session_id)).result()
     if not reviewers:
+        return
+    if not wait:
+        _stop_reviews(engine, session_id)
         return
     print(
         f"\n[after the reply] waiting for {', '.join(reviewers)} to finish reviewing "
@@ -108,6 +115,19 @@ def _settle(engine: Engine, session_id: str) -> None:
         engine.submit(engine.settle(session_id)).result()
     except KeyboardInterrupt:
         engine.submit(engine.settle(session_id, timeout_s=0)).result()
+
+
+def _stop_reviews(engine: Engine, session_id: str) -> None:
+    """Stop the reviews still running after REVIEW_GRACE_S, saying which first."""
+    chain = engine.session(session_id).chain
+    late = engine.submit(chain.wait_for_reviews(REVIEW_GRACE_S)).result()
+    if late:
+        print(
+            f"\n[after the reply] not waiting for {', '.join(late)}: stopped, and recorded as "
+            "not finished (--wait-reviews waits for them)",
+            file=sys.stderr,
+        )
+    engine.submit(engine.settle(session_id, timeout_s=0)).result()
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -125,7 +145,7 @@ def run_command(args: argparse.Namespace) -> int:
         ).result()
         engine.bus.subscribe(_printer(show_tokens=not args.json))
         result = _turn(engine, session_id, args.message)
-        _settle(engine, session_id)
+        _settle(engine, session_id, wait=args.wait_reviews)
         if args.json:
             print(json.dumps(_summary(engine, session_id, result), indent=2))
         else:
@@ -329,13 +349,19 @@ def add_session_commands(commands: Any) -> None:
     )
     run.add_argument("--json", action="store_true", help="print one JSON object at the end")
     run.add_argument(
+        "--wait-reviews",
+        action="store_true",
+        help="wait for the supervisors that review after the reply (by default the ones not "
+        f"done {REVIEW_GRACE_S:g} s after it are stopped, and recorded as not finished)",
+    )
+    run.add_argument(
         "--yes",
         "-y",
         action="store_true",
         help="approve tool calls that need approval (otherwise they wait in the approval inbox)",
     )
     add_trust_flag(run)
-    run.set_defaults(handler=run_command)
+    run.set_defaults(handler=run_command, exit_at_once=True)  # see cli/ending.py
 
     chat = commands.add_parser(
         "chat",

@@ -322,6 +322,14 @@ class SupervisionChain:
         """The names of the supervisors whose reviews after replies are not done, in order."""
         return list(dict.fromkeys(task.get_name() for task in self._later))
 
+    async def wait_for_reviews(self, timeout_s: float) -> list[str]:
+        """Give the reviews after replies up to `timeout_s` to end, stopping none; the names of
+        the supervisors whose reviews are still not done."""
+        running = set(self._later)
+        if running:
+            await asyncio.wait(running, timeout=timeout_s)
+        return self.later_reviewers
+
     async def settle(self, timeout_s: float | None = None) -> None:
         """Wait for the reviews after replies; the ones still running after `timeout_s` are
         stopped, each recorded with its fallback."""
