@@ -1,4 +1,5 @@
-"""Test isolation: every test gets its own Foundry home; the PostgreSQL URL is kept aside."""
+"""Test isolation: every test gets its own Foundry home; the PostgreSQL URL is kept aside; a
+test that leaves a store open or an engine running fails (tests/left_open.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ SAMPLE_AGENTS = REPO / "agents"
 POSTGRES_URL = os.environ.pop("FOUNDRY_DATABASE_URL", "") or os.environ.get(
     "FOUNDRY_TEST_POSTGRES_URL", ""
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.import_plugin("tests.left_open")
 
 
 @pytest.fixture(autouse=True)

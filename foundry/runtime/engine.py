@@ -122,6 +122,7 @@ class Engine:
         trust: TrustStore | None = None,
     ) -> None:
         self._store = store
+        self._owns_store = store is None  # opened by start(), so closed by stop()
         self.trust = trust or TrustStore.default()
         self._retry_delays_s = retry_delays_s
         self.bus = EventBus()
@@ -176,6 +177,8 @@ class Engine:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout_s)
         self._writer.shutdown(wait=True)
+        if self._owns_store and self._store is not None:
+            self._store.close()
 
     def __enter__(self) -> Engine:
         return self.start()

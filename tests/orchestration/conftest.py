@@ -57,6 +57,8 @@ def turns_of(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Iterator[Engine]:
-    store = Store.open(f"sqlite:///{tmp_path / 'foundry.db'}")
-    with Engine(store, retry_delays_s=(0.01,)) as running:
+    with (
+        Store.open(f"sqlite:///{tmp_path / 'foundry.db'}") as store,
+        Engine(store, retry_delays_s=(0.01,)) as running,
+    ):
         yield running

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +48,9 @@ def workspace(tmp_path: Path, home: Path) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'edits.sqlite3'}")
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(f"sqlite:///{tmp_path / 'edits.sqlite3'}") as opened:
+        yield opened
 
 
 async def _ignore(body: EventBody) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import glob
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -66,8 +67,9 @@ INJECTIONS = [
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'gate.sqlite3'}")
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(f"sqlite:///{tmp_path / 'gate.sqlite3'}") as opened:
+        yield opened
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -51,8 +51,9 @@ TO_A_PERSON = PolicyConfig.model_validate(
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'grants.sqlite3'}")
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(f"sqlite:///{tmp_path / 'grants.sqlite3'}") as opened:
+        yield opened
 
 
 @pytest.fixture

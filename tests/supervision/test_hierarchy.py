@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -45,8 +46,9 @@ class Recorder:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'gate.sqlite3'}")
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(f"sqlite:///{tmp_path / 'gate.sqlite3'}") as opened:
+        yield opened
 
 
 def gate(store: Store, tmp_path: Path, recorder: Recorder, **options: Any) -> SupervisedGate:
