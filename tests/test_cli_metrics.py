@@ -59,7 +59,9 @@ def test_rebuild_recomputes_the_aggregates_from_every_event(
         write(store, full_log())  # by a writer that kept no aggregates
         assert read_figures(store).events == 0
     assert main(["metrics", "rebuild"]) == 0
-    assert capsys.readouterr().out.endswith("Rebuilt the metric aggregates from 67 events\n")
+    assert capsys.readouterr().out.endswith("Rebuilt the metric aggregates from 72 events\n")
     with Store.open() as store:
         figures = read_figures(store)
-    assert figures.events == 67 and sum(figures.histogram) == 6
+    # six criteria scored, and the confidence of the guardian, the architect and the L1
+    assert figures.events == 72 and sum(figures.histogram) == 9
+    assert figures.resolutions["message/changed"] == figures.resolutions["supervisor/escalated"]

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the names as mypy should see them
     from foundry.metrics.series import (  # noqa: F401
         ConfidencePoint,
         DashboardSeries,
+        DecisionPoint,
         HumanWaitPoint,
         IterationsPoint,
         ModelCallPoint,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # the names as mypy should see them
         TaskChoice,
         confidence_series,
         dashboard_series,
+        decision_series,
         human_wait_series,
         iterations_series,
         model_call_series,
@@ -52,7 +54,14 @@ if TYPE_CHECKING:  # the names as mypy should see them
         phase_times,
         task_metrics,
     )
-    from foundry.metrics.terms import LEVELS, MetricsFilter, resolution_level  # noqa: F401
+    from foundry.metrics.terms import (  # noqa: F401
+        DECISION_LEVELS,
+        LEVELS,
+        OUTCOMES,
+        TASK_CHECKS,
+        MetricsFilter,
+        resolution_level,
+    )
 
 _NAMES_OF_MODULE = {
     "export": ("export_csv",),
@@ -62,6 +71,7 @@ _NAMES_OF_MODULE = {
     "series": (
         "ConfidencePoint",
         "DashboardSeries",
+        "DecisionPoint",
         "HumanWaitPoint",
         "IterationsPoint",
         "ModelCallPoint",
@@ -71,6 +81,7 @@ _NAMES_OF_MODULE = {
         "TaskChoice",
         "confidence_series",
         "dashboard_series",
+        "decision_series",
         "human_wait_series",
         "iterations_series",
         "model_call_series",
@@ -87,7 +98,14 @@ _NAMES_OF_MODULE = {
         "phase_times",
         "task_metrics",
     ),
-    "terms": ("LEVELS", "MetricsFilter", "resolution_level"),
+    "terms": (
+        "DECISION_LEVELS",
+        "LEVELS",
+        "OUTCOMES",
+        "TASK_CHECKS",
+        "MetricsFilter",
+        "resolution_level",
+    ),
 }
 _MODULE_OF = {name: module for module, names in _NAMES_OF_MODULE.items() for name in names}
 __all__ = sorted(_MODULE_OF)

@@ -9,7 +9,12 @@ from datetime import datetime
 
 from foundry.metrics.loader import METRIC_KINDS, TASK_KINDS
 from foundry.metrics.task import task_metrics
-from foundry.metrics.terms import resolution_level
+from foundry.metrics.terms import (
+    criterion_outcome,
+    decider_of_call,
+    message_outcome,
+    resolution_level,
+)
 from foundry.orchestration.events import (
     AgentConsulted,
     CriterionScored,
@@ -17,10 +22,12 @@ from foundry.orchestration.events import (
     WorkerFinished,
 )
 from foundry.session.events import (
+    ApprovalRequested,
     ApprovalResolved,
     Event,
     ModelCallFinished,
     SessionStarted,
+    SupervisorDecided,
     ToolCallDecided,
 )
 
@@ -30,13 +37,17 @@ HISTOGRAM_BINS = 10  # of confidence scores, 10 % wide
 _TASK_KIND_NAMES = frozenset(TASK_KINDS)
 _METRIC_KIND_NAMES = frozenset(METRIC_KINDS)
 
-CONFIDENCE = "confidence"  # label: the score's level; value: the score
+CONFIDENCE = "confidence"  # a task criterion's: label: the score's level; value: the score
 SCORE_BIN = "score_bin"  # label: the histogram bin (0-9); value: the score
+# a chat's supervisors' (message supervisors, the L1 tool supervisor), in percent
+DECIDER_CONFIDENCE = "decider_confidence"  # label: the supervisor; value: the confidence
+DECIDER_SCORE_BIN = "decider_score_bin"  # label: "bin|supervisor"; value: the confidence
 INPUT_TOKENS = "input_tokens"  # label: the model, and so on for the three below
 OUTPUT_TOKENS = "output_tokens"
 CALL_SECONDS = "call_s"
 FIRST_TOKEN_SECONDS = "first_token_s"
-RESOLUTION = "resolution"  # label: "level/allowed" or "level/denied"; value: 1
+# every supervisor decision: label "level/outcome" (terms.DECISION_LEVELS, OUTCOMES); value: 1
+RESOLUTION = "resolution"
 HUMAN_WAIT = "human_wait"  # label: the approval's status; value: seconds waited
 # A task counts at its start time and changes as it runs: its old figures are taken out and
 # its new ones put in (count and sum only; a bin whose tasks moved on keeps a count of 0).
@@ -205,10 +216,12 @@ class Folding:
 
     def _scored(self, event: Event, body: CriterionScored, agents: Iterable[str]) -> None:
         bin_index = histogram_bin(body.score)
+        decision = f"task/{criterion_outcome(body.level)}"
         for agent in agents:
             self._add(CONFIDENCE, event.time, agent, body.level, body.score)
             if bin_index is not None:
                 self._add(SCORE_BIN, event.time, agent, str(bin_index), body.score)
+            self._add(RESOLUTION, event.time, agent, decision, 1.0)
 
     def _session_figures(self, event: Event) -> None:
         body = event.body
@@ -226,8 +239,27 @@ class Folding:
             elif isinstance(body, ToolCallDecided):
                 label = f"{resolution_level(body.by)}/{'allowed' if body.allowed else 'denied'}"
                 self._add(RESOLUTION, event.time, agent, label, 1.0)
+                decider = decider_of_call(body.by)
+                if decider is not None and body.confidence is not None:
+                    self._confidence(event, agent, decider, body.confidence)
+            elif isinstance(body, SupervisorDecided):
+                label = f"message/{message_outcome(body.action)}"
+                self._add(RESOLUTION, event.time, agent, label, 1.0)
+                if body.confidence is not None and not body.fallback:  # a fallback's is no one's
+                    self._confidence(event, agent, body.supervisor, body.confidence)
+            elif isinstance(body, ApprovalRequested):
+                if body.level == "L1":  # the L1 supervisor sent the call on to a person
+                    self._add(RESOLUTION, event.time, agent, "supervisor/escalated", 1.0)
             elif isinstance(body, ApprovalResolved):
                 self._add(HUMAN_WAIT, event.time, agent, body.status, body.waited_s)
+
+    def _confidence(self, event: Event, agent: str, decider: str, confidence: float) -> None:
+        """A chat's supervisor's confidence (0-1), counted in percent."""
+        percent = confidence * 100
+        self._add(DECIDER_CONFIDENCE, event.time, agent, decider, percent)
+        bin_index = histogram_bin(percent)
+        if bin_index is not None:
+            self._add(DECIDER_SCORE_BIN, event.time, agent, f"{bin_index}|{decider}", percent)
 
     def _add(
         self,
@@ -303,6 +335,13 @@ class MemoryAggregates:
             and (first is None or bucket >= first)
             and (last is None or bucket <= last)
         ]
+
+    def recorded(self) -> frozenset[str]:
+        return frozenset(
+            series
+            for (series, resolution, agent, _, _), tally in self.tallies.items()
+            if resolution == RESOLUTIONS[-1] and agent == EVERY_AGENT and tally.count > 0
+        )
 
     def agents(self) -> set[str]:
         named = {link.agent for link in self.sessions.values()}

@@ -14,9 +14,10 @@ from foundry.metrics.aggregates import RESOLUTIONS, MemoryAggregates, Tally
 from foundry.metrics.loader import task_and_chat_events
 from foundry.metrics.series import TaskChoice
 from foundry.metrics.stored import StoredAggregates
-from foundry.metrics.terms import MetricsFilter
+from foundry.metrics.terms import TASK_CHECKS, MetricsFilter
 from foundry.store import Store
 
+Bins = dict[int, dict[str, Tally]]  # figures by bucket, then label
 MAX_BUCKETS = 2000  # stored bins read per series and label at most: the finest resolution that fits
 DISPLAY_BINS = 240  # bins drawn along a time axis at most
 
@@ -72,18 +73,23 @@ class DashboardFigures(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     bin_seconds: int = RESOLUTIONS[0]
-    confidence: tuple[TimeBin, ...] = ()  # by level
-    histogram: tuple[int, ...] = (0,) * agg.HISTOGRAM_BINS
+    # every supervisor's confidence in percent, by supervisor: a chat's message supervisors by
+    # name, the L1 tool supervisor, a task's checks of its criteria (terms.TASK_CHECKS)
+    confidence: tuple[TimeBin, ...] = ()
+    histogram: tuple[int, ...] = (0,) * agg.HISTOGRAM_BINS  # of them all
+    histograms: dict[str, tuple[int, ...]] = {}  # by supervisor
     task_bins: tuple[TaskBin, ...] = ()
     input_tokens: tuple[TimeBin, ...] = ()  # by model, as the three below
     output_tokens: tuple[TimeBin, ...] = ()
     call_seconds: tuple[TimeBin, ...] = ()
     first_token_seconds: tuple[TimeBin, ...] = ()
-    resolutions: dict[str, int] = {}  # "level/allowed" or "level/denied": tool calls
+    # every supervisor decision by "level/outcome" (terms.DECISION_LEVELS, OUTCOMES)
+    resolutions: dict[str, int] = {}
     human_waits: tuple[TimeBin, ...] = ()  # by status
     agents: tuple[str, ...] = ()  # every agent, unfiltered
     tasks: tuple[TaskChoice, ...] = ()  # the tasks started last (500), newest first, unfiltered
     events: int = 0  # metric events behind the figures
+    recorded: frozenset[str] = frozenset()  # the series with figures in the store, unfiltered
 
     def span(self) -> tuple[datetime, datetime] | None:
         """The first and last time a figure covers."""
@@ -110,6 +116,8 @@ class AggregateSource(Protocol):
 
     def agents(self) -> set[str]: ...
 
+    def recorded(self) -> frozenset[str]: ...
+
 
 def read_figures(
     store: Store, where: MetricsFilter | None = None, with_tasks: bool = True
@@ -127,6 +135,7 @@ def read_figures(
     return figures.model_copy(
         update={
             "agents": tuple(sorted(stored.agents())),
+            "recorded": stored.recorded(),
             "tasks": tuple(
                 TaskChoice.model_construct(task_id=task_id, name=name, started_at=started)
                 for task_id, name, started in choices
@@ -157,8 +166,9 @@ def dashboard_figures(source: AggregateSource, where: MetricsFilter) -> Dashboar
             by_series[series][bucket][label] = tally
     return DashboardFigures(
         bin_seconds=width,
-        confidence=_time_bins(by_series[agg.CONFIDENCE]),
-        histogram=_histogram(by_series[agg.SCORE_BIN]),
+        confidence=_time_bins(_by_supervisor(by_series)),
+        histogram=_histogram(by_series[agg.SCORE_BIN], by_series[agg.DECIDER_SCORE_BIN]),
+        histograms=_histograms(by_series[agg.SCORE_BIN], by_series[agg.DECIDER_SCORE_BIN]),
         task_bins=_task_bins(by_series[agg.TASK_ITERATIONS], by_series[agg.PHASE_SECONDS]),
         input_tokens=_time_bins(by_series[agg.INPUT_TOKENS]),
         output_tokens=_time_bins(by_series[agg.OUTPUT_TOKENS]),
@@ -220,11 +230,40 @@ def _time_bins(bins: dict[int, dict[str, Tally]]) -> tuple[TimeBin, ...]:
     )
 
 
-def _histogram(bins: dict[int, dict[str, Tally]]) -> tuple[int, ...]:
-    counts = [0] * agg.HISTOGRAM_BINS
-    for labels in bins.values():
+def _by_supervisor(by_series: dict[str, Bins]) -> Bins:
+    """The confidence bins of every supervisor: the chats' by name, a task's criteria (by level
+    in the aggregates) as TASK_CHECKS."""
+    merged: dict[int, dict[str, Tally]] = defaultdict(dict)
+    for bucket, labels in by_series[agg.DECIDER_CONFIDENCE].items():
+        for supervisor, tally in labels.items():
+            merged[bucket].setdefault(supervisor, Tally()).merge(tally)
+    for bucket, labels in by_series[agg.CONFIDENCE].items():
+        for tally in labels.values():
+            merged[bucket].setdefault(TASK_CHECKS, Tally()).merge(tally)
+    return merged
+
+
+def _histograms(
+    criteria: dict[int, dict[str, Tally]], supervisors: dict[int, dict[str, Tally]]
+) -> dict[str, tuple[int, ...]]:
+    """The counts of confidence in each bin of 10 %, by supervisor (see _by_supervisor)."""
+    counts: dict[str, list[int]] = {}
+    for labels in criteria.values():
         for label, tally in labels.items():
-            counts[int(label)] += tally.count
+            counts.setdefault(TASK_CHECKS, [0] * agg.HISTOGRAM_BINS)[int(label)] += tally.count
+    for labels in supervisors.values():
+        for label, tally in labels.items():
+            index, _, supervisor = label.partition("|")
+            counts.setdefault(supervisor, [0] * agg.HISTOGRAM_BINS)[int(index)] += tally.count
+    return {supervisor: tuple(values) for supervisor, values in sorted(counts.items())}
+
+
+def _histogram(*series: dict[int, dict[str, Tally]]) -> tuple[int, ...]:
+    counts = [0] * agg.HISTOGRAM_BINS
+    for bins in series:
+        for labels in bins.values():
+            for label, tally in labels.items():
+                counts[int(label.partition("|")[0])] += tally.count
     return tuple(counts)
 
 

@@ -31,7 +31,9 @@ SESSION_KINDS: tuple[str, ...] = (
     "session_started",
     "model_call",
     "tool_call_decided",
+    "approval_requested",  # (by the L1 supervisor: one of its decisions)
     "approval_resolved",
+    "supervisor_decided",
 )
 METRIC_KINDS: tuple[str, ...] = TASK_KINDS + SESSION_KINDS
 

@@ -6,12 +6,18 @@ from collections import defaultdict
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from foundry.metrics.task import TaskMetrics, task_metrics
-from foundry.metrics.terms import MetricsFilter, resolution_level
+from foundry.metrics.terms import (
+    L1_SUPERVISOR,
+    MetricsFilter,
+    decider_of_call,
+    message_outcome,
+    resolution_level,
+)
 from foundry.orchestration.events import (
     AgentConsulted,
     CriterionScored,
@@ -19,11 +25,13 @@ from foundry.orchestration.events import (
     WorkerFinished,
 )
 from foundry.session.events import (
+    ApprovalRequested,
     ApprovalResolved,
     Event,
     EventBody,
     ModelCallFinished,
     SessionStarted,
+    SupervisorDecided,
     ToolCallDecided,
 )
 
@@ -81,6 +89,18 @@ class ResolutionPoint(SeriesPoint):
     by: str
 
 
+class DecisionPoint(SeriesPoint):
+    """A decision of one of a chat's supervisors: on a tool call (at any level: policy,
+    grant, the L1 supervisor, a person) or a message supervisor's on a message."""
+
+    session_id: str
+    agent: str
+    supervisor: str  # the decider: its `by`, the message supervisor's name, L1_SUPERVISOR
+    level: str  # one of DECISION_LEVELS
+    outcome: str  # one of OUTCOMES
+    confidence: float | None  # in percent, when the decider states one
+
+
 class HumanWaitPoint(SeriesPoint):
     session_id: str
     agent: str
@@ -108,6 +128,7 @@ class DashboardSeries(BaseModel):
     phase_shares: tuple[PhaseSharePoint, ...] = ()
     model_calls: tuple[ModelCallPoint, ...] = ()
     resolutions: tuple[ResolutionPoint, ...] = ()
+    decisions: tuple[DecisionPoint, ...] = ()  # of chats (a task's criteria: `confidence`)
     human_waits: tuple[HumanWaitPoint, ...] = ()
     agents: tuple[str, ...] = ()  # every agent in the log, unfiltered
     tasks: tuple[TaskChoice, ...] = ()  # every task in the log, unfiltered
@@ -179,6 +200,7 @@ def dashboard_series(
         phase_shares=tuple(_phase_shares(tasks)),
         model_calls=tuple(_model_calls(events, index, where)),
         resolutions=tuple(_resolutions(events, index, where)),
+        decisions=tuple(_decisions(events, index, where)),
         human_waits=tuple(_human_waits(events, index, where)),
         agents=tuple(sorted({*index.session_agent.values(), *_union(index.task_agents.values())})),
         tasks=tuple(
@@ -220,6 +242,13 @@ def resolution_series(
 ) -> list[ResolutionPoint]:
     """Each tool call's decision and the level (policy, grant, supervisor, human) that took it."""
     return _resolutions(events, _index(events), where or MetricsFilter())
+
+
+def decision_series(
+    events: Sequence[Event], where: MetricsFilter | None = None
+) -> list[DecisionPoint]:
+    """Each decision of a chat's supervisors: tool calls at every level, messages."""
+    return _decisions(events, _index(events), where or MetricsFilter())
 
 
 def human_wait_series(
@@ -349,6 +378,49 @@ def _resolutions(
             for event, body, fields in _session_events(events, index, where, ToolCallDecided)
         ]
     )
+
+
+def _decisions(events: Sequence[Event], index: _Index, where: MetricsFilter) -> list[DecisionPoint]:
+    points = []
+    for event in events:
+        decision = _decision(event.body)
+        if decision is None:
+            continue
+        fields = index.session_fields(event)
+        if where.admits(event.time, fields["task_id"], (fields["agent"],)):
+            points.append(DecisionPoint(time=event.time, **fields, **decision))
+    return _by_time(points)
+
+
+def _decision(body: EventBody) -> dict[str, Any] | None:
+    """The decider, level, outcome and confidence (percent) of a decision event."""
+    if isinstance(body, ToolCallDecided):
+        decider = decider_of_call(body.by)
+        return {
+            "supervisor": decider or body.by,
+            "level": resolution_level(body.by),
+            "outcome": "allowed" if body.allowed else "denied",
+            "confidence": _percent(body.confidence if decider else None),
+        }
+    if isinstance(body, SupervisorDecided):
+        return {
+            "supervisor": body.supervisor,
+            "level": "message",
+            "outcome": message_outcome(body.action),
+            "confidence": _percent(None if body.fallback else body.confidence),
+        }
+    if isinstance(body, ApprovalRequested) and body.level == "L1":
+        return {
+            "supervisor": L1_SUPERVISOR,
+            "level": "supervisor",
+            "outcome": "escalated",
+            "confidence": None,
+        }
+    return None
+
+
+def _percent(confidence: float | None) -> float | None:
+    return None if confidence is None else confidence * 100
 
 
 def _human_waits(

@@ -15,7 +15,15 @@ from pydantic import ValidationError
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col
 
-from foundry.metrics.aggregates import RESOLUTIONS, BinKey, Folding, SessionLink, Tally, TaskRow
+from foundry.metrics.aggregates import (
+    EVERY_AGENT,
+    RESOLUTIONS,
+    BinKey,
+    Folding,
+    SessionLink,
+    Tally,
+    TaskRow,
+)
 from foundry.metrics.loader import METRIC_KINDS, TASK_KINDS, metric_rows_after
 from foundry.session.events import Event, event_body
 from foundry.store import EventRecord, Store
@@ -387,6 +395,17 @@ class StoredAggregates:
             return [
                 (task_id, name, started) for task_id, name, started in connection.execute(query)
             ]
+
+    def recorded(self) -> frozenset[str]:
+        """The series the store holds figures of, whatever the filters (a day's bins of every
+        agent say it)."""
+        query = sa.text(
+            "SELECT DISTINCT series FROM metric_bins WHERE resolution = :resolution "
+            "AND agent = :agent AND count > 0"
+        )
+        bounds = {"resolution": RESOLUTIONS[-1], "agent": EVERY_AGENT}
+        with self.store.engine.connect() as connection:
+            return frozenset(series for (series,) in connection.execute(query, bounds))
 
     def agents(self) -> set[str]:
         """Every agent of a chat, and every agent a task consulted (each has a day's bins)."""

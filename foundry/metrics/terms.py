@@ -1,6 +1,6 @@
 """The terms of the metrics in plain Python (no pydantic, no database), for the series, the
-aggregates and the export alike: which points a filter keeps, the level that decided a tool
-call, a phase's share of a task's time."""
+aggregates and the export alike: which points a filter keeps, the level and outcome of a
+supervisor's decision, a phase's share of a task's time."""
 
 from __future__ import annotations
 
@@ -8,7 +8,20 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-LEVELS = ("policy", "grant", "supervisor", "human", "timeout")
+LEVELS = ("policy", "grant", "supervisor", "human", "timeout")  # that decide a tool call
+# every level of supervisor decision the dashboards count: the tool call's, then a message
+# supervisor's verdict on a message, then a task's check of a criterion
+DECISION_LEVELS = (*LEVELS, "message", "task")
+OUTCOMES = ("allowed", "changed", "escalated", "denied")
+TASK_CHECKS = "task checks"  # the decider of a criterion's score, among the supervisors
+L1_SUPERVISOR = "tool supervisor (L1)"  # the decider of the calls L1 decided
+_OUTCOME_OF_ACTION = {
+    "allow": "allowed",
+    "modify": "changed",
+    "human_review": "escalated",
+    "block": "denied",
+}
+_OUTCOME_OF_CRITERION = {"pass": "allowed", "uncertain": "escalated", "fail": "denied"}
 _LEVEL_OF_PREFIX = {
     "policy": "policy",
     "grant": "grant",
@@ -39,6 +52,22 @@ class MetricsFilter:
 def resolution_level(by: str) -> str:
     """The level that decided a tool call, from the decider's name (`policy:rule`, `agent:...`)."""
     return _LEVEL_OF_PREFIX.get(by.split(":", 1)[0], "human")
+
+
+def message_outcome(action: str) -> str:
+    """The outcome (one of OUTCOMES) of a message supervisor's action."""
+    return _OUTCOME_OF_ACTION.get(action, "escalated")
+
+
+def criterion_outcome(level: str) -> str:
+    """The outcome (one of OUTCOMES) of a task criterion's score level."""
+    return _OUTCOME_OF_CRITERION.get(level, "escalated")
+
+
+def decider_of_call(by: str) -> str | None:
+    """The name a tool call's decider goes by among the supervisors with a confidence (the
+    L1 supervisor's), or None for a decider that states none (a rule, a grant, a person)."""
+    return L1_SUPERVISOR if resolution_level(by) == "supervisor" else None
 
 
 def phase_shares(seconds: Mapping[str, float]) -> Iterable[tuple[str, float, float]]:

@@ -102,7 +102,11 @@ class ToolServers:
         if decision.arguments is not None:  # the person edited them before approving
             call = call.model_copy(update={"arguments": decision.arguments})
         decided = ToolCallDecided(
-            call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
+            call=call,
+            allowed=decision.allowed,
+            by=decision.by,
+            reason=decision.reason,
+            confidence=decision.confidence,
         )
         await self.engine.record(session_id, decided)
         result, seconds = await self._run(session_id, host, call, decision, shaped.note(name))

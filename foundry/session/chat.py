@@ -458,6 +458,13 @@ class ChatSession:
             self._show(streamed.stream.finish(), streamed)
             await self._keep_partial_reply("".join(streamed.shown), turn)
             raise
+        except ProviderError as error:
+            self._show(streamed.stream.finish(), streamed)
+            if not streamed.shown:
+                raise
+            # part of the reply was shown: kept once, never shown again by a retry
+            await self._keep_partial_reply("".join(streamed.shown), turn)
+            raise ProviderError(str(error), retryable=False) from error
         self._show(streamed.stream.finish(), streamed)
         await self._record_model_call(streamed.usage, turn)
         text, calls = "".join(streamed.raw), tuple(streamed.calls)
@@ -575,7 +582,11 @@ class ChatSession:
                 call = call.model_copy(update={"arguments": decision.arguments})
             await self.record(
                 ToolCallDecided(
-                    call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
+                    call=call,
+                    allowed=decision.allowed,
+                    by=decision.by,
+                    reason=decision.reason,
+                    confidence=decision.confidence,
                 )
             )
             decided.append((call, decision, tool, shaped.note(call.name)))

@@ -96,6 +96,7 @@ class ToolCallDecided(EventBody):
     allowed: bool
     by: str
     reason: str = ""
+    confidence: float | None = None  # the L1 supervisor's (0-1), when it decided
 
 
 class ToolCallFinished(EventBody):

@@ -13,7 +13,8 @@ from foundry.llm.base import ToolCall
 
 class GateDecision(BaseModel):
     """Whether a tool call may run, who decided, why; `arguments` replaces the call's own when a
-    reviewer edited them before approving."""
+    reviewer edited them before approving; `confidence` is the L1 supervisor's (0-1) when it
+    decided."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -21,6 +22,7 @@ class GateDecision(BaseModel):
     by: str
     reason: str = ""
     arguments: dict[str, Any] | None = None
+    confidence: float | None = None
 
 
 class ApprovalGate(Protocol):

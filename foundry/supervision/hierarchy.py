@@ -183,7 +183,7 @@ class SupervisedGate:
             await self._trace(
                 call, allowed, "supervisor", by, policy, route.reason, confidence, started
             )
-            return GateDecision(allowed=allowed, by=by, reason=route.reason)
+            return GateDecision(allowed=allowed, by=by, reason=route.reason, confidence=confidence)
         if verdict is not None and self._supervisor and not self._supervisor.able_to_judge:
             await self._trace_skipped_l1(call, policy, verdict)
         decision = await self._ask_human(call, route)

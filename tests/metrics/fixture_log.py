@@ -32,6 +32,7 @@ from foundry.session.events import (
     EventBody,
     ModelCallFinished,
     SessionStarted,
+    SupervisorDecided,
     TokenDelta,
     ToolCallDecided,
 )
@@ -40,6 +41,7 @@ T0 = datetime(2025, 3, 1, 9, 0, 0, tzinfo=UTC)
 TASK = "task-1"
 DOCS_TASK = "task-2"
 Level = Literal["pass", "uncertain", "fail"]
+Action = Literal["allow", "modify", "block", "human_review"]
 
 
 def at(seconds: float) -> datetime:
@@ -112,8 +114,24 @@ def model_call(
     )
 
 
-def decided(tool: str, allowed: bool, by: str) -> ToolCallDecided:
-    return ToolCallDecided(call=ToolCall(id=tool, name=tool, arguments={}), allowed=allowed, by=by)
+def decided(tool: str, allowed: bool, by: str, confidence: float | None = None) -> ToolCallDecided:
+    call = ToolCall(id=tool, name=tool, arguments={})
+    return ToolCallDecided(call=call, allowed=allowed, by=by, confidence=confidence)
+
+
+def reviewed(
+    supervisor: str, action: Action, confidence: float | None, fallback: bool = False
+) -> SupervisorDecided:
+    """A message supervisor's decision on the reply."""
+    return SupervisorDecided(
+        supervisor_id=supervisor,
+        supervisor=supervisor,
+        direction="response",
+        message_index=1,
+        action=action,
+        confidence=confidence,
+        fallback=fallback,
+    )
 
 
 def endpoint_task(log: LogWriter) -> None:
@@ -198,7 +216,7 @@ def endpoint_chats(log: LogWriter) -> None:
     log.add("chat-op", 124, model_call("ollama:qwen2.5", 500, 400, 1.25, 19.0))
     log.add("chat-op", 124, TokenDelta(text="not a metric event"))
     log.add("chat-op", 169, model_call("ollama:qwen2.5", 150, 100, 0.75, 14.0))
-    log.add("chat-op", 520, decided("shell.run", False, "agent:supervisor"))
+    log.add("chat-op", 520, decided("shell.run", False, "agent:supervisor", confidence=0.92))
     log.add("chat-op", 539, model_call("ollama:qwen2.5", 550, 450, 1.5, 38.5))
     log.add("chat-help", 579, model_call("embedded:smollm2", 220, 70, None, 8.0))
     log.add("chat-sup", 604, model_call("embedded:smollm2", 380, 150, 0.5, 13.5))
@@ -233,13 +251,22 @@ def docs_task(log: LogWriter) -> None:
 
 
 def ordinary_chat(log: LogWriter) -> None:
-    """A chat with no task: a model call, a grant, and an approval that timed out."""
+    """A chat with no task: a model call, a grant, three message supervisors' decisions (one
+    a fallback), and a call the L1 supervisor sent to a person, whose approval timed out."""
     chat = "chat-free"
     log.add(
         chat, 700, SessionStarted(agent_path="/agents/assistant", agent_name="assistant", model="m")
     )
+    log.add(chat, 705, reviewed("guardian", "allow", 1.0))
     log.add(chat, 710, model_call("embedded:smollm2", 120, 30, 0.25, 2.0))
+    log.add(chat, 711, reviewed("architect", "modify", 0.62))
+    log.add(chat, 711, reviewed("curator", "allow", 0.5, fallback=True))
     log.add(chat, 712, decided("time.get_current_time", True, "grant:g_1"))
+    log.add(
+        chat,
+        712,
+        ApprovalRequested(approval_id="ap2", tool="web.fetch", level="L1", reason="unsure"),
+    )
     log.add(
         chat,
         802,

@@ -15,9 +15,26 @@ from foundry.orchestration.events import (
     TaskStarted,
     TaskStatus,
 )
-from foundry.session.events import ApprovalResolved, Event, EventBody, SessionStarted
+from foundry.session.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    Event,
+    EventBody,
+    SessionStarted,
+)
 
-from .fixture_log import Level, LogWriter, consulted, decided, finished, model_call, scored, started
+from .fixture_log import (
+    Action,
+    Level,
+    LogWriter,
+    consulted,
+    decided,
+    finished,
+    model_call,
+    reviewed,
+    scored,
+    started,
+)
 
 TASK_NAMES = (
     "add-login-endpoint",
@@ -43,6 +60,10 @@ DECIDERS = (
     ("timeout", 4),
 )
 MODELS = ("embedded:smollm2", "ollama:qwen2.5:7b")
+
+
+def escalated(approval_id: str) -> ApprovalRequested:
+    return ApprovalRequested(approval_id=approval_id, tool="fs.write_file", level="L1", reason="")
 
 
 class _Run:
@@ -72,14 +93,29 @@ class _Run:
                 seconds - 0.5,
             ),
         )
+        self.review(chat, self.now + seconds - 0.4)
         sizes = (tokens_in * 4, tokens_out * 4, tokens_in, tokens_out)
         self.at(seconds, consulted(role, agent, chat, sizes, seconds))
+
+    def review(self, chat: str, moment: float) -> None:
+        """The message supervisors' decisions on a reply: the guardian's, and the architect's
+        on the operator's (unsure at times, and now and then a fallback)."""
+        rng = self.rng
+        blocked = rng.random() < 0.03
+        self.log.add(chat, moment, reviewed("guardian", "block" if blocked else "allow", 1.0))
+        if chat != self.operator:
+            return
+        confidence = round(rng.betavariate(5, 2), 2)
+        action: Action = "modify" if confidence < 0.6 else "allow"
+        self.log.add(chat, moment, reviewed("architect", action, confidence, rng.random() < 0.05))
 
     def tool_calls(self, iteration: int) -> None:
         for _ in range(self.rng.randint(2, 6)):
             by = self.rng.choices([d for d, _ in DECIDERS], [w for _, w in DECIDERS])[0]
             if by.startswith(("human", "timeout")):
                 self.at(0, started("waiting_for_approval", iteration))
+                if self.rng.random() < 0.5:  # the L1 supervisor sent it on
+                    self.log.add(self.operator, self.now, escalated(f"ap-{self.task}-{self.now}"))
                 waited = 90.0 if by == "timeout" else self.rng.lognormvariate(3.0, 0.8)
                 self.now += waited
                 status = "timed_out" if by == "timeout" else "approved"
@@ -94,10 +130,12 @@ class _Run:
                     ),
                 )
                 self.at(0, finished("waiting_for_approval", iteration))
+            allowed = by != "timeout" and self.rng.random() > 0.15
+            confidence = round(self.rng.uniform(0.8, 1.0), 2) if by == "agent:supervisor" else None
             self.log.add(
                 self.operator,
                 self.now + 1,
-                decided(self.rng.choice(TOOLS), by != "timeout" and self.rng.random() > 0.15, by),
+                decided(self.rng.choice(TOOLS), allowed, by, confidence),
             )
             self.now += self.rng.uniform(1, 6)
 

@@ -23,6 +23,7 @@ from foundry.metrics import (
 )
 from foundry.metrics.aggregates import Folding
 from foundry.metrics.figures import DashboardFigures
+from foundry.metrics.terms import TASK_CHECKS, criterion_outcome
 from foundry.orchestration.events import CriterionScored
 from foundry.session.events import Event, event_payload
 from foundry.store import Store
@@ -45,17 +46,18 @@ def summary_of_figures(figures: DashboardFigures) -> dict[str, Any]:
         merged = [b.merged() for b in bins]
         return sum(f.count for f in merged), round(sum(f.total for f in merged), 6)
 
-    levels: Counter[str] = Counter()
+    supervisors: Counter[str] = Counter()
     for b in figures.confidence:
-        for level, figure in b.by_label.items():
-            levels[level] += figure.count
+        for supervisor, figure in b.by_label.items():
+            supervisors[supervisor] += figure.count
     phases: Counter[str] = Counter()
     for task_bin in figures.task_bins:
         for phase, seconds in task_bin.phase_seconds.items():
             phases[phase] += round(seconds, 6)
     return {
         "histogram": list(figures.histogram),
-        "levels": dict(levels),
+        "histograms": {name: list(counts) for name, counts in figures.histograms.items()},
+        "supervisors": dict(supervisors),
         "scores": totals(figures.confidence),
         "tasks": sum(b.tasks for b in figures.task_bins),
         "iterations": sum(b.iterations for b in figures.task_bins),
@@ -72,15 +74,25 @@ def summary_of_figures(figures: DashboardFigures) -> dict[str, Any]:
 def summary_of_series(events: list[Event], where: MetricsFilter) -> dict[str, Any]:
     """The same figures, computed from every point of series.py (the oracle)."""
     series = dashboard_series(events, where)
-    scores = [point.score for point in series.confidence]
+    stated = [
+        (point.supervisor, point.confidence)
+        for point in series.decisions
+        if point.confidence is not None
+    ]
+    confidences = [(TASK_CHECKS, point.score) for point in series.confidence] + stated
+    scores = [score for _, score in confidences]
     phases: Counter[str] = Counter()
     for point in series.phase_shares:
         phases[point.phase] += round(point.seconds, 6)
     calls = series.model_calls
     first = [p.first_token_s for p in calls if p.first_token_s is not None]
     return {
-        "histogram": list(np.histogram(scores, bins=np.arange(0.0, 110.0, 10.0))[0]),
-        "levels": dict(Counter(point.level for point in series.confidence)),
+        "histogram": histogram(scores),
+        "histograms": {
+            name: histogram([score for who, score in confidences if who == name])
+            for name in sorted({who for who, _ in confidences})
+        },
+        "supervisors": dict(Counter(who for who, _ in confidences)),
         "scores": (len(scores), round(sum(scores), 6)),
         "tasks": len(series.iterations),
         "iterations": sum(point.iterations for point in series.iterations),
@@ -90,10 +102,15 @@ def summary_of_series(events: list[Event], where: MetricsFilter) -> dict[str, An
         "whole": (len(calls), round(sum(p.total_s for p in calls), 6)),
         "first": (len(first), round(sum(first), 6)),
         "resolutions": dict(
-            Counter(f"{p.level}/{'allowed' if p.allowed else 'denied'}" for p in series.resolutions)
+            Counter(f"{p.level}/{p.outcome}" for p in series.decisions)
+            + Counter(f"task/{criterion_outcome(p.level)}" for p in series.confidence)
         ),
         "waits": (len(series.human_waits), round(sum(p.waited_s for p in series.human_waits), 6)),
     }
+
+
+def histogram(scores: list[float]) -> list[int]:
+    return [int(count) for count in np.histogram(scores, bins=np.arange(0.0, 110.0, 10.0))[0]]
 
 
 FILTERS = {
@@ -125,9 +142,7 @@ def test_the_filters_list_every_agent_and_the_tasks_started_last(store: Store) -
     assert figures.agents == expected.agents
     newest_first = sorted(expected.tasks, key=lambda task: task.started_at, reverse=True)
     assert figures.tasks == tuple(newest_first)
-    assert (
-        figures.events == len([e for e in full_log() if e.kind != "token"]) - 1
-    )  # approval_requested
+    assert figures.events == len([e for e in full_log() if e.kind != "token"])
 
 
 def table_rows(store: Store) -> dict[str, list[tuple[Any, ...]]]:
@@ -198,10 +213,57 @@ def test_a_store_upgraded_with_events_is_incomplete_until_rebuilt(tmp_path: Path
         progress: list[tuple[int, int]] = []
         rebuild_aggregates(store, lambda done, total: progress.append((done, total)), batch=20)
         assert metrics_state(store).complete
-        assert progress[-1][0] == progress[-1][1] == len(full_log()) - 2
+        assert progress[-1][0] == progress[-1][1] == len(full_log()) - 1  # a token
         assert summary_of_figures(read_figures(store)) == summary_of_series(
             full_log(), MetricsFilter()
         )
+
+
+def test_every_supervisor_decision_is_counted(store: Store) -> None:
+    write(store, full_log())
+    figures = read_figures(store)
+    # the confidence each states, in bins of 10 %: the curator's fallback states none
+    assert figures.histograms == {
+        "architect": (0, 0, 0, 0, 0, 0, 1, 0, 0, 0),
+        "guardian": (0, 0, 0, 0, 0, 0, 0, 0, 0, 1),
+        TASK_CHECKS: (0, 0, 0, 0, 2, 1, 0, 0, 2, 1),
+        "tool supervisor (L1)": (0, 0, 0, 0, 0, 0, 0, 0, 0, 1),
+    }
+    assert figures.resolutions == {
+        "policy/allowed": 1,
+        "grant/allowed": 1,
+        "supervisor/denied": 1,  # with its confidence, 92 %
+        "supervisor/escalated": 1,  # sent on to a person
+        "human/allowed": 1,
+        "timeout/denied": 1,
+        "message/allowed": 2,  # the guardian, the curator's fallback
+        "message/changed": 1,  # the architect
+        "task/allowed": 3,
+        "task/escalated": 1,  # uncertain
+        "task/denied": 2,
+    }
+    assistant = read_figures(store, MetricsFilter(agents=frozenset({"assistant"})))
+    assert set(assistant.histograms) == {"architect", "guardian"}
+
+
+def test_an_upgrade_asks_for_a_rebuild_only_where_decisions_went_uncounted(
+    tmp_path: Path,
+) -> None:
+    from foundry.store.database import create_database_engine, migrate
+
+    for name, log, complete in (
+        ("chats", full_log(), False),
+        ("tasks", [e for e in full_log() if e.session_id == DOCS_TASK], True),
+    ):
+        engine = create_database_engine(f"sqlite:///{tmp_path / name}.sqlite3")
+        migrate(engine, "0010")
+        with Store(engine) as old:
+            write(keep_aggregates(old), log)
+            assert metrics_state(old).complete
+        migrate(engine, "head")
+        with Store(engine) as store:
+            assert metrics_state(store).complete is complete, name
+        engine.dispose()
 
 
 def test_a_long_span_is_read_in_coarser_bins(store: Store) -> None:
@@ -211,7 +273,8 @@ def test_a_long_span_is_read_in_coarser_bins(store: Store) -> None:
     assert figures.bin_seconds >= 3600
     assert len(figures.call_seconds) <= 240
     assert summary_of_figures(figures) == summary_of_series(events, MetricsFilter())
-    last_day = MetricsFilter(since=events[-1].time - timedelta(days=1))
+    last = events[-1].time  # (a span open at its end would reach the end of the last day)
+    last_day = MetricsFilter(since=last - timedelta(days=1), until=last)
     assert read_figures(store, last_day).bin_seconds < 3600  # minutes read, a few drawn as one
 
 

@@ -157,6 +157,31 @@ def test_the_approver_is_asked_and_its_answer_recorded(engine: Engine, tmp_path:
     assert decisions[0].allowed and decisions[0].by == "human:tester"
 
 
+def test_a_deciders_confidence_is_recorded_with_its_decision(
+    engine: Engine, tmp_path: Path
+) -> None:
+    class Supervisor:  # as the hierarchy's L1 decides
+        async def review(self, call: ToolCall, permission_required: bool) -> GateDecision:
+            return GateDecision(
+                allowed=True, by="agent:supervisor", reason="routine", confidence=0.9
+            )
+
+    time_call = {"name": "time.get_current_time", "arguments": {"timezone": "UTC"}}
+    agent = write_agent(
+        tmp_path / "supervised",
+        {"turns": [{"tool_calls": [time_call]}, {"text": "Done."}]},
+    )
+    session_id = engine.submit(engine.open_session(agent)).result()
+    engine._live(session_id).chat.use_gate(Supervisor())  # between turns, on no loop's work
+    engine.submit(engine.send(session_id, "time?")).result(60)
+    [decided] = [
+        e.body
+        for e in engine.submit(engine.events(session_id)).result()
+        if isinstance(e.body, ToolCallDecided)
+    ]
+    assert (decided.by, decided.confidence) == ("agent:supervisor", 0.9)
+
+
 def test_max_chat_turns_stops_the_tool_loop(engine: Engine, tmp_path: Path) -> None:
     again = {"tool_calls": [{"name": "time.get_current_time", "arguments": {"timezone": "UTC"}}]}
     agent = write_agent(tmp_path / "looping", {"turns": [again] * 5}, settings={"maxChatTurns": 2})

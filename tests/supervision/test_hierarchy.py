@@ -164,7 +164,7 @@ async def test_a_confident_supervisor_decides_alone(store: Store, tmp_path: Path
     add_history(store)
     checks = gate(store, tmp_path, Recorder(), supervisor=supervisor)
     decision = await checks.review(call("files.write_file", path="notes.md", content="hi"), True)
-    assert (decision.allowed, decision.by) == (True, "agent:supervisor")
+    assert (decision.allowed, decision.by, decision.confidence) == (True, "agent:supervisor", 0.95)
     assert store.traces.list("worker")[0].confidence == 0.95
 
 

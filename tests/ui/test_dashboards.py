@@ -18,7 +18,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QToolTip
 from pytestqt.qtbot import QtBot
 
-from foundry.metrics import dashboard_series, keep_aggregates
+from foundry.metrics import TASK_CHECKS, dashboard_series, keep_aggregates
 from foundry.orchestration.events import CriterionScored
 from foundry.session.events import Event
 from foundry.store import Store
@@ -27,7 +27,7 @@ from foundry.ui.dashboards import DashboardController, DashboardView
 from foundry.ui.dashboards import chart as chart_module
 from foundry.ui.dashboards import controller as controller_module
 from foundry.ui.dashboards.call_charts import HumanWaitChart
-from foundry.ui.dashboards.chart import Chart
+from foundry.ui.dashboards.chart import NO_DATA_FOR_FILTERS, Chart
 from foundry.ui.window.main_window import MainWindow
 
 from ..metrics.fixture_log import DOCS_TASK, at, full_log
@@ -82,14 +82,19 @@ def minute(number: int) -> float:
 
 def test_the_charts_plot_the_figures_of_the_event_log(dashboards: Dashboards) -> None:
     view, _ = dashboards  # the log spans 18 minutes: drawn in bins of a minute
-    times, scores = view.confidence_time.level_data("pass")
+    confidence = view.confidence_time
+    times, scores = confidence.supervisor_data(TASK_CHECKS)  # a task's criteria, every level
     assert list(times) == [minute(2), minute(9), minute(17)]
-    assert list(scores) == [82.0, 90.0, 88.0]
-    assert list(view.confidence_time.level_data("fail")[1]) == [40.0, 45.0]
-    assert list(view.confidence_time.level_data("uncertain")[1]) == [55.0]
-    assert view.confidence_time.summary.text() == "6 scores · mean 67 % · 50 % at or above 70 %"
-    # histogram, bins of 10: 40 and 45 -> 40-50, 55 -> 50-60, 82 and 88 -> 80-90, 90 -> 90-100
-    assert heights(bars(view.confidence_histogram)[0]) == [0, 0, 0, 0, 2, 1, 0, 0, 2, 1]
+    assert list(scores) == [(82 + 40 + 55) / 3, (90 + 45) / 2, 88.0]
+    # a chat's message supervisors (the curator's fallback states no confidence) and its L1
+    assert list(confidence.supervisor_data("guardian")[1]) == [100.0]
+    assert list(confidence.supervisor_data("architect")[1]) == [62.0]
+    assert list(confidence.supervisor_data("tool supervisor (L1)")) == [[minute(8)], [92.0]]
+    assert confidence.summary.text() == "9 decisions · mean 73 % · 4 supervisors"
+    # bins of 10: 40 and 45 -> 40-50, 55 -> 50-60, the architect's 62 -> 60-70, 82 and 88 ->
+    # 80-90, 90 and the guardian's 100 and the L1's 92 -> 90-100
+    assert list(view.confidence_histogram.totals()) == [0, 0, 0, 0, 2, 1, 1, 0, 2, 3]
+    assert len(bars(view.confidence_histogram)) == 4  # stacked, a supervisor each
     assert heights(bars(view.iterations)[0]) == [2, 1]  # a task started in each bin
     shares = {  # stacked bars: one item per phase, bins side by side
         phase: (heights(item), [float(v) for v in item.opts["y0"]])
@@ -106,15 +111,18 @@ def test_the_charts_plot_the_figures_of_the_event_log(dashboards: Dashboards) ->
     whole, first = view.latency.plot.listDataItems()
     assert list(whole.getData()[1]) == [18.5, 16.5, 38.5, 8.0, 13.5, 2.0, 23.0]
     assert list(first.getData()[1]) == [0.5, 1.0, 1.5, 0.5, 0.25, 0.25]  # none in minute 9
-    allowed, denied = bars(view.resolutions)
-    assert heights(allowed) == [1, 1, 0, 1, 0]  # policy, grant, supervisor, human, timeout
-    assert heights(denied) == [0, 0, 1, 0, 1]
+    # policy, grant, supervisor (L1), human, timeout, message supervisors, task checks
+    allowed, changed, escalated, denied = bars(view.resolutions)
+    assert heights(allowed) == [1, 1, 0, 1, 0, 2, 3]
+    assert heights(changed) == [0, 0, 0, 0, 0, 1, 0]  # the architect's change
+    assert heights(escalated) == [0, 0, 1, 0, 0, 0, 1]  # sent on to a person; uncertain
+    assert heights(denied) == [0, 0, 1, 0, 1, 0, 2]
     waits = {name: list(dots.getData()[1]) for name, dots in view.human_waits.dots.items()}
     assert waits == {"approved": [65.0], "timed out": [90.0]}
     assert view.human_waits.summary.text() == "2 approvals · mean 77.5 s · longest 90.0 s"
-    assert view.resolutions.summary.text() == "5 decisions · 20.0 % needed a human"
-    # 69 events in the log, less a token and an approval_requested, which no chart needs
-    assert view.status.text().startswith("67 events")
+    assert view.resolutions.summary.text() == "15 decisions · 6.7 % by a human"
+    # 73 events in the log, less a token, which no chart needs
+    assert view.status.text().startswith("72 events")
 
 
 def test_hovering_a_bar_or_a_point_tells_its_values(dashboards: Dashboards) -> None:
@@ -125,9 +133,9 @@ def test_hovering_a_bar_or_a_point_tells_its_values(dashboards: Dashboards) -> N
     assert text is not None and text.startswith("1 task started · mean 2.0 iterations\n1 failed")
     between_bars = iterations.plot.vb.mapViewToScene(QPointF(minute(8), 1.0))
     assert iterations.hover_text(between_bars) is None
-    point = view.confidence_time.plot.vb.mapViewToScene(QPointF(minute(2), 55.0))
+    point = view.confidence_time.plot.vb.mapViewToScene(QPointF(minute(2), 59.0))
     text = view.confidence_time.hover_text(point)
-    assert text is not None and text.startswith("1 uncertain score · mean 55.0 %")
+    assert text is not None and text.startswith("task checks: 3 decisions · mean 59.0 %")
     segment = view.phase_shares.plot.vb.mapViewToScene(QPointF(minute(0), 80.0))
     text = view.phase_shares.hover_text(segment)
     assert text is not None and text.startswith("waiting for a human · 1 task\n20.3 % · 65.0 s")
@@ -144,7 +152,7 @@ def test_moving_the_mouse_over_a_chart_shows_its_tooltip(
     over_first_bar = iterations.plot.vb.mapViewToScene(QPointF(minute(0), 1.0))
     iterations.graphics.scene().sigMouseMoved.emit(over_first_bar)  # as a real mouse move does
     qtbot.waitUntil(lambda: QToolTip.text().startswith("1 task started"))
-    assert view.confidence_histogram.describe(85.0, 1.0) == "80 to 90 %: 2 scores"
+    assert view.confidence_histogram.describe(85.0, 1.0) == "80 to 90 %: 2 decisions\ntask checks 2"
 
 
 def test_moving_the_mouse_over_each_chart_shows_what_is_there(
@@ -152,7 +160,7 @@ def test_moving_the_mouse_over_each_chart_shows_what_is_there(
 ) -> None:
     view, _ = dashboards
     spots = {  # a bar, a dot or a bin of each chart, in data coordinates
-        view.confidence_time: (minute(2), 82.0),
+        view.confidence_time: (minute(2), 59.0),
         view.confidence_histogram: (85.0, 1.0),
         view.iterations: (minute(0), 1.0),
         view.phase_shares: (minute(0), 80.0),
@@ -187,17 +195,17 @@ def test_filters_change_the_plotted_data(qtbot: QtBot, dashboards: Dashboards) -
     choose(qtbot, controller, view.agent, "coder")
     assert heights(bars(view.tokens)[0]) == [650, 550]
     assert heights(bars(view.iterations)[0]) == [2]  # the task coder worked for
-    assert heights(bars(view.resolutions)[0]) == [1, 0, 0, 1, 0]
+    # the coder's chat's calls, and the criteria of the task it worked for
+    assert heights(bars(view.resolutions)[0]) == [1, 0, 0, 1, 0, 0, 2]
     choose(qtbot, controller, view.agent, "")
     choose(qtbot, controller, view.task, DOCS_TASK)
-    assert list(view.confidence_time.level_data("pass")[1]) == [88.0]
+    assert list(view.confidence_time.supervisor_data(TASK_CHECKS)[1]) == [88.0]
     assert heights(bars(view.tokens)[0]) == [200]
     assert view.human_waits.summary.text() == ""  # nothing to show: the chart says so
     choose(qtbot, controller, view.task, "")
     with qtbot.waitSignal(controller.updated, timeout=20000):
         view.set_custom_range(at(540), at(600))  # 09:09 to 09:10, whole minutes
-    assert list(view.confidence_time.level_data("pass")[1]) == [90.0]
-    assert list(view.confidence_time.level_data("fail")[1]) == [45.0]
+    assert list(view.confidence_time.supervisor_data(TASK_CHECKS)[1]) == [(90 + 45) / 2]
     assert bars(view.iterations) == [] and view.iterations.summary.text() == ""  # none started
 
 
@@ -259,9 +267,10 @@ def test_events_of_another_process_show_up_without_refresh(
             for n in range(1, 6)
         ]
         write(other, scores)
-    qtbot.waitUntil(lambda: view.confidence_time.summary.text().startswith("11 scores"))
-    assert view.confidence_time.level_data("pass")[1][-1] == pytest.approx((88 + 5 * 97) / 6)
-    assert view.status.text().startswith("72 events")
+    qtbot.waitUntil(lambda: view.confidence_time.summary.text().startswith("14 decisions"))
+    last = view.confidence_time.supervisor_data(TASK_CHECKS)[1][-1]
+    assert last == pytest.approx((88 + 5 * 97) / 6)
+    assert view.status.text().startswith("77 events")
 
 
 def test_dashboards_over_incomplete_aggregates_say_how_to_mend_them(
@@ -271,7 +280,7 @@ def test_dashboards_over_incomplete_aggregates_say_how_to_mend_them(
     with bridge.engine.store.engine.begin() as connection:  # as after a fold that failed
         connection.execute(sa.text("UPDATE metrics_state SET complete = false, version = 0"))
     qtbot.waitUntil(lambda: "foundry metrics rebuild" in view.status.text())
-    assert view.status.text().startswith("67 events")
+    assert view.status.text().startswith("72 events")
 
 
 def test_the_dashboards_of_many_task_runs(
@@ -400,7 +409,7 @@ def test_dashboards_opened_again_are_read_again_only_when_something_changed(
         write(other, [Event(session_id=DOCS_TASK, seq=last + 1, time=at(1047), body=score)])
     wait_for(qtbot, asyncio.ensure_future(window.open_dashboards()))
     assert len(reads) == 2  # read and drawn before the tab was shown
-    assert view.confidence_time.summary.text().startswith("7 scores")
+    assert view.confidence_time.summary.text().startswith("10 decisions")
     assert window.tabs.currentWidget() is view
     window.close()
 
@@ -440,26 +449,66 @@ def test_an_axis_that_says_percent_runs_to_100_with_or_without_data(
     controller.close()
 
 
+def test_an_empty_chart_says_that_nothing_of_its_kind_was_recorded_yet(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    view, controller = shown_empty(qtbot, bridge)
+    assert view.confidence_time.notice() == (
+        "No supervisor decisions yet:\nthey appear when a supervised chat or task runs"
+    )
+    for chart in view.charts():
+        assert chart.notice() == chart.nothing_yet, chart.title
+    assert view.human_waits.notice().startswith("No approvals yet")
+    save_screenshot(view, tmp_path, "dashboards-nothing-yet.png")
+    controller.close()
+
+
+def test_a_chart_blames_the_filters_only_when_they_leave_out_what_there_is(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    write(bridge.engine.store, [e for e in full_log() if e.session_id == "chat-free"])
+    view = DashboardView()
+    qtbot.addWidget(view)
+    controller = DashboardController(view, bridge, poll_ms=100)
+    view.resize(1280, 1400)
+    view.show()
+    qtbot.waitUntil(lambda: controller.figures.confidence != (), timeout=20000)
+    assert view.confidence_time.notice() == ""  # an ordinary chat's supervisors
+    assert view.iterations.notice().startswith("No tasks yet")  # no task has run
+    with qtbot.waitSignal(controller.updated, timeout=20000):
+        view.set_custom_range(at(0), at(300))  # before the chat
+    assert view.confidence_time.notice() == NO_DATA_FOR_FILTERS
+    assert view.human_waits.notice() == NO_DATA_FOR_FILTERS
+    assert drawn_tick_labels(view.resolutions.plot.getAxis("bottom")) == []  # no level named
+    assert view.iterations.notice().startswith("No tasks yet")  # still none at all
+    save_screenshot(view, tmp_path, "dashboards-filtered-out.png")
+    controller.close()
+
+
 def test_the_confidence_charts_say_percent_in_their_ticks_legends_tips_and_summary(
     dashboards: Dashboards, tmp_path: Path
 ) -> None:
     view, _ = dashboards
     for chart, side in percent_axes(view):
         assert max(percent_ticks(chart, side)) == 100, chart.title
+    supervisors = ["architect", "guardian", TASK_CHECKS, "tool supervisor (L1)"]
     for chart in (view.confidence_time, view.confidence_histogram):
-        names = [label.text for _, label in chart.legend.items]
-        assert "pass ≥ 70 %" in names and "uncertain ≥ 50 %" in names
-    assert view.confidence_time.summary.text() == "6 scores · mean 67 % · 50 % at or above 70 %"
-    point = view.confidence_time.plot.vb.mapViewToScene(QPointF(minute(2), 55.0))
+        assert [label.text for _, label in chart.legend.items] == supervisors
+    assert view.confidence_time.summary.text() == "9 decisions · mean 73 % · 4 supervisors"
+    point = view.confidence_time.plot.vb.mapViewToScene(QPointF(minute(11), 62.0))
     text = view.confidence_time.hover_text(point)
-    assert text is not None and text.startswith("1 uncertain score · mean 55.0 %\nfrom 55 to 55 %")
-    bar = view.confidence_histogram.plot.vb.mapViewToScene(QPointF(85.0, 1.0))
-    assert view.confidence_histogram.hover_text(bar) == "80 to 90 %: 2 scores"
+    assert text is not None and text.startswith(
+        "architect: 1 decision · mean 62.0 %\nfrom 62 to 62 %"
+    )
+    bar = view.confidence_histogram.plot.vb.mapViewToScene(QPointF(95.0, 1.0))
+    assert view.confidence_histogram.hover_text(bar) == (
+        "90 to 100 %: 3 decisions\nguardian 1 · task checks 1 · tool supervisor (L1) 1"
+    )
     save_screenshot(view.confidence_time, tmp_path, "confidence-over-time.png")
 
 
 def count_axes(view: DashboardView) -> list[Chart]:
-    """The charts whose y axis counts whole things: scores, iterations, tokens, tool calls."""
+    """The charts whose y axis counts whole things: decisions, iterations, tokens."""
     return [view.confidence_histogram, view.iterations, view.tokens, view.resolutions]
 
 
@@ -494,7 +543,7 @@ def test_a_time_axis_emptied_by_a_filter_keeps_no_dates_of_the_data_before(
 
 
 def test_a_count_axis_with_data_is_ticked_at_whole_numbers(dashboards: Dashboards) -> None:
-    view, _ = dashboards  # small counts: 2 scores in a bin, 1 call a level, 2 iterations
+    view, _ = dashboards  # small counts: 3 decisions in a bin, 1 call a level, 2 iterations
     for chart in count_axes(view):
         texts = tick_texts(chart)
         assert "0" in texts and all(text.isdigit() for text in texts), (chart.title, texts)

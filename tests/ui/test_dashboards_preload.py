@@ -127,13 +127,13 @@ def test_preloaded_dashboards_show_and_follow_the_events_of_every_process(
     wait_for(qtbot, window.preload_dashboards())
     view = window.dashboards
     assert view is not None
-    assert view.confidence_time.summary.text().startswith("6 scores")
+    assert view.confidence_time.summary.text().startswith("9 decisions")
 
     score_from_another_process(bridge.engine.store, 1047)  # after the preload, before opening
     wait_for(qtbot, asyncio.ensure_future(window.open_dashboards()))
-    assert view.confidence_time.summary.text().startswith("7 scores")  # read before shown
+    assert view.confidence_time.summary.text().startswith("10 decisions")  # read before shown
     score_from_another_process(bridge.engine.store, 1048)  # in view: no Refresh
-    qtbot.waitUntil(lambda: view.confidence_time.summary.text().startswith("8 scores"))
+    qtbot.waitUntil(lambda: view.confidence_time.summary.text().startswith("11 decisions"))
     window.close()
 
 

@@ -1,4 +1,4 @@
-"""The charts of model and tool calls: tokens, latency, resolutions by level, human waits."""
+"""The charts of model calls and approvals: tokens, latency, human waits."""
 
 from __future__ import annotations
 
@@ -8,28 +8,21 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from foundry.metrics import LEVELS, DashboardFigures
+from foundry.metrics import DashboardFigures
+from foundry.metrics import aggregates as agg
 from foundry.ui.dashboards.chart import Chart
 from foundry.ui.dashboards.palette import (
-    ALLOWED,
     APPROVAL_COLORS,
-    DENIED,
     FIRST_TOKEN,
     INPUT_TOKENS,
     OUTPUT_TOKENS,
     TOTAL_TIME,
 )
-from foundry.ui.dashboards.task_charts import BAR_SHARE, BAR_WIDTH
+from foundry.ui.dashboards.task_charts import BAR_SHARE
 
 FEW_POINTS = 200
 MEAN_LINE = Qt.PenStyle.DashLine
-LEVEL_TITLES = {
-    "policy": "policy (L0)",
-    "grant": "grant",
-    "supervisor": "supervisor (L1)",
-    "human": "human (L2)",
-    "timeout": "timed out",
-}
+NO_CALLS = "No model calls yet:\nthey appear when a chat or task calls a model"
 
 
 def _plural(count: int, word: str) -> str:
@@ -43,6 +36,8 @@ class TokensChart(Chart):
     y_label = "Tokens per bin"
     time_axis = True
     y_counts = True
+    series = (agg.INPUT_TOKENS,)
+    nothing_yet = NO_CALLS
 
     def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
         output = {b.start: b.merged().total for b in figures.output_tokens}
@@ -130,6 +125,8 @@ class LatencyChart(Chart):
     x_label = "Time of the call (mean per bin)"
     y_label = "Seconds"
     time_axis = True
+    series = (agg.CALL_SECONDS,)
+    nothing_yet = NO_CALLS
 
     def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
         first = {b.start: b.merged() for b in figures.first_token_seconds}
@@ -180,63 +177,6 @@ class LatencyChart(Chart):
         )
 
 
-class ResolutionsChart(Chart):
-    title = "Tool calls resolved by level"
-    columns = ("level", "allowed", "denied")
-    x_label = "Level that decided"
-    y_label = "Tool calls"
-    y_counts = True
-
-    def __init__(self) -> None:
-        self.allowed = np.zeros(len(LEVELS), dtype=int)
-        self.denied = np.zeros(len(LEVELS), dtype=int)
-        super().__init__()
-
-    def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
-        counts = figures.resolutions
-        if not counts:
-            return []
-        return [
-            (level, counts.get(f"{level}/allowed", 0), counts.get(f"{level}/denied", 0))
-            for level in LEVELS
-        ]
-
-    def draw(self) -> None:
-        self.allowed = np.array([row[1] for row in self.rows])
-        self.denied = np.array([row[2] for row in self.rows])
-        x = np.arange(len(LEVELS))
-        allowed = self.draw_bars(
-            "allowed", x=x, height=self.allowed, width=BAR_WIDTH, brush=ALLOWED, pen=None
-        )
-        denied = self.draw_bars(
-            "denied",
-            x=x,
-            y0=self.allowed,
-            height=self.denied,
-            width=BAR_WIDTH,
-            brush=DENIED,
-            pen=None,
-        )
-        self.add_legend(allowed, "allowed")
-        self.add_legend(denied, "denied")
-        ticks = [(float(index), LEVEL_TITLES[level]) for index, level in enumerate(LEVELS)]
-        self.plot.getAxis("bottom").setTicks([ticks])
-        self.plot.setXRange(-0.6, len(LEVELS) - 0.4, padding=0)
-        self.fit_counts(int((self.allowed + self.denied).max()), headroom=1.15)
-
-    def summarize(self) -> str:
-        total = int(self.allowed.sum() + self.denied.sum())
-        human = next(row[1] + row[2] for row in self.rows if row[0] == "human")
-        return f"{total:,} decisions · {human * 100 / total:.1f} % needed a human"
-
-    def describe(self, x: float, y: float) -> str | None:
-        index = round(x)
-        if not (0 <= index < len(LEVELS) and abs(x - index) <= BAR_WIDTH / 2):
-            return None
-        allowed, denied = int(self.allowed[index]), int(self.denied[index])
-        return f"{LEVEL_TITLES[LEVELS[index]]}: {allowed:,} allowed · {denied:,} denied"
-
-
 class HumanWaitChart(Chart):
     title = "Human wait per approval"
     columns = (
@@ -251,6 +191,8 @@ class HumanWaitChart(Chart):
     x_label = "Time resolved (mean per bin)"
     y_label = "Wait (s)"
     time_axis = True
+    series = (agg.HUMAN_WAIT,)
+    nothing_yet = "No approvals yet:\nthey appear when a call waits for a person in the inbox"
 
     def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
         return [

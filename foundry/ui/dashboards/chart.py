@@ -13,7 +13,15 @@ import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.exporters import ImageExporter
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen, QResizeEvent
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QPainter,
+    QPen,
+    QResizeEvent,
+    QTextOption,
+)
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QToolTip, QVBoxLayout
 
 from foundry.metrics import DashboardFigures
@@ -24,6 +32,7 @@ END_LABEL_OVERHANG = 20  # pixels a bottom label at the end of its axis may reac
 LEGEND_COLUMNS = 4  # at most, as many as fit
 LEGEND_MARGIN = 40  # pixels of a chart's width beside its legend: frame, margins, spacing
 Item = TypeVar("Item", bound=pg.GraphicsObject)
+NO_DATA_FOR_FILTERS = "No data for these filters"
 NEAR = 0.04  # a hovered point is within 4 % of the visible ranges (as a distance on screen)
 
 
@@ -156,6 +165,10 @@ class Chart(QFrame):
     empty_y: ClassVar[tuple[float, float]] = (0.0, 1.0)
     # the y axis counts whole things (calls, scores, tokens): ticked at whole numbers, empty too
     y_counts: ClassVar[bool] = False
+    # the aggregate series it draws (foundry.metrics.aggregates), and what its emptiness means
+    # while the store holds none of them, whatever the filters
+    series: ClassVar[tuple[str, ...]] = ()
+    nothing_yet: ClassVar[str] = "Nothing recorded yet"
 
     save_requested = Signal(str)  # "png" or "csv": the view asks where
 
@@ -250,7 +263,7 @@ class Chart(QFrame):
             self.draw()
             self.summary.setText(self.summarize())
         else:
-            self._show_empty()
+            self.show_empty()
             self.summary.setText("")
         for key in self._on_plot - self._drawn:
             self._kept[key].setVisible(False)
@@ -291,11 +304,24 @@ class Chart(QFrame):
         """What the chart shows at data coordinates (x, y), for the hover text."""
         return None
 
-    def _show_empty(self) -> None:
-        label = self.kept(
-            "empty",
-            lambda: pg.TextItem("No data for these filters", color=MUTED, anchor=(0.5, 0.5)),
-        )
+    def empty_text(self) -> str:
+        """Why the chart is empty: nothing of its kind recorded yet, or filters that leave out
+        what there is."""
+        if self.figures.recorded.isdisjoint(self.series):
+            return self.nothing_yet
+        return NO_DATA_FOR_FILTERS
+
+    def notice(self) -> str:
+        """The text the chart shows in place of data, if it shows one."""
+        label = self._kept.get("empty")
+        if not isinstance(label, pg.TextItem) or "empty" not in self._drawn:
+            return ""
+        return str(label.toPlainText())
+
+    def show_empty(self) -> None:
+        """Say why there is nothing to draw, on axes of no data."""
+        label = self.kept("empty", lambda: pg.TextItem(color=MUTED, anchor=(0.5, 0.5)))
+        _set_centred_text(label, self.empty_text())
         label.setPos(sum(self.empty_x) / 2, sum(self.empty_y) / 2)
         self.plot.setRange(xRange=self.empty_x, yRange=self.empty_y, padding=0)
         if self.y_counts:
@@ -313,7 +339,7 @@ class Chart(QFrame):
         self.plot.setXRange(first, end, padding=0.02)
         dates = date_span(datetime.fromtimestamp(first), datetime.fromtimestamp(end - 1))
         axis = self.plot.getAxis("bottom")
-        axis.setTicks(None)  # its own times again (see _show_empty)
+        axis.setTicks(None)  # its own times again (see show_empty)
         axis.setLabel(f"{self.x_label}, {dates}", color=TEXT)
 
     def fit_values(self, largest: float) -> None:
@@ -452,6 +478,15 @@ class Chart(QFrame):
         first, last = start.astimezone(), end.astimezone()
         shown = "%H:%M" if first.date() == last.date() else "%Y-%m-%d %H:%M"
         return f"{first:%Y-%m-%d %H:%M} to {last.strftime(shown)}"
+
+
+def _set_centred_text(label: pg.TextItem, text: str) -> None:
+    """Lines of text centred on one another (a text item aligns them left)."""
+    label.setText(text)
+    document = label.textItem.document()
+    document.setTextWidth(-1)
+    document.setDefaultTextOption(QTextOption(Qt.AlignmentFlag.AlignHCenter))
+    label.setTextWidth(document.idealWidth())
 
 
 def _cell(value: object) -> object:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from foundry.metrics import PHASE_COLUMNS
 
 TEXT = "#37474F"
@@ -25,18 +27,39 @@ PHASE_COLORS = dict(
         strict=True,
     )
 )
-LEVEL_COLORS = {"pass": "#2E7D32", "uncertain": "#F9A825", "fail": "#C62828"}
+# the supervisors with a confidence, in the order of their names (no red nor green: those say
+# allowed and denied)
+SUPERVISOR_COLORS = (
+    "#4C72B0",
+    "#DD8452",
+    "#8172B3",
+    "#64B5CD",
+    "#937860",
+    "#DA8BC3",
+    "#8C8C8C",
+    "#CCB974",
+)
+OUTCOME_COLORS = {
+    "allowed": "#55A868",
+    "changed": "#F2B134",
+    "escalated": "#4C72B0",
+    "denied": "#C44E52",
+}
 STATUS_COLORS = {
     "succeeded": "#55A868",
     "failed": "#C44E52",
     "cancelled": "#90A4AE",
     "running": "#4C72B0",
 }
-ALLOWED = "#55A868"
-DENIED = "#C44E52"
 INPUT_TOKENS = "#4C72B0"
 OUTPUT_TOKENS = "#64B5CD"
 TOTAL_TIME = "#4C72B0"
 FIRST_TOKEN = "#DD8452"
 APPROVAL_COLORS = {"approved": "#55A868", "denied": "#C44E52", "timed_out": "#90A4AE"}
 THRESHOLD = "#546E7A"
+
+
+def supervisor_colors(supervisors: Iterable[str]) -> dict[str, str]:
+    """A colour for each supervisor, the same in every chart that draws these supervisors."""
+    named = sorted(set(supervisors))
+    return {name: SUPERVISOR_COLORS[i % len(SUPERVISOR_COLORS)] for i, name in enumerate(named)}

@@ -22,20 +22,15 @@ from PySide6.QtWidgets import (
 )
 
 from foundry.metrics import DashboardFigures, MetricsFilter, TaskChoice
-from foundry.ui.dashboards.call_charts import (
-    HumanWaitChart,
-    LatencyChart,
-    ResolutionsChart,
-    TokensChart,
-)
+from foundry.ui.dashboards.call_charts import HumanWaitChart, LatencyChart, TokensChart
 from foundry.ui.dashboards.chart import Chart
-from foundry.ui.dashboards.palette import MUTED
-from foundry.ui.dashboards.task_charts import (
+from foundry.ui.dashboards.decision_charts import (
     ConfidenceHistogramChart,
     ConfidenceTimeChart,
-    IterationsChart,
-    PhaseSharesChart,
+    DecisionsChart,
 )
+from foundry.ui.dashboards.palette import MUTED
+from foundry.ui.dashboards.task_charts import IterationsChart, PhaseSharesChart
 
 CUSTOM = "custom"
 TIME_RANGES: dict[str, timedelta | None] = {
@@ -54,7 +49,7 @@ CHART_KINDS: tuple[type[Chart], ...] = (
     PhaseSharesChart,
     TokensChart,
     LatencyChart,
-    ResolutionsChart,
+    DecisionsChart,
     HumanWaitChart,
 )
 C = TypeVar("C", bound=Chart)
@@ -88,7 +83,7 @@ class DashboardView(QWidget):
         when not given."""
         super().__init__()
         made = {type(chart): chart for chart in charts or [kind() for kind in CHART_KINDS]}
-        self.agent = _combo("Only the calls and tasks of this agent", 150)
+        self.agent = _combo("Only the chats and tasks of this agent", 150)
         self.task = _combo("Only this task and the chats it consulted", 190)
         self.time_range = _combo("Only what happened in this time range", 130)
         self.time_range.addItems(list(TIME_RANGES))
@@ -110,7 +105,7 @@ class DashboardView(QWidget):
         self.phase_shares = _chart(made, PhaseSharesChart)
         self.tokens = _chart(made, TokensChart)
         self.latency = _chart(made, LatencyChart)
-        self.resolutions = _chart(made, ResolutionsChart)
+        self.resolutions = _chart(made, DecisionsChart)
         self.human_waits = _chart(made, HumanWaitChart)
         self.data_span: tuple[datetime, datetime] | None = None  # of the last series shown
         self._custom_range_set = False
