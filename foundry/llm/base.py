@@ -103,9 +103,20 @@ def silent_server(source: str, seconds: float) -> ProviderError:
 
 
 def first_byte_deadline(deadline: float, first_byte_timeout_s: float) -> tuple[float, bool]:
-    """The deadline of a call's first bytes, and whether the first-byte limit sets it."""
+    """The deadline of a call's first bytes (or of its next part, given the idle limit), and
+    whether that limit, rather than the request's own deadline, sets it."""
     limit = asyncio.get_running_loop().time() + first_byte_timeout_s
     return min(deadline, limit), limit < deadline
+
+
+def stalled_stream(source: str, seconds: float) -> ProviderError:
+    """The error of a reply that began and then stopped coming: not retried, since the part
+    already shown would be shown again, and a server in that state answers no better."""
+    return ProviderError(
+        f"{source} stopped sending the reply: nothing came for {seconds:g} s after its first "
+        "part (the part that came is kept); try again, or check the model server (the "
+        "provider's FIRST_BYTE_TIMEOUT setting also sets this limit)"
+    )
 
 
 def no_answer_in_time(source: str, request: ChatRequest) -> ProviderError:

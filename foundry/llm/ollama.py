@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import cast
 
 import httpx
@@ -24,6 +24,7 @@ from foundry.llm.base import (
     first_byte_deadline,
     no_answer_in_time,
     silent_server,
+    stalled_stream,
 )
 from foundry.llm.wire import openai_tools
 
@@ -44,7 +45,8 @@ class OllamaProvider:
         first_byte_timeout_s: float = FIRST_BYTE_TIMEOUT_S,
     ) -> None:
         """`timeout_s` bounds listing models; a chat is bounded by its request's own
-        `timeout_s`, and its connection and first bytes by `first_byte_timeout_s`."""
+        `timeout_s`, its connection and first bytes by `first_byte_timeout_s`, and so is the
+        silence between two parts of its reply."""
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
         self._timeout_s = timeout_s
         self._first_byte_timeout_s = first_byte_timeout_s
@@ -62,7 +64,7 @@ class OllamaProvider:
         final: ollama.ChatResponse | None = None
         call_count = 0
         try:
-            part = await self._first_part(parts, request, deadline)
+            part = await self._part_within(parts, request, deadline, silent_server)
             while part is not None:
                 chunks = _chunks_of(part.message, call_count)
                 if chunks and first_token_s is None:
@@ -72,7 +74,7 @@ class OllamaProvider:
                     yield chunk
                 if part.done:
                     final = part
-                part = await self._next_part(parts, request, deadline)
+                part = await self._part_within(parts, request, deadline, stalled_stream)
         finally:
             # Closing the client's generator closes the HTTP response, also on cancellation.
             await parts.aclose()
@@ -115,17 +117,21 @@ class OllamaProvider:
         # With stream=True the client returns an async generator; its aclose ends the request.
         return cast(_Parts, parts)
 
-    async def _first_part(
-        self, parts: _Parts, request: ChatRequest, deadline: float
+    async def _part_within(
+        self,
+        parts: _Parts,
+        request: ChatRequest,
+        deadline: float,
+        silence: Callable[[str, float], ProviderError],
     ) -> ollama.ChatResponse | None:
-        """The first part of the reply: a server that stays silent is given up early."""
+        """The next part of the reply: a server silent for the first-byte timeout is given up
+        early (before the first part, and between two), with the error `silence` makes."""
         bound, limited = first_byte_deadline(deadline, self._first_byte_timeout_s)
         try:
             return await self._next_part(parts, request, bound)
         except ProviderError as error:
             if limited and isinstance(error.__cause__, TimeoutError):
-                source = f"Ollama at {self.host}"
-                raise silent_server(source, self._first_byte_timeout_s) from error
+                raise silence(f"Ollama at {self.host}", self._first_byte_timeout_s) from error
             raise
 
     async def _next_part(

@@ -19,6 +19,7 @@ from foundry.llm.base import (
     first_byte_deadline,
     no_answer_in_time,
     silent_server,
+    stalled_stream,
 )
 from foundry.llm.wire import ChunkReader, chat_completion_body, tool_names
 
@@ -63,9 +64,11 @@ class OpenAICompatibleProvider:
             try:
                 await self._within(deadline, request, self._check(response))
                 lines = response.aiter_lines()
-                while (data := await self._next_event(lines, request, deadline)) is not None:
+                data = await self._next_event(lines, request, deadline)
+                while data is not None:
                     for chunk in reader.read(data):
                         yield chunk
+                    data = await self._next_event(lines, request, deadline, begun=True)
             finally:
                 await response.aclose()
         except httpx.TransportError as error:
@@ -119,12 +122,13 @@ class OpenAICompatibleProvider:
             raise no_answer_in_time(self.base_url, request) from error
 
     async def _next_event(
-        self, lines: AsyncIterator[str], request: ChatRequest, deadline: float
+        self, lines: AsyncIterator[str], request: ChatRequest, deadline: float, begun: bool = False
     ) -> dict[str, Any] | None:
-        """The next `data:` event of the stream, or None at `[DONE]` or the end of the body."""
+        """The next `data:` event of the stream, or None at `[DONE]` or the end of the body.
+        Once the reply has `begun`, a server silent for the first-byte timeout is given up."""
         while True:
             try:
-                line = await self._within(deadline, request, anext(lines))
+                line = await self._next_line(lines, request, deadline, begun)
             except StopAsyncIteration:
                 return None
             if not line.startswith("data:"):
@@ -133,6 +137,17 @@ class OpenAICompatibleProvider:
             if payload == "[DONE]":
                 return None
             return self._event(payload)
+
+    async def _next_line(
+        self, lines: AsyncIterator[str], request: ChatRequest, deadline: float, begun: bool
+    ) -> str:
+        bound, limited = first_byte_deadline(deadline, self._first_byte_timeout_s)
+        try:
+            return await self._within(bound if begun else deadline, request, anext(lines))
+        except ProviderError as error:
+            if begun and limited and isinstance(error.__cause__, TimeoutError):
+                raise stalled_stream(self.base_url, self._first_byte_timeout_s) from error
+            raise
 
     def _event(self, payload: str) -> dict[str, Any]:
         try:

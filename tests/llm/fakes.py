@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
@@ -18,6 +19,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 SILENT_S = 30.0  # how long the `silent` models keep a request waiting before any answer
+STALLED_PART = "The first half of a rep"  # all that the `stalling` models send
 
 DONE = {
     "message": {"role": "assistant", "content": ""},
@@ -43,8 +45,8 @@ def called(*calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
 
 class FakeOllama:
     """Ollama's HTTP API on loopback in a thread; the request's model name picks the reply:
-    a script of lines, or `missing` (404), `endless` (ticks until disconnected) or `silent`
-    (no answer for SILENT_S)."""
+    a script of lines, or `missing` (404), `endless` (ticks until disconnected), `silent`
+    (no answer for SILENT_S) or `stalling` (one line of text, then silence for SILENT_S)."""
 
     def __init__(self, scripts: dict[str, list[dict[str, Any]]] | None = None) -> None:
         self.scripts = dict(scripts or {})
@@ -85,6 +87,8 @@ class FakeOllama:
             return JSONResponse({"error": f"model '{model}' not found"}, status_code=404)
         if model == "endless":
             return StreamingResponse(self._endless(), media_type="application/x-ndjson")
+        if model == "stalling":
+            return StreamingResponse(self._stalling(request), media_type="application/x-ndjson")
         if model == "silent":
             await _until_disconnected(request)
         lines = "".join(json.dumps(line) + "\n" for line in self.scripts.get(model, [DONE]))
@@ -96,6 +100,13 @@ class FakeOllama:
                 yield json.dumps(said("tick ")) + "\n"
                 await asyncio.sleep(0.02)
         finally:
+            self.disconnected.set()
+
+    async def _stalling(self, request: Request) -> AsyncIterator[str]:
+        try:
+            yield json.dumps(said(STALLED_PART)) + "\n"
+            await _until_disconnected(request)
+        finally:  # starlette cancels a stream whose client has left
             self.disconnected.set()
 
     async def _tags(self, request: Request) -> Response:
@@ -117,7 +128,8 @@ def sse_event(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any
 @dataclass
 class FakeOpenAI:
     """An OpenAI-style SSE server on loopback; the request's model name picks the script, a
-    model without one is a 404, and `silent` keeps the request waiting for SILENT_S."""
+    model without one is a 404, `silent` keeps the request waiting for SILENT_S, and
+    `stalling` sends the head and one event, then nothing for SILENT_S."""
 
     scripts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     url: str = ""
@@ -131,8 +143,12 @@ class FakeOpenAI:
         body = json.loads(await reader.readexactly(int(headers["content-length"])))
         self.headers.append(headers)
         self.bodies.append(body)
-        if body["model"] == "silent":  # no answer until the client gives up
-            await asyncio.wait_for(reader.read(), SILENT_S)
+        if body["model"] in ("silent", "stalling"):  # no (more) answer until the client gives up
+            if body["model"] == "stalling":
+                writer.write(SSE_HEAD + _sse(sse_event({"content": STALLED_PART})))
+                await writer.drain()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(reader.read(), SILENT_S)
             writer.close()
             return
         writer.write(self._reply(body["model"]))
@@ -146,11 +162,15 @@ class FakeOpenAI:
                 "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(error)}\r\nConnection: close\r\n\r\n{error}"
             ).encode()
-        events = "".join(f"data: {json.dumps(event)}\n\n" for event in self.scripts[model])
-        return (
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
-            f": a comment line\n\n{events}data: [DONE]\n\n"
-        ).encode()
+        events = b"".join(_sse(event) for event in self.scripts[model])
+        return SSE_HEAD + b": a comment line\n\n" + events + b"data: [DONE]\n\n"
+
+
+SSE_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+
+
+def _sse(event: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(event)}\n\n".encode()
 
 
 async def serve_openai(fake: FakeOpenAI) -> asyncio.Server:

@@ -27,7 +27,7 @@ from foundry.llm.base import (
 )
 from foundry.llm.openai_compat import OpenAICompatibleProvider
 from foundry.llm.registry import ModelChoice, open_provider
-from tests.llm.fakes import FakeOpenAI, serve_openai, sse_event
+from tests.llm.fakes import STALLED_PART, FakeOpenAI, serve_openai, sse_event
 
 API_KEY = "test-key"
 PERSON = {
@@ -317,6 +317,25 @@ async def test_a_server_that_accepts_and_stays_silent_is_given_up_early(
             await asyncio.wait_for(_collect(stream), 10)
     finally:
         await provider.aclose()
+    assert not raised.value.retryable
+
+
+async def test_a_reply_that_stops_after_its_first_part_is_given_up_once_with_that_part(
+    scripted: FakeOpenAI,
+) -> None:
+    """A server that sends the head and one event, then nothing: given up after the idle limit
+    (the first-byte one), not the request's 60 s, and not to be retried."""
+    provider = OpenAICompatibleProvider(scripted.url, first_byte_timeout_s=0.3)
+    received: list[Chunk] = []
+    try:
+        with pytest.raises(
+            ProviderError, match=r"stopped sending the reply: nothing came for 0\.3 s"
+        ) as raised:
+            async for chunk in provider.stream(_ask("stalling", timeout_s=60)):
+                received.append(chunk)
+    finally:
+        await provider.aclose()
+    assert received == [TextDelta(text=STALLED_PART)]
     assert not raised.value.retryable
 
 
