@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from foundry.agent.models import IncludeMode, ToolPermission
+from foundry.ui.clamped_spin import ClampedSpinBox
 from foundry.ui.editor.code_editor import CodeEditor
 from foundry.ui.editor.items_model import ContextItemModel
 
@@ -191,9 +192,7 @@ INCLUDE_LABELS = {
 
 
 def _spin(low: int, high: int, tip: str) -> QSpinBox:
-    spin = QSpinBox()
-    spin.setRange(low, high)
-    spin.setToolTip(tip)
+    spin = ClampedSpinBox(low, high, tip)  # a value typed out of range is kept in it, said
     spin.setMinimumWidth(120)
     return spin
 
