@@ -6,17 +6,20 @@ import asyncio
 import logging
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer
+from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Signal
 
+from foundry.agent.problems import AgentError
 from foundry.agent.trust import TrustCheck, UntrustedAgent
 from foundry.runtime.engine import SessionRunningElsewhere
 from foundry.session.context import ItemKind
 from foundry.session.events import (
+    AgentApplied,
     ApprovalRequested,
     ApprovalResolved,
     ContextSelected,
     Event,
     ModelCallFinished,
+    SessionRestarted,
     TurnFinished,
     TurnStarted,
 )
@@ -24,6 +27,7 @@ from foundry.supervision.resolution import human_resolver
 from foundry.ui.background import BackgroundTasks
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.session.at_work import SupervisorsAtWork
+from foundry.ui.session.chat_status import ChatStatus
 from foundry.ui.session.timeline import MESSAGE_ROLE
 from foundry.ui.session.view import NO_CONTEXT, SessionView
 
@@ -33,12 +37,17 @@ AT_WORK_TICK_MS = 100
 
 
 class SessionController(QObject):
+    """`restarted` says that the chat now runs its agent as saved (Restart chat)."""
+
+    restarted = Signal()
+
     def __init__(self, view: SessionView, bridge: EngineBridge, session_id: str) -> None:
         super().__init__(view)
         self.view = view
         self.bridge = bridge
         self.session_id = session_id
-        self._tasks = BackgroundTasks("session action", view.status.setText)
+        self._status = ChatStatus()
+        self._tasks = BackgroundTasks("session action", self._say)
         self._pending_approval: str | None = None
         self._shown_trust: TrustCheck | None = None  # the commands the trust bar names
         self._totals = {"turns": 0, "input": 0, "output": 0, "model time": 0.0}
@@ -46,7 +55,7 @@ class SessionController(QObject):
         self._at_work = SupervisorsAtWork()
         self._at_work_clock = QTimer(self)
         self._at_work_clock.setInterval(AT_WORK_TICK_MS)
-        self._at_work_clock.timeout.connect(self._show_at_work)
+        self._at_work_clock.timeout.connect(self._tick)
         bridge.event_arrived.connect(self.on_event)
         view.timeline.set_tally_supervisors(_statistics_supervisors(bridge, session_id))
         view.send.clicked.connect(self.send)
@@ -63,6 +72,7 @@ class SessionController(QObject):
         view.approval.deny.clicked.connect(lambda: self._answer_approval(False))
         view.trust.trust.clicked.connect(self.trust_and_start)
         view.trust.keep_stopped.clicked.connect(self.keep_stopped)
+        view.agent_bar.restart.clicked.connect(self.restart)
 
     def _spawn(self, coroutine: Any) -> None:
         self._tasks.spawn(coroutine)
@@ -101,15 +111,17 @@ class SessionController(QObject):
         except BaseException:
             self._set_busy(False)
             raise
+        if result.ended_by == "error":  # (the other endings come with the turn's end)
+            self._status.failed(result.error or "")
         self._set_busy(False)
-        self.view.status.setText(_ending(result.ended_by, result.error))
 
     def follow(self) -> None:
         """Show the turn another Foundry process is running as it stores it; it cannot be
         stopped from here. If that process stops mid-turn, the turn is finished here."""
         self.view.send.setEnabled(False)
         self.view.stop.setEnabled(False)
-        self.view.status.setText("Answering in another Foundry process…")
+        self._status.elsewhere = True
+        self._show_status()
         self._spawn(self._follow())
 
     async def _follow(self) -> None:
@@ -117,9 +129,10 @@ class SessionController(QObject):
         try:
             await self.bridge.call(engine.follow(self.session_id, self._last_seq))
         finally:
+            self._status.elsewhere = False
             self._set_busy(False)
         if engine.session(self.session_id).needs_resume:
-            self.view.status.setText("The other process stopped mid-turn; finishing it here…")
+            self._say("The other process stopped mid-turn; finishing it here…")
             self.resume()
 
     def show_trust(self, check: TrustCheck) -> None:
@@ -130,7 +143,7 @@ class SessionController(QObject):
 
     def trust_and_start(self) -> None:
         self.view.trust.trust.setEnabled(False)
-        self.view.status.setText("Starting the agent's tools…")
+        self._say("Starting the agent's tools…")
         self._spawn(self._trust_and_start())
 
     async def _trust_and_start(self) -> None:
@@ -141,20 +154,44 @@ class SessionController(QObject):
         except UntrustedAgent as changed:
             self.view.trust.show_check(changed.check)
             self._shown_trust = changed.check
-            self.view.status.setText(
-                "The agent's commands changed since they were shown: look at them again."
-            )
+            self._say("The agent's commands changed since they were shown: look at them again.")
             return
         finally:
             self.view.trust.trust.setEnabled(True)
         self.view.trust.hide()
-        self.view.status.setText("Tools started; this agent's commands are trusted.")
+        failed = self._status.failed_servers
+        failed.update(_failures(engine.tool_statuses(self.session_id)))
+        self._say("" if failed else "Tools started; this agent's commands are trusted.")
         self._finish_interrupted_turn()
 
     def keep_stopped(self) -> None:
         self.view.trust.hide()
-        self.view.status.setText("Tools kept stopped: the agent answers without them.")
+        self._say("Tools kept stopped: the agent answers without them.")
         self._finish_interrupted_turn()
+
+    def restart(self) -> None:
+        """Run the chat on its agent as saved, keeping the conversation (not mid-turn)."""
+        if self._status.answering:
+            self._say("Restart the chat once this reply is done (or stop it with Esc).")
+            return
+        self.view.agent_bar.restart.setEnabled(False)
+        self._say("Restarting the chat on the saved agent…")
+        self._spawn(self._restart())
+
+    async def _restart(self) -> None:
+        engine = self.bridge.engine
+        try:
+            await self.bridge.call(engine.restart_session(self.session_id))
+            trust = await self.bridge.call(engine.trust_check(self.session_id))
+        except AgentError as error:
+            self._say(f"Not restarted: the saved agent does not load: {error.problems[0]}")
+            return
+        finally:
+            self.view.agent_bar.restart.setEnabled(True)
+        self.view.agent_bar.hide()
+        self.show_trust(trust)
+        self._say("Restarted on the saved agent; the conversation is kept.")
+        self.restarted.emit()
 
     def _finish_interrupted_turn(self) -> None:
         """A reopened session's interrupted turn waited for the decision about its tools."""
@@ -168,7 +205,16 @@ class SessionController(QObject):
     def _set_busy(self, busy: bool) -> None:
         self.view.send.setEnabled(not busy)
         self.view.stop.setEnabled(busy)
-        self.view.status.setText("The agent is answering…" if busy else self.view.status.text())
+        self._status.answering = busy
+        self._tick()
+
+    def _say(self, text: str) -> None:
+        """What an action did, in the status line until the chat's state changes."""
+        self._status.say(text)
+        self._show_status()
+
+    def _show_status(self) -> None:
+        self.view.status.setText(self._status.line())
 
     def highlight_message(self, index: QModelIndex) -> None:
         message_index = index.data(MESSAGE_ROLE)
@@ -191,11 +237,11 @@ class SessionController(QObject):
         prefix, _, name = label.split(" ")[0].partition(":")
         item = ITEM_PREFIXES.get(prefix)
         if item is None or not name:
-            self.view.status.setText("Write rule:NAME, ref:NAME or tool:SERVER.TOOL")
+            self._say("Write rule:NAME, ref:NAME or tool:SERVER.TOOL")
             return
         chat = self.bridge.engine.session(self.session_id)
         self._spawn(self.bridge.call(chat.set_included(item, name, included)))
-        self.view.status.setText(f"{'Included' if included else 'Excluded'} {item} {name}")
+        self._say(f"{'Included' if included else 'Excluded'} {item} {name}")
 
     def _answer_approval(self, approved: bool) -> None:
         if self._pending_approval is None:
@@ -209,9 +255,7 @@ class SessionController(QObject):
             approvals.decide, approval_id, approved, human_resolver("gui"), reasoning
         )
         if outcome.conflict:
-            self.view.status.setText(
-                f"Already {outcome.approval.status} by {outcome.approval.resolved_by}"
-            )
+            self._say(f"Already {outcome.approval.status} by {outcome.approval.resolved_by}")
 
     # -- engine events --------------------------------------------------------------------------
 
@@ -222,6 +266,7 @@ class SessionController(QObject):
         self._last_seq = events[-1].seq if events else 0
         for event in events:
             self._note(event, live=False)
+            self._status.apply(event.body)
         self._set_busy(False)
         self.view.messages.scrollToBottom()
 
@@ -238,14 +283,21 @@ class SessionController(QObject):
         self.view.timeline.apply(event)
         self._note(event, live=True)
         self._at_work.apply(event.body)
-        self._show_at_work()
+        self._status.apply(event.body)
+        self._tick()
 
-    def _show_at_work(self) -> None:
-        """Name the supervisors at work with their elapsed time, ticking while there are any."""
+    def _tick(self) -> None:
+        """Name the supervisors at work with their elapsed time and say what the model call
+        waits for, ticking while either may change."""
         self.view.at_work.setText(self._at_work.line())
-        if self._at_work and not self._at_work_clock.isActive():
+        waiting = self._status.answering and not self._status.writing
+        self._status.model_wait = (
+            self.bridge.engine.model_wait(self.session_id) if waiting else None
+        )
+        self._show_status()
+        if (self._at_work or waiting) and not self._at_work_clock.isActive():
             self._at_work_clock.start()
-        elif not self._at_work:
+        elif not (self._at_work or waiting):
             self._at_work_clock.stop()
 
     def _note(self, event: Event, live: bool) -> None:
@@ -261,8 +313,10 @@ class SessionController(QObject):
             self._add_stats(turns=1)
             if live:
                 self._set_busy(False)
-                if body.ended_by != "error":  # an error's text comes with the turn's result
-                    self.view.status.setText(_ending(body.ended_by, None))
+        elif isinstance(body, AgentApplied):
+            self.view.agent_bar.show_pending(body)
+        elif isinstance(body, SessionRestarted):
+            self.view.agent_bar.hide()
         elif isinstance(body, TurnStarted) and live:
             self._set_busy(True)
         elif isinstance(body, ApprovalRequested) and live:
@@ -303,11 +357,6 @@ def _statistics_supervisors(bridge: EngineBridge, session_id: str) -> list[str]:
     return [entry.id for entry in agent.supervisors if entry.type == "collection"]
 
 
-def _ending(ended_by: str, error: str | None) -> str:
-    return {
-        "reply": "Ready.",
-        "cancelled": "Stopped; what was written is kept.",
-        "blocked": "A supervisor blocked this turn (see the timeline).",
-        "max_turns": "Stopped at the agent's maxChatTurns.",
-        "error": f"The model failed: {error}",
-    }.get(ended_by, ended_by)
+def _failures(statuses: list[Any]) -> dict[str, str]:
+    """The servers that failed to start, with why."""
+    return {status.name: status.error or "" for status in statuses if status.state == "failed"}

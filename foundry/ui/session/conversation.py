@@ -15,6 +15,7 @@ from PySide6.QtCore import (
 )
 
 from foundry.session.events import (
+    AgentApplied,
     ApprovalRequested,
     ApprovalResolved,
     ContextSelected,
@@ -31,6 +32,7 @@ from foundry.session.events import (
     TurnStarted,
 )
 from foundry.session.readable import readable
+from foundry.ui.session.agent_bar import applied_notice
 
 KIND_ROLE = Qt.ItemDataRole.UserRole + 1
 DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -134,6 +136,8 @@ class ConversationModel(QAbstractListModel):
             self._tools.seconds[body.call_id] = body.duration_s
         elif isinstance(body, ErrorOccurred):
             self._append(Row(kind="error", text=readable(body.message), detail=body.where))
+        elif isinstance(body, AgentApplied):
+            self._append(Row(kind="notice", text=applied_notice(body)))
         elif isinstance(body, ModelCallFinished):
             self._end_writing()
         elif isinstance(body, TurnFinished):

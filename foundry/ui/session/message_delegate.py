@@ -16,8 +16,15 @@ BACKGROUNDS = {
     "assistant": "#f5f5f5",
     "tool": "#fff8e1",
     "error": "#ffebee",
+    "notice": "#ede7f6",
 }
-LABELS = {"user": "You", "assistant": "Assistant", "tool": "Tool", "error": "Error"}
+LABELS = {
+    "user": "You",
+    "assistant": "Assistant",
+    "tool": "Tool",
+    "error": "Error",
+    "notice": "Notice",
+}
 Index = QModelIndex | QPersistentModelIndex
 
 
