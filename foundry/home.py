@@ -12,6 +12,8 @@ from platformdirs import PlatformDirs
 APP_NAME = "foundry"
 APP_ID = "dev.foundry.Foundry"
 DATABASE_URL_VARIABLE = "FOUNDRY_DATABASE_URL"
+PRIVATE_FOLDER = 0o700  # what Foundry makes is for its user only
+PRIVATE_FILE = 0o600
 
 
 def shipped_path(*parts: str) -> Path:
@@ -41,8 +43,10 @@ class FoundryHome:
         return cls(config_dir=Path(dirs.user_config_dir), data_dir=Path(dirs.user_data_dir))
 
     def ensure(self) -> FoundryHome:
-        self.config_dir.mkdir(parents=True, exist_ok=True)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        """Make the folders, if they are not there, for their owner only (they hold the store,
+        the log, the API token)."""
+        self.config_dir.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER)
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER)
         return self
 
 

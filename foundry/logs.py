@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
+from io import TextIOWrapper
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from types import TracebackType
+from typing import cast
 
-from foundry.home import FoundryHome
+from foundry.home import PRIVATE_FILE, PRIVATE_FOLDER, FoundryHome
 
 LOG_FILE = "foundry.log"
 MAX_BYTES = 1_000_000
@@ -18,7 +21,15 @@ FORMAT = "%(asctime)s %(levelname)-7s %(name)s [%(threadName)s] %(message)s"
 
 
 class _FoundryLogFile(RotatingFileHandler):
-    """The handler this module installs, so that configuring again replaces it."""
+    """The handler this module installs, so that configuring again replaces it; the files it
+    makes (at start and at each rotation) are for their owner only."""
+
+    def _open(self) -> TextIOWrapper:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        descriptor = os.open(self.baseFilename, flags, PRIVATE_FILE)
+        # kept open by the handler until it closes
+        opened = open(descriptor, self.mode, encoding=self.encoding, errors=self.errors)  # noqa: SIM115
+        return cast(TextIOWrapper, opened)
 
 
 def log_path(home: FoundryHome | None = None) -> Path:
@@ -37,7 +48,7 @@ def configure_logging(home: FoundryHome | None = None, quiet: bool = False) -> P
     if any(Path(h.baseFilename) == path for h in current):
         return path
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER)
         handler = _FoundryLogFile(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
     except OSError as error:
         if not quiet:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -9,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from foundry.home import DATABASE_URL_VARIABLE as DATABASE_URL_VARIABLE  # where they were
+from foundry.home import PRIVATE_FILE
 from foundry.home import database_url as database_url
 from foundry.home import normalise_url as normalise_url
 
@@ -46,12 +49,23 @@ def create_database_engine(url: str) -> sa.Engine:
 
 def _create_engine(url: str) -> sa.Engine:
     if url.startswith("sqlite"):
+        _create_private_file(sa.make_url(url).database)
         # no pre-ping: a SQLite connection cannot go stale, and a ping is a statement more
         # before every repository call
         engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
         sa.event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     return sa.create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 10})
+
+
+def _create_private_file(database: str | None) -> None:
+    """Make a SQLite store's file, if it is not there, readable by its owner only: SQLite
+    gives its write-ahead log and shared-memory files the database file's permissions. (A
+    file that cannot be made here is left for SQLite to report.)"""
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    with contextlib.suppress(OSError):  # there already, or its folder is not
+        os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
 
 
 def alembic_config(engine: sa.Engine) -> Config:
