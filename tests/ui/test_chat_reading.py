@@ -461,3 +461,19 @@ def test_a_chat_is_titled_by_its_first_message_once_it_is_there(qtbot: QtBot) ->
     qtbot.addWidget(reopened)
     reopened.conversation.replay(events(user("What time is it in Tokyo?")))
     assert reopened.title == "What time is it in Tokyo?"
+
+
+def test_a_certain_instant_check_is_a_short_title_its_measures_in_the_tooltip() -> None:
+    model = TimelineModel()
+    certain = decided("PII guardian", 0, "", confidence=1.0, duration_s=0.01)
+    unsure = decided("Architect", 1, "reads fine", confidence=0.62, duration_s=3.24)
+    asks = decided("Architect", 1, "unsure", action="human_review")
+    model.replay(events(certain, unsure, asks))
+    titles = [row.title for row in model.rows]
+    assert titles == [
+        "response · PII guardian · allow",
+        "response · Architect · allow · confidence 0.62 · 3.2 s",
+        "response · Architect · asks a person",
+    ]
+    tooltip = model.index(0).data(Qt.ItemDataRole.ToolTipRole)
+    assert "confidence 1.00, took 0.01 s" in tooltip

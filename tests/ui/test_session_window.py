@@ -227,7 +227,7 @@ def test_a_session_reopens_after_the_engine_is_restarted(qtbot: QtBot, tmp_path:
         servers={},
         supervisors=[GUARDIAN],
     )
-    with Engine(Store.open(url)) as first:
+    with Store.open(url) as store, Engine(store) as first:
         session_id = first.submit(first.open_session(agent)).result(30)
         first.submit(first.send(session_id, "mail me at a@b.co")).result(30)
     with window_reopening(qtbot, Engine(Store.open(url)), session_id) as window:
@@ -241,7 +241,8 @@ def test_a_session_reopens_after_the_engine_is_restarted(qtbot: QtBot, tmp_path:
 
 @contextlib.contextmanager
 def window_reopening(qtbot: QtBot, engine: Engine, session_id: str) -> Iterator[MainWindow]:
-    """A window over `engine`, started, that has reopened the session; both stopped after."""
+    """A window over `engine`, started, that has reopened the session; both stopped after,
+    and the engine's store closed."""
     bridge = EngineBridge(engine.start())
     try:
         window = MainWindow(bridge)
@@ -253,6 +254,7 @@ def window_reopening(qtbot: QtBot, engine: Engine, session_id: str) -> Iterator[
     finally:
         bridge.close()
         engine.stop()
+        engine.store.close()
 
 
 def test_a_turn_that_lacks_only_its_end_is_closed_on_reopening_without_waiting_for_trust(
@@ -264,7 +266,7 @@ def test_a_turn_that_lacks_only_its_end_is_closed_on_reopening_without_waiting_f
     database = tmp_path / "killed.sqlite3"
     url = f"sqlite:///{database}"
     agent = write_agent(tmp_path / "tools", {"turns": [{"text": "First answer."}]})
-    with Engine(Store.open(url)) as first:
+    with Store.open(url) as store, Engine(store) as first:
         session_id = first.submit(first.open_session(agent)).result(30)
         first.submit(first.send(session_id, "hello")).result(30)
     with sqlite3.connect(database) as connection:  # killed after the reply, before the end

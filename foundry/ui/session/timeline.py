@@ -68,6 +68,7 @@ ACTION_VERDICTS = {
     "block": "denied",
     "human_review": "asked",
 }
+ACTION_WORDS = {"human_review": "asks a person"}
 TOOL_DECIDERS = {  # who decided a tool call, by the first part of its `by`
     "policy": "Policy (L0)",
     "grant": "Grant",
@@ -88,6 +89,7 @@ class Decision:
     supervisor: str = ""  # who decided, for the filter
     count: int = 1  # how many identical notices this row stands for
     fold_key: tuple[object, ...] | None = None  # rows with the same key fold into one
+    detail: str = ""  # what the title leaves out (a certain confidence, an instant review)
 
 
 def describe(event: Event) -> Decision | None:
@@ -119,9 +121,12 @@ def describe(event: Event) -> Decision | None:
 
 
 def _supervisor_decided(body: SupervisorDecided) -> Decision:
-    confidence = f" · confidence {body.confidence:.2f}" if body.confidence is not None else ""
+    # a certain verdict (a deterministic check's 1.00) and an instant review say nothing
+    uncertain = body.confidence is not None and body.confidence < 1.0
+    confidence = f" · confidence {body.confidence:.2f}" if uncertain else ""
     fallback = " · FALLBACK" if body.fallback else ""
-    took = f" · {body.duration_s:.1f} s" if body.duration_s is not None else ""
+    slow = body.duration_s is not None and body.duration_s >= 0.05
+    took = f" · {body.duration_s:.1f} s" if slow else ""
     later = " · after the reply" if body.background else ""
     changes = f"\nchanges: {'; '.join(body.changes)}" if body.changes else ""
     reasoning = readable("; ".join(body.reasons) + changes)
@@ -129,15 +134,25 @@ def _supervisor_decided(body: SupervisorDecided) -> Decision:
     if body.fallback:  # the same failure on every message is one row
         key = ("fallback", body.supervisor_id, body.direction, body.action, body.reasons)
     return Decision(
-        title=f"{body.direction} · {body.supervisor} · {body.action}{confidence}{fallback}{took}"
-        f"{later}",
+        title=f"{body.direction} · {body.supervisor} · {ACTION_WORDS.get(body.action, body.action)}"
+        f"{confidence}{fallback}{took}{later}",
         reasoning=reasoning,
         action=body.action,
         message_index=body.message_index,
         verdict="failed" if body.fallback else ACTION_VERDICTS[body.action],
         supervisor=body.supervisor,
         fold_key=key,
+        detail=_measures(body),
     )
+
+
+def _measures(body: SupervisorDecided) -> str:
+    parts = []
+    if body.confidence is not None:
+        parts.append(f"confidence {body.confidence:.2f}")
+    if body.duration_s is not None:
+        parts.append(f"took {body.duration_s:.2f} s")
+    return ", ".join(parts)
 
 
 def _approval(body: ApprovalRequested | ApprovalResolved) -> Decision:
@@ -309,4 +324,5 @@ def _display(row: Decision) -> str:
 def _tooltip(row: Decision) -> str:
     shown = VERDICTS[row.verdict]
     repeated = f"\nHappened {row.count} times; this row is the latest." if row.count > 1 else ""
-    return f"{shown.symbol} {shown.word}: {row.title}\n{row.reasoning}{repeated}".strip()
+    detail = f" ({row.detail})" if row.detail else ""
+    return f"{shown.symbol} {shown.word}: {row.title}{detail}\n{row.reasoning}{repeated}".strip()
