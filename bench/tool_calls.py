@@ -10,9 +10,10 @@ Baseline from the same run: the same questions with the tools offered the native
 the embedded provider did before constrained tool calls (SmolLM2's template drops them).
 
 Run: python bench/tool_calls.py [--time N] [--controls N] [--baseline N] [--temperature T]
-                                [--without-agent-supervisors]
+                                [--without-agent-supervisors] [--model FILE.gguf]
 (--without-agent-supervisors drops the architect and the context curator, whose own embedded
-model calls make each turn several times longer, and keeps the guardian and the policy.)
+model calls make each turn several times longer, and keeps the guardian and the policy;
+--model FILE.gguf runs the assistant and its supervisor agents on another embedded model.)
 """
 
 from __future__ import annotations
@@ -138,6 +139,14 @@ def drop_agent_supervisors(agent: Path) -> None:
     config_file.write_text(json.dumps(config, indent=2))
 
 
+def use_model(agents: Path, gguf: Path) -> None:
+    """Every copied agent (the assistant and its supervisor agents) runs on the model in `gguf`."""
+    for config_file in agents.glob("*/tsagent.json"):
+        config = json.loads(config_file.read_text())
+        config.setdefault("settings", {})["model"] = f"embedded:{gguf}"
+        config_file.write_text(json.dumps(config, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--time", type=int, default=20, help="how many time questions")
@@ -145,6 +154,7 @@ def main() -> None:
     parser.add_argument("--baseline", type=int, help="time questions of the baseline (0: none)")
     parser.add_argument("--without-agent-supervisors", action="store_true")
     parser.add_argument("--temperature", type=float, default=0.3, help="the sample's is 0.3")
+    parser.add_argument("--model", type=Path, help="a GGUF file instead of the bundled SmolLM2")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         os.environ["FOUNDRY_HOME"] = str(Path(folder) / "home")  # the trust file goes there
@@ -153,8 +163,10 @@ def main() -> None:
         agent = agents / "assistant"
         if args.without_agent_supervisors:
             drop_agent_supervisors(agent)
+        if args.model:
+            use_model(agents, args.model.resolve())
         TrustStore.default().grant(read_agent(agent))
-        runtime = shared_runtime(model_path("smollm2"))
+        runtime = shared_runtime(model_path(str(args.model.resolve()) if args.model else "smollm2"))
         with Engine(Store.open(f"sqlite:///{Path(folder) / 'bench.sqlite3'}")) as engine:
             run(engine, agent, (args.time, args.controls), args.temperature, "constrained")
             print(f"llama.cpp found native tool calling in the template: {runtime.native_tools}")
