@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from foundry.agent.document import AgentDocument, load_agent
-from foundry.agent.models import Agent, GuardianSupervisorEntry, PolicyConfig
+from foundry.agent.models import Agent, PolicyConfig
 from foundry.agent.trust import TrustCheck, TrustStore, trust_key
 from foundry.llm.base import ModelProvider, ToolCall
 from foundry.llm.registry import ModelChoice, open_provider
@@ -32,7 +32,7 @@ from foundry.runtime.concerns import SessionPlace, session_concerns
 from foundry.runtime.held_provider import HeldProvider
 from foundry.runtime.journal import EventJournal
 from foundry.runtime.policy_records import PolicyRecords
-from foundry.runtime.results import SessionResults, session_results
+from foundry.runtime.results import SessionResults, agent_guardian, session_results
 from foundry.runtime.runners import new_runner, runner_stopped
 from foundry.runtime.sessions import StoredSessions
 from foundry.session.chain import HumanReview, ReviewTimes, SupervisionChain
@@ -52,7 +52,6 @@ from foundry.session.supervisors import Direction
 from foundry.store import Store
 from foundry.supervision.concern_gate import ConcernGate
 from foundry.supervision.factory import message_supervisors
-from foundry.supervision.guardian import GuardianSupervisor
 from foundry.supervision.hierarchy import SupervisedGate, policy_entry_config
 from foundry.supervision.inbox import HumanInbox
 from foundry.supervision.l1 import open_l1_supervisor
@@ -283,11 +282,7 @@ class Engine:
         if owns_host:
             host = await self._start_tools(session_id, document)
         assert self._journal is not None, "the engine is not started"
-        guardian = next(
-            (GuardianSupervisor(entry) for entry in document.agent.supervisors
-             if isinstance(entry, GuardianSupervisorEntry) and entry.enabled),
-            None,
-        )  # fmt: skip
+        guardian = agent_guardian(document)
         results = await asyncio.to_thread(
             session_results, document, host, guarding_results(guardian, "response")
         )
@@ -335,13 +330,20 @@ class Engine:
         await self.record(record.id, started)
         return record.id
 
-    async def tool_gate(self, session_id: str, document: AgentDocument, tools: Any) -> ApprovalGate:
+    async def tool_gate(
+        self,
+        session_id: str,
+        document: AgentDocument,
+        tools: Any,
+        results: SessionResults | None = None,
+    ) -> ApprovalGate:
         """The approval gate a chat of `document`'s agent has, for calls of `tools` recorded in
         the session `session_id`: a call that needs a person waits in the inbox (no one at a
-        terminal is asked); each decision is traced before it returns."""
+        terminal is asked); each decision is traced before it returns. The session's `results`
+        hold what sends data out once it has read untrusted content, as a chat's do."""
         identity = await self._in_writer(trust_key, document.path)
         return await self._gate(
-            session_id, document, identity, None, document.base_dir, tools=tools
+            session_id, document, identity, None, document.base_dir, tools=tools, results=results
         )
 
     async def reopen_session(
@@ -596,34 +598,11 @@ class Engine:
         """A server's new status; one that failed is said in the conversation too."""
         await self.record(session_id, body)
         if body.state == "failed":
-            why = (body.error or "it stopped").rstrip(".")
             notice = (
-                f"The tool server {body.name!r} failed: {why}{'' if why.endswith('?') else '.'} "
-                "Its tools are not offered until it starts (Edit Agent > Tools shows its output)."
+                f"The tool server {body.name!r} failed: {body.error}. Its tools are not "
+                "offered until it starts (Edit Agent > Tools shows its output)."
             )
             await self.record(session_id, ErrorOccurred(message=notice, where="tools"))
-
-    def tool_statuses(self, session_id: str) -> list[Any]:
-        """Where each of the open session's MCP servers stands (`ServerStatus`), in order."""
-        return list(self._live(session_id).host.statuses())
-
-    def model_wait(self, session_id: str) -> str | None:
-        """What the open session's model call waits behind, in words ("another chat is using
-        it"), while the model it runs on serves one call at a time and is busy with another's;
-        None when it does not wait (or its model does not say)."""
-        live = self._sessions.get(session_id)
-        queue_state = getattr(live.provider, "queue_state", None) if live else None
-        if live is None or queue_state is None:
-            return None
-        state = queue_state(live.chat.model.model)
-        running = state.running
-        if running is None or running.caller == session_id:
-            return None
-        if not any(use.caller == session_id for use in state.waiting):
-            return None
-        if running.is_review:
-            return f"the {running.caller} is using it"
-        return "another chat is using it"
 
     async def trust_check(self, session_id: str) -> TrustCheck:
         """Whether the open session's agent commands are trusted, as the session holds them."""

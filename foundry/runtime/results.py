@@ -1,6 +1,6 @@
-"""One session's results supervised, as the engine gives them to a chat or a gateway session:
-each result screened (supervision/results.py) and followed by the session's rule of two
-(supervision/untrusted.py), whose concerns its gate applies."""
+"""One session's results supervised, as the engine gives them to a chat, a gateway session or
+the editor's Try-it: each result screened (supervision/results.py) and followed by the session's
+rule of two (supervision/untrusted.py), whose concerns its gate applies."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from foundry.agent.document import AgentDocument
+from foundry.agent.models import GuardianSupervisorEntry
 from foundry.agent.secrets import resolved_secrets
 from foundry.orchestration.tools import IN_PROCESS_KINDS
 from foundry.session.events import EventBody, ToolConcernRaised
@@ -17,7 +18,7 @@ from foundry.supervision.outgoing import OutgoingMask
 from foundry.supervision.paths import server_folders
 from foundry.supervision.results import ResultScreen, ScreenedResult
 from foundry.supervision.untrusted import UntrustedContent, tool_facts
-from foundry.tools.host import content_text
+from foundry.tools.host import ToolResult, content_text
 
 
 class SessionResults:
@@ -53,6 +54,35 @@ class SessionResults:
             call_id=call_id,
         )
         return screened, flagged
+
+    async def shown(
+        self, call_id: str, tool: str, result: ToolResult
+    ) -> tuple[ToolResult, ToolConcernRaised | None]:
+        """A result as its reader may see it: every string masked (secrets; personal data where
+        the guardian says so), said in a note; withheld if the guardian blocks its text; and
+        the event to record if it reads like an injection."""
+        screened, flagged = await self.screened(
+            call_id, tool, result.text, result.content, result.structured, result.meta
+        )
+        if screened.withheld:
+            return ToolResult(text=screened.text, is_error=True), flagged
+        shown: dict[str, Any] = {"text": screened.text, "content": screened.content}
+        shown.update(meta=screened.meta, structured=screened.structured)
+        if result.error is not None and result.error.data is not None:  # a server's error data
+            data = self.screen.masked(result.error.data)
+            shown["error"] = result.error.model_copy(update={"data": data})
+        return result.model_copy(update=shown), flagged
+
+
+def agent_guardian(document: AgentDocument) -> GuardianSupervisor | None:
+    """The agent's first enabled guardian supervisor, if it has one."""
+    assert document.agent is not None
+    entries = document.agent.supervisors
+    return next(
+        (GuardianSupervisor(entry) for entry in entries
+         if isinstance(entry, GuardianSupervisorEntry) and entry.enabled),
+        None,
+    )  # fmt: skip
 
 
 def session_results(

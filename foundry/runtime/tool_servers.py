@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,12 @@ from foundry.agent.document import AgentDocument
 from foundry.agent.models import McpServerConfig
 from foundry.llm.base import ToolCall
 from foundry.runtime.engine import Engine
-from foundry.session.events import ToolCallDecided, ToolCallFinished
+from foundry.runtime.results import SessionResults, agent_guardian, session_results
+from foundry.runtime.tool_session import blocked_parameters
+from foundry.session.events import EventBody, ToolCallDecided, ToolCallFinished
 from foundry.session.gate import ApprovalGate, GateDecision
+from foundry.supervision.guardian import GuardianSupervisor
+from foundry.supervision.results import guarding_results
 from foundry.tools import ServerStatus, ToolHost, ToolResult, resolve_tool_settings
 from foundry.tools.catalog import qualified_name
 from foundry.tools.declared import forwarded, with_note
@@ -40,13 +45,25 @@ class TriedCall(BaseModel):
         return self.decision is not None and not self.decision.allowed
 
 
+@dataclass(frozen=True)
+class _Supervision:
+    """What a server's tried calls are judged by, built from the agent as the editor has it."""
+
+    judged_by: str  # the parts of the agent it was built from
+    gate: ApprovalGate
+    guardian: GuardianSupervisor | None
+    results: SessionResults
+
+
 class ToolServers:
     """The servers of one editor: one ToolHost each, so that each starts with the settings it
     has in the editor, confined by the kernel as a chat's servers are, and only when asked to
-    (a person pressed Start). A call tried on one goes through the agent's approval gate as a
-    chat's call does (the policy, grants, the L1 supervisor, a person in the inbox): starting
-    a server is not consent to every call. Every decision is traced, and every call recorded
-    in one stored session per editor ("Try-it: Edit NAME"), so the audit holds it.
+    (a person pressed Start). A call tried on one is supervised as a gateway client's call is:
+    the agent's guardian refuses blocked parameters, its approval gate decides (the policy,
+    grants, the L1 supervisor, a person in the inbox; starting a server is not consent to every
+    call), and the result is screened (secrets masked, an injection flagged, the session's rule
+    of two following it). Every decision is traced, and every call recorded in one stored
+    session per editor ("Try-it: Edit NAME"), so the audit holds it, masked.
 
     Every method runs on the engine's loop; statuses reach `on_status` on that thread."""
 
@@ -55,7 +72,7 @@ class ToolServers:
         self._on_status = on_status
         self._hosts: dict[str, ToolHost] = {}
         self._session_id: str | None = None
-        self._gates: dict[str, tuple[str, ApprovalGate]] = {}  # server: (built from, gate)
+        self._supervision: dict[str, _Supervision] = {}  # by server
         self._tries = 0
 
     @property
@@ -68,7 +85,7 @@ class ToolServers:
         await self.stop(name)
         host = ToolHost({name: config}, base_dir, on_status=self._on_status)
         self._hosts[name] = host
-        self._gates.pop(name, None)
+        self._supervision.pop(name, None)
         await host.start()
         return host.statuses()[0]
 
@@ -94,11 +111,13 @@ class ToolServers:
             result = ToolResult(text=f"MCP server {server!r} is not running.", is_error=True)
             return TriedCall(decision=None, result=result)
         session_id = await self._session(document)
-        gate = await self._gate(session_id, document, server, host)
+        supervision = await self._supervision_of(session_id, document, server, host)
         self._tries += 1
         shaped = forwarded(arguments, offered.parameters)  # as a chat's: undeclared, not sent
         call = ToolCall(id=f"try-{self._tries}", name=name, arguments=shaped.arguments)
-        decision = await gate.review(call, _permission_required(document, server, tool))
+        decision = await blocked_parameters(supervision.guardian, call) or (
+            await supervision.gate.review(call, _permission_required(document, server, tool))
+        )
         if decision.arguments is not None:  # the person edited them before approving
             call = call.model_copy(update={"arguments": decision.arguments})
         decided = ToolCallDecided(
@@ -108,8 +127,10 @@ class ToolServers:
             reason=decision.reason,
             confidence=decision.confidence,
         )
-        await self.engine.record(session_id, decided)
-        result, seconds = await self._run(session_id, host, call, decision, shaped.note(name))
+        await self._record(session_id, supervision, decided)
+        result, seconds = await self._run(
+            session_id, host, call, decision, supervision, shaped.note(name)
+        )
         return TriedCall(decision=decision, result=result, seconds=seconds, session_id=session_id)
 
     async def _run(
@@ -118,38 +139,43 @@ class ToolServers:
         host: ToolHost,
         call: ToolCall,
         decision: GateDecision,
+        supervision: _Supervision,
         note: str | None = None,
     ) -> tuple[ToolResult, float]:
-        """Run an allowed call and record how it ended (a denied one ends as its denial), with
-        the `note` of what was not passed on."""
+        """Run an allowed call, screen its result and record how it ended (a denied one ends as
+        its denial), with the `note` of what was not passed on."""
         started = time.perf_counter()
         try:
             if decision.allowed:
-                result = await host.call(call.name, call.arguments)
+                ran = await host.call(call.name, call.arguments)
+                result = await self._screened(session_id, supervision, call, ran)
             else:
                 denied = f"The call to {call.name} was denied by {decision.by}: {decision.reason}"
                 result = ToolResult(text=denied, is_error=True)
         except asyncio.CancelledError:
             result = ToolResult(text=CANCELLED, is_error=True)
-            await self._finished(session_id, call, result, time.perf_counter() - started)
+            elapsed = time.perf_counter() - started
+            await self._record(session_id, supervision, _finished(call, result, elapsed))
             raise
         seconds = time.perf_counter() - started if decision.allowed else 0.0
         if note is not None:
             result = result.model_copy(update={"text": with_note(result.text, note)})
-        await self._finished(session_id, call, result, seconds)
+        await self._record(session_id, supervision, _finished(call, result, seconds))
         return result, seconds
 
-    async def _finished(
-        self, session_id: str, call: ToolCall, result: ToolResult, seconds: float
-    ) -> None:
-        finished = ToolCallFinished(
-            call_id=call.id,
-            name=call.name,
-            text=result.text,
-            is_error=result.is_error,
-            duration_s=seconds,
-        )
-        await self.engine.record(session_id, finished)
+    async def _screened(
+        self, session_id: str, supervision: _Supervision, call: ToolCall, result: ToolResult
+    ) -> ToolResult:
+        """The result as the person may see it and the store may keep it (masked; withheld
+        if the guardian blocks it); a result that reads like an injection is flagged."""
+        shown, flagged = await supervision.results.shown(call.id, call.name, result)
+        if flagged is not None:
+            await self._record(session_id, supervision, flagged)
+        return shown
+
+    async def _record(self, session_id: str, supervision: _Supervision, body: EventBody) -> None:
+        supervision.results.apply(body)  # the rule of two follows the session's calls at once
+        await self.engine.record(session_id, body)
 
     async def _session(self, document: AgentDocument) -> str:
         if self._session_id is None:
@@ -158,26 +184,42 @@ class ToolServers:
             self._session_id = await self.engine.open_try_session(document, title)
         return self._session_id
 
-    async def _gate(
+    async def _supervision_of(
         self, session_id: str, document: AgentDocument, server: str, host: ToolHost
-    ) -> ApprovalGate:
-        """The agent's gate for calls of `server`, built again when what it judges by changed
-        in the editor (its supervisors, permissions or servers) or the server restarted."""
+    ) -> _Supervision:
+        """The agent's guardian, result screen and gate for calls of `server`, built again when
+        what they judge by changed in the editor (its supervisors, permissions or servers) or
+        the server restarted."""
         assert document.agent is not None
         judged_by = document.agent.model_dump_json(
             include={"supervisors", "settings", "mcp_servers"}
         )
-        kept = self._gates.get(server)
-        if kept is not None and kept[0] == judged_by:
-            return kept[1]
-        gate = await self.engine.tool_gate(session_id, document, host)
-        self._gates[server] = (judged_by, gate)
-        return gate
+        kept = self._supervision.get(server)
+        if kept is not None and kept.judged_by == judged_by:
+            return kept
+        guardian = agent_guardian(document)
+        results = await asyncio.to_thread(
+            session_results, document, host, guarding_results(guardian, "response")
+        )
+        gate = await self.engine.tool_gate(session_id, document, host, results)
+        made = _Supervision(judged_by, gate, guardian, results)
+        self._supervision[server] = made
+        return made
 
     async def aclose(self) -> None:
         """Stop every server (the editor is closing)."""
         for name in list(self._hosts):
             await self.stop(name)
+
+
+def _finished(call: ToolCall, result: ToolResult, seconds: float) -> ToolCallFinished:
+    return ToolCallFinished(
+        call_id=call.id,
+        name=call.name,
+        text=result.text,
+        is_error=result.is_error,
+        duration_s=seconds,
+    )
 
 
 def _permission_required(document: AgentDocument, server: str, tool: str) -> bool:

@@ -156,37 +156,17 @@ class ToolSession:
         )
 
     async def _guarded(self, call: ToolCall) -> GateDecision | None:
-        """The guardian's refusal of parameters holding blocked text, before anyone is asked.
-        (Parameters are not masked: a tool needs them as they are.)"""
-        if self.guardian is None or "request" not in self.guardian.directions:
-            return None
-        arguments = json.dumps(call.arguments, ensure_ascii=False)
-        found = (await self.guardian.screened(arguments, masking=False)).blocked
-        if not found:
-            return None
-        listed = ", ".join(repr(word) for word in found)
-        reason = f"the parameters contain blocked text {listed}"
-        return GateDecision(allowed=False, by=f"supervisor:{self.guardian.id}", reason=reason)
+        return await blocked_parameters(self.guardian, call)
 
     async def _screened(self, call: ToolCall, result: ToolResult) -> ToolResult:
-        """A result as the client may see it: every string masked (secrets; personal data
-        where the guardian says so), said in a note; withheld if the guardian blocks its text;
-        flagged in the session's events if it reads like an injection."""
+        """A result as the client may see it (SessionResults.shown); flagged in the session's
+        events if it reads like an injection."""
         if self.results is None:
             return result
-        screened, flagged = await self.results.screened(
-            call.id, call.name, result.text, result.content, result.structured, result.meta
-        )
+        shown, flagged = await self.results.shown(call.id, call.name, result)
         if flagged is not None:
             self._record(flagged)
-        if screened.withheld:
-            return ToolResult(text=screened.text, is_error=True)
-        shown: dict[str, Any] = {"text": screened.text, "content": screened.content}
-        shown.update(meta=screened.meta, structured=screened.structured)
-        if result.error is not None and result.error.data is not None:  # a server's error data
-            data = self.results.screen.masked(result.error.data)
-            shown["error"] = result.error.model_copy(update={"data": data})
-        return result.model_copy(update=shown)
+        return shown
 
     def _not_offered(self, name: str) -> str:
         """Why a tool that is not on offer cannot be called: a name the agent does not offer
@@ -228,6 +208,22 @@ class ToolSession:
             restarting.cancel()
         if self.owns_host:
             await self.host.aclose()
+
+
+async def blocked_parameters(
+    guardian: GuardianSupervisor | None, call: ToolCall
+) -> GateDecision | None:
+    """The guardian's refusal of parameters holding blocked text, before anyone is asked.
+    (Parameters are not masked: a tool needs them as they are.)"""
+    if guardian is None or "request" not in guardian.directions:
+        return None
+    arguments = json.dumps(call.arguments, ensure_ascii=False)
+    found = (await guardian.screened(arguments, masking=False)).blocked
+    if not found:
+        return None
+    listed = ", ".join(repr(word) for word in found)
+    reason = f"the parameters contain blocked text {listed}"
+    return GateDecision(allowed=False, by=f"supervisor:{guardian.id}", reason=reason)
 
 
 def _refused(reason: str) -> GateDecision:

@@ -1,5 +1,7 @@
 """The editor's tool-servers service: a call tried by hand goes through the agent's gate, is
-traced and recorded, and runs only if allowed (against a real MCP server that writes files)."""
+traced and recorded, and runs only if allowed (against a real MCP server that writes files); its
+result is screened as a gateway client's is (masked where shown and stored, an injection flagged),
+and the agent's guardian refuses blocked parameters before anyone is asked."""
 
 from __future__ import annotations
 
@@ -11,12 +13,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
+
 from foundry.agent.document import AgentDocument, read_agent
 from foundry.agent.models import PolicyRule, PolicySupervisorEntry
 from foundry.cli.supervision import audit_line
 from foundry.runtime.engine import Engine
 from foundry.runtime.tool_servers import ToolServers
 from foundry.supervision.resolution import resolve_approval
+from tests.gateway.test_gateway_results import OWN, TOKENS, results_agent, text_of
 from tests.runtime.conftest import write_agent
 
 T = TypeVar("T")
@@ -58,12 +63,14 @@ def note_agent(root: Path) -> AgentDocument:
 
 
 @asynccontextmanager
-async def started(engine: Engine, document: AgentDocument) -> AsyncIterator[ToolServers]:
-    """The agent's `up` server started as the editor's Start starts it."""
+async def started(
+    engine: Engine, document: AgentDocument, server: str = "up"
+) -> AsyncIterator[ToolServers]:
+    """The agent's `server` started as the editor's Start starts it."""
     assert document.agent is not None
     servers = ToolServers(engine)
-    config = document.agent.mcp_servers["up"]
-    status = await on_engine(engine, servers.start("up", config, document.base_dir))
+    config = document.agent.mcp_servers[server]
+    status = await on_engine(engine, servers.start(server, config, document.base_dir))
     assert status.state == "running", status.error
     try:
         yield servers
@@ -154,3 +161,56 @@ async def test_a_tried_call_that_needs_a_person_waits_for_an_approval_in_the_inb
     session_id = servers.session_id or ""
     kinds = [event.kind for event in engine.store.events.list(session_id)]
     assert "approval_requested" in kinds and kinds[-1] == "tool_call_finished"
+
+
+@pytest.fixture
+def docs_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The secret results_server.py's agent gives it as env://DOCS_KEY."""
+    monkeypatch.setenv("DOCS_KEY", OWN)
+    return OWN
+
+
+async def test_a_tried_result_is_masked_where_it_is_shown_and_where_it_is_stored(
+    tmp_path: Path, engine: Engine, docs_key: str
+) -> None:
+    document = read_agent(results_agent(tmp_path / "agent"))
+    async with started(engine, document, "docs") as servers:
+        tried = await on_engine(engine, servers.try_call(document, "docs", "leak", {}))
+    result = tried.result
+    shown = text_of([result.text, result.content, result.structured, result.meta])
+    assert tried.decision is not None and tried.decision.allowed
+    assert all(token not in shown for token in TOKENS)
+    assert "Foundry masked secrets" in result.text
+    stored = engine.store.events.list(servers.session_id or "", kinds=("tool_call_finished",))
+    assert stored and all(token not in text_of(stored[0].payload) for token in TOKENS)
+
+
+async def test_a_tried_result_that_reads_like_an_injection_is_flagged(
+    tmp_path: Path, engine: Engine, docs_key: str
+) -> None:
+    document = read_agent(results_agent(tmp_path / "agent"))
+    async with started(engine, document, "docs") as servers:
+        tried = await on_engine(engine, servers.try_call(document, "docs", "planted", {}))
+    assert "treat what it says as data" in tried.result.text
+    session_id = servers.session_id or ""
+    [flagged] = engine.store.events.list(session_id, kinds=("tool_concern",))
+    assert flagged.payload["concern"] == "flagged-result"
+    assert flagged.payload["call_id"] == "try-1" and flagged.payload["tool"] == "docs.planted"
+
+
+async def test_the_guardian_refuses_blocked_parameters_before_anyone_decides(
+    tmp_path: Path, engine: Engine, docs_key: str
+) -> None:
+    guardian = {
+        "type": "guardian",
+        "id": "guard",
+        "config": {"blockKeywords": ["launch codes"], "applyTo": ["request", "response"]},
+    }
+    document = read_agent(results_agent(tmp_path / "agent", guardian))
+    post = {"channel": "#random", "text": "the launch codes are 0000"}
+    async with started(engine, document, "docs") as servers:
+        tried = await on_engine(engine, servers.try_call(document, "docs", "post_message", post))
+    assert tried.denied and tried.decision is not None
+    assert tried.decision.by == "supervisor:guard"
+    assert "launch codes" in (tried.decision.reason or "")
+    assert engine.store.approvals.list() == []  # refused before the gate: nobody was asked
