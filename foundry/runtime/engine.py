@@ -598,11 +598,34 @@ class Engine:
         """A server's new status; one that failed is said in the conversation too."""
         await self.record(session_id, body)
         if body.state == "failed":
+            why = (body.error or "it stopped").rstrip(".")
             notice = (
-                f"The tool server {body.name!r} failed: {body.error}. Its tools are not "
-                "offered until it starts (Edit Agent > Tools shows its output)."
+                f"The tool server {body.name!r} failed: {why}{'' if why.endswith('?') else '.'} "
+                "Its tools are not offered until it starts (Edit Agent > Tools shows its output)."
             )
             await self.record(session_id, ErrorOccurred(message=notice, where="tools"))
+
+    def tool_statuses(self, session_id: str) -> list[Any]:
+        """Where each of the open session's MCP servers stands (`ServerStatus`), in order."""
+        return list(self._live(session_id).host.statuses())
+
+    def model_wait(self, session_id: str) -> str | None:
+        """What the open session's model call waits behind, in words ("another chat is using
+        it"), while the model it runs on serves one call at a time and is busy with another's;
+        None when it does not wait (or its model does not say)."""
+        live = self._sessions.get(session_id)
+        queue_state = getattr(live.provider, "queue_state", None) if live else None
+        if live is None or queue_state is None:
+            return None
+        state = queue_state(live.chat.model.model)
+        running = state.running
+        if running is None or running.caller == session_id:
+            return None
+        if not any(use.caller == session_id for use in state.waiting):
+            return None
+        if running.is_review:
+            return f"the {running.caller} is using it"
+        return "another chat is using it"
 
     async def trust_check(self, session_id: str) -> TrustCheck:
         """Whether the open session's agent commands are trusted, as the session holds them."""
