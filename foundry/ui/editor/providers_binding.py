@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,7 @@ class ProvidersBinding(QObject):
         self.bridge = bridge
         self.names: list[str] = []
         self.current: str | None = None
+        self._tested: tuple[str, str] | None = None  # the provider (and config) the result is of
         section.providers.selectionModel().selectionChanged.connect(self._selected)
         for kind, action in section.add_actions.items():
             action.triggered.connect(lambda _=False, kind=kind: self.add(kind))
@@ -88,6 +90,7 @@ class ProvidersBinding(QObject):
         if name is None:
             return
         config = self.configs().get(name, {})
+        self._forget_result_unless_of(name, config)
         kind = provider_kind(name)
         section.title.setText(name)
         section.kind.setText(KINDS[kind] + ("" if name in self.configs() else " · not configured"))
@@ -105,6 +108,13 @@ class ProvidersBinding(QObject):
                 "environment variable and write the variable's name above.",
             )
 
+    def _forget_result_unless_of(self, name: str, config: dict[str, Any]) -> None:
+        """The result shown goes once it is another provider's, or of other settings."""
+        if self._tested != _tested(name, config):
+            self._tested = None
+            self.section.models_model.setStringList([])
+            self._report(True, "Not tested yet.", style="")
+
     def _selected(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
         rows = self.section.providers.selectionModel().selectedRows()
         if not rows or self.editor.refreshing:
@@ -112,8 +122,6 @@ class ProvidersBinding(QObject):
         name = self.names[rows[0].row()]
         if name != self.current:
             self.current = name
-            self.section.models_model.setStringList([])
-            self._report(True, "Not tested yet.", style="")
             self._show_provider()
 
     # -- testing --------------------------------------------------------------------------------
@@ -133,8 +141,9 @@ class ProvidersBinding(QObject):
         finally:
             self.section.test.setEnabled(True)
             self.section.progress.hide()
-        if name != self.current:
-            return
+        if name != self.current or configs.get(name, {}) != self.configs().get(name, {}):
+            return  # another provider is shown now, or this one was changed since
+        self._tested = _tested(name, configs.get(name, {}))
         self._report(result.ok, result.message)
         self.section.models_model.setStringList(list(result.models))
 
@@ -179,6 +188,7 @@ class ProvidersBinding(QObject):
             lambda agent: setattr(agent, "providers", {**configs, name: config}),
         )
         self.section.address.setText(provider_address(name, config))
+        self._forget_result_unless_of(name, self.configs().get(name, {}))
 
     def _key_typed(self, text: str) -> None:
         variable = text.strip()
@@ -252,6 +262,11 @@ class ProvidersBinding(QObject):
             with self.editor.refresh_guard():
                 self.show(agent)
                 self.editor.settings.show(agent.settings)
+
+
+def _tested(name: str, config: dict[str, Any]) -> tuple[str, str]:
+    """What a test's result is of: the provider and its settings as they were tested."""
+    return name, json.dumps(config, sort_keys=True, default=str)
 
 
 def _provider_in_use(agent: Agent) -> str:
