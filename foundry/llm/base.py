@@ -72,7 +72,7 @@ class Usage(Value):
     output_tokens: int = 0
     first_token_s: float | None = None  # from the request to the first generated token
     total_s: float = 0.0
-    stop_reason: str = "stop"  # stop, length, tool_calls, cancelled
+    stop_reason: str = "stop"  # stop, length, tool_calls, cancelled, repetition (a runaway)
 
 
 Chunk = TextDelta | ToolCallChunk | Usage

@@ -18,9 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from foundry.home import cache_dir
-from foundry.llm.base import ChatRequest, Chunk, ProviderError, no_answer_in_time
+from foundry.llm.base import (
+    ChatRequest,
+    Chunk,
+    ProviderError,
+    TextDelta,
+    Usage,
+    no_answer_in_time,
+)
 from foundry.llm.model_queue import Listener, ModelQueue
 from foundry.llm.priority import ModelUse, QueueState, current_use
+from foundry.llm.repetition import REPETITION, RepetitionGuard
 from foundry.llm.saved_prompts import Loopback, SavedPrompts, prompt_key
 from foundry.llm.tool_choice import ChoiceReader, choice_request, offered_tools
 from foundry.llm.wire import ChunkReader, chat_completion_body, tool_names
@@ -274,10 +282,16 @@ class EmbeddedProvider:
         job = runtime.submit(body, handover.on_chunk, current_use(), handover.stop.is_set)
         job.add_done_callback(handover.finish)
         reader = ChunkReader(started, tool_names(request))
+        guard = RepetitionGuard()
         try:
             while (item := await handover.next()) is not None:
                 for chunk in _translated(reader.read(item), choice):
                     yield chunk
+                    if isinstance(chunk, TextDelta) and guard.feed(chunk.text):
+                        handover.stop.set()  # the model stops at its next token
+                        for last in _ended_by_repetition(reader, choice):
+                            yield last
+                        return
             for chunk in _translated(reader.finish(), choice):
                 yield chunk
         except TimeoutError:
@@ -287,6 +301,15 @@ class EmbeddedProvider:
             # queues behind it (a request still queued is dropped).
             handover.stop.set()
             job.cancel()
+
+
+def _ended_by_repetition(reader: ChunkReader, choice: ChoiceReader | None) -> list[Chunk]:
+    """The end of a reply stopped because it ran away (`RepetitionGuard`): its Usage says so."""
+    ending = _translated(reader.finish(), choice)
+    return [
+        chunk.model_copy(update={"stop_reason": REPETITION}) if isinstance(chunk, Usage) else chunk
+        for chunk in ending
+    ]
 
 
 def _translated(chunks: list[Chunk], choice: ChoiceReader | None) -> list[Chunk]:
