@@ -208,6 +208,7 @@ class TimelineModel(QAbstractListModel):
         self.rows: list[Decision] = []
         self.tally_supervisors: frozenset[str] = frozenset()
         self._turn_of_message: list[int] = []  # session message index -> its turn (from 1)
+        self._fold_keys: set[tuple[object, ...]] = set()  # the keys of the rows shown
         self._bulk = False
 
     def set_tally_supervisors(self, supervisor_ids: Collection[str]) -> None:
@@ -238,6 +239,7 @@ class TimelineModel(QAbstractListModel):
         self.beginResetModel()
         self.rows = []
         self._turn_of_message = []
+        self._fold_keys = set()
         self._bulk = True
         try:
             for event in events:
@@ -292,7 +294,12 @@ class TimelineModel(QAbstractListModel):
         self._append(decision)
 
     def _folded_row(self, decision: Decision) -> int | None:
-        if decision.fold_key is None:
+        """The row `decision` folds into. A folded row moves to the end, so the one to fold
+        into is found near the end; a key never seen is not looked for."""
+        key = decision.fold_key
+        if key is None or key not in self._fold_keys:
+            if key is not None:
+                self._fold_keys.add(key)
             return None
         for row in range(len(self.rows) - 1, -1, -1):
             if self.rows[row].fold_key == decision.fold_key:
