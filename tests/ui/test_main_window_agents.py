@@ -313,18 +313,26 @@ def test_an_agent_that_is_not_there_offers_no_editor_to_fix_it(
     )
 
 
-def test_new_agent_opens_its_editor_with_the_default_policy_shown(
+def test_new_agent_opens_its_editor_on_its_name_and_its_policy_leads_with_a_summary(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
 ) -> None:
     from foundry.agent.templates import create_agent, new_agent
 
     window = new_window(qtbot, bridge)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
     document = create_agent(tmp_path / "fresh", new_agent("Fresh", "made just now"))
     editor = window.agent_created(document)
     assert window.tabs.currentWidget() is editor
-    assert editor.pages.currentWidget() is editor.policy
-    assert editor.policy.rules_model.rowCount() > 50  # the careful default, as a table
+    assert editor.pages.currentWidget() is editor.metadata  # its name, not 300 rules
+    qtbot.waitUntil(editor.metadata.name.hasFocus)
+    assert editor.metadata.name.selectedText() == "Fresh"
     assert window.agent is not None and window.agent.path == document.path
+    editor.show_section("Policy")
+    assert editor.policy.rules_model.rowCount() > 50  # the careful default, as a table
+    summary = editor.policy.overview.summary
+    qtbot.waitUntil(lambda: "In short" in summary.text(), timeout=10000)
+    assert "Reads inside the workspace run; reads outside it are denied" in summary.text()
 
 
 def test_an_agent_with_problems_opens_in_the_editor_from_the_agent_panel(

@@ -120,6 +120,7 @@ class PolicyBinding(QObject):
             self.rule = None
         with self.editor.refresh_guard():
             self.section.rules_model.show_rules(config.rules, keep_pending=pending)
+            self.section.overview.show_config(config)
             self._select_rule_row(self.rule)
             self._show_conditions(pending)
             self.section.limits_model.show_limits(config.rate_limits, keep_pending=pending)
@@ -399,3 +400,4 @@ class PolicyBinding(QObject):
 
     def close(self) -> None:
         self.trying.close()
+        self.section.overview.close_tasks()

@@ -1,5 +1,6 @@
-"""The Policy page: the rules that decide every tool call as a table, the selected rule's
-conditions, what happens when the rules are not enough, and the panel to try calls (TryPanel).
+"""The Policy page: the policy in a plain sentence and its rules as a table that can be filtered
+(PolicyOverview), the selected rule's conditions, what happens when the rules are not enough,
+and the panel to try calls (TryPanel).
 
 The widgets only; PolicyBinding connects them to the working agent.
 """
@@ -36,6 +37,7 @@ from foundry.ui.editor.policy_models import (
     RateLimitsModel,
     RulesModel,
 )
+from foundry.ui.editor.policy_overview import PolicyOverview
 from foundry.ui.editor.sections import column, heading, hint
 from foundry.ui.editor.try_panel import TryPanel
 
@@ -109,6 +111,7 @@ class PolicySection(QWidget):
         )
         self.add_policy = button("Add the careful default policy", "Add a policy supervisor")
         self._rules_part()
+        self.overview = PolicyOverview(self.rules, self.rules_model, self)
         self._conditions_part()
         self._limits_part()
         self.try_panel = TryPanel()
@@ -205,7 +208,7 @@ class PolicySection(QWidget):
     def _lay_out(self) -> None:
         rules_bar = buttons_row(self.new_rule, self.delete_rule, self.rule_up, self.rule_down)
         rules_bar.addWidget(self.reset)
-        rules = column(rules_bar, self.rules, stretch=self.rules)
+        rules = column(self.overview, rules_bar, self.rules, stretch=self.rules)
         conditions = column(
             self.conditions,
             buttons_row(self.add_condition, self.remove_condition),

@@ -105,13 +105,16 @@ class EditorTabs:
         dialog.open()
 
     def agent_created(self, document: AgentDocument) -> AgentEditor:
-        """A new agent becomes the current one and opens in its editor, its policy shown."""
+        """A new agent becomes the current one and opens in its editor on its first page, its
+        name ready to change (the policy is a page further)."""
         window = self.window
         if document.agent is not None:
             window.show_agent(document)
             window.spawn(window.recent.remember(document.path, agent_name(document)))
         editor = self.open_editor(document)
-        editor.show_section("Policy")
+        editor.show_section("Agent")
+        editor.metadata.name.setFocus()
+        editor.metadata.name.selectAll()
         return editor
 
     def clone_agent(self) -> None:
