@@ -165,7 +165,7 @@ class SessionView(QWidget):
         self.timeline = TimelineModel(self)
         self.input = MessageInput()
         self.messages = self._message_list()
-        self.input.keys_changed.connect(lambda key: self.messages.show_hint(empty_chat_hint(key)))
+        self.input.keys_changed.connect(self._show_send_key)
         self.decisions = HintedListView(EMPTY_TIMELINE)
         self.decisions.setToolTip("Click a decision to find the message it acted on")
         self.supervision = TimelinePanel(self.timeline, self.decisions)
@@ -188,7 +188,7 @@ class SessionView(QWidget):
         self.input.setMaximumHeight(110)
         self.input.setTabChangesFocus(True)  # Tab goes on to Send and the panels
         self.send = QPushButton("Send")
-        self.send.setToolTip("Send the message (Enter, or as Preferences sets it; Ctrl+Enter)")
+        self._show_send_key(send_key(self.input.settings))
         self.stop = QPushButton("Stop")
         self.stop.setToolTip("Stop the reply, keeping what was written (Esc)")
         self.stop.setEnabled(False)
@@ -269,3 +269,7 @@ class SessionView(QWidget):
         if first is not None:
             self.title = session_title(first)
             self.title_changed.emit(self.title)
+
+    def _show_send_key(self, key: SendKey) -> None:
+        self.messages.show_hint(empty_chat_hint(key))
+        self.send.setToolTip(f"Send the message ({'Enter' if key == 'enter' else 'Ctrl+Enter'})")
