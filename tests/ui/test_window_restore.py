@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QPoint
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
+from foundry.ui import app as foundry_app
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor
 from foundry.ui.session.view import SessionView
@@ -122,3 +124,29 @@ def test_saved_tabs_that_are_not_what_the_window_writes_reopen_nothing(
 
     assert wait_for(qtbot, window.restore_tabs()) == 0
     window.close()
+
+
+def test_the_app_restarted_reopens_the_chat_it_left_instead_of_starting_another(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(foundry_app.gc, "freeze", lambda: None)
+    agent = write_agent(tmp_path / "helper", {"turns": [{"text": "Noon."}]}, servers={})
+    first = MainWindow()
+    qtbot.addWidget(first)
+    running = asyncio.ensure_future(foundry_app._main(first, agent))
+    qtbot.waitUntil(lambda: len(first.controllers) == 1, timeout=30000)
+    session_id = first.controllers[0].session_id
+    first.close()
+    qtbot.waitUntil(running.done, timeout=30000)
+
+    again = MainWindow()
+    qtbot.addWidget(again)
+    running = asyncio.ensure_future(foundry_app._main(again, None))
+    qtbot.waitUntil(lambda: len(again.controllers) == 1, timeout=30000)
+    qtbot.waitUntil(lambda: again.agent is not None, timeout=10000)
+
+    assert again.controllers[0].session_id == session_id  # the same chat, not a new one
+    assert again.tabs.count() == 1
+    again.close()
+    qtbot.waitUntil(running.done, timeout=30000)
+    running.result()
