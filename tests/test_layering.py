@@ -14,15 +14,21 @@ import foundry
 PACKAGE = Path(foundry.__file__).parent
 
 # (importer, imported): no module of the first package may import any of the second
+LOWER = ("agent", "llm", "tools", "store", "session", "supervision", "orchestration", "metrics")
+HIGHER = ("runtime", "api", "gateway", "ui", "cli")
 FORBIDDEN = [
-    ("foundry.runtime", "foundry.gateway"),
+    *((f"foundry.{low}", f"foundry.{high}") for low in LOWER for high in HIGHER),
+    ("foundry.runtime", "foundry.gateway"),  # the gateway uses the runtime, not the other way
     ("foundry.runtime", "foundry.api"),
     ("foundry.runtime", "foundry.ui"),
     ("foundry.runtime", "foundry.cli"),
-    ("foundry.tools", "foundry.gateway"),
-    ("foundry.tools", "foundry.runtime"),
-    ("foundry.store", "foundry.runtime"),
-    ("foundry.store", "foundry.ui"),
+    ("foundry.api", "foundry.gateway"),
+    ("foundry.api", "foundry.ui"),
+    ("foundry.gateway", "foundry.ui"),
+    ("foundry.tools", "foundry.session"),
+    ("foundry.tools", "foundry.supervision"),
+    ("foundry.store", "foundry.agent"),
+    ("foundry.agent", "foundry.store"),
     ("foundry.ui", "foundry.store"),  # it goes through the runtime's services (approvals, ...)
 ]
 QT = ("PySide6", "qasync", "pytestqt")
