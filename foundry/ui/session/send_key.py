@@ -12,6 +12,8 @@ from typing import Literal
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QKeyEvent
 
+from foundry.ui.settings import foundry_settings
+
 SEND_KEY_SETTING = "chat/send_key"
 SendKey = Literal["enter", "ctrl+enter"]
 SEND_KEYS: tuple[SendKey, ...] = ("enter", "ctrl+enter")
@@ -19,15 +21,16 @@ DEFAULT_SEND_KEY: SendKey = "enter"
 
 
 def send_key(settings: QSettings | None = None) -> SendKey:
-    """The key that sends, as set; an unknown value is the default."""
-    value = str((settings or QSettings()).value(SEND_KEY_SETTING, DEFAULT_SEND_KEY)).lower()
+    """The key that sends, as set (in the app's settings file unless `settings` is given); an
+    unknown value is the default."""
+    value = str((settings or foundry_settings()).value(SEND_KEY_SETTING, DEFAULT_SEND_KEY)).lower()
     return "ctrl+enter" if value == "ctrl+enter" else DEFAULT_SEND_KEY
 
 
 def set_send_key(key: SendKey, settings: QSettings | None = None) -> None:
     if key not in SEND_KEYS:
         raise ValueError(f"the send key is one of {', '.join(SEND_KEYS)}, not {key!r}")
-    (settings or QSettings()).setValue(SEND_KEY_SETTING, key)
+    (settings or foundry_settings()).setValue(SEND_KEY_SETTING, key)
 
 
 def sends(event: QKeyEvent, key: SendKey) -> bool:
