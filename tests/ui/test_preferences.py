@@ -60,7 +60,12 @@ def test_preferences_keep_the_theme_send_key_and_model_and_the_dark_theme_is_dar
     chat = window.controllers[0]
     chat.view.input.setPlainText("What time is it?")
     chat.send()
-    qtbot.waitUntil(lambda: not chat.view.input.toPlainText(), timeout=20000)
+    qtbot.waitUntil(
+        lambda: (
+            ("assistant", "It is noon.") in [(r.kind, r.text) for r in chat.view.conversation.rows]
+        ),
+        timeout=20000,
+    )
     dialog = preferences_of(qtbot, window)
     assert dialog.theme.currentData() == "system" and dialog.send_key.currentData() == "enter"
     choose(dialog, "dark", "ctrl+enter", "ollama:qwen2.5:7b")

@@ -7,6 +7,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from foundry.ui.session.conversation import DETAIL_ROLE, KIND_ROLE, STREAMING_ROLE
+from foundry.ui.theme import is_dark
 
 MARGIN = 8
 PADDING = 10
@@ -17,6 +18,13 @@ BACKGROUNDS = {
     "tool": "#fff8e1",
     "error": "#ffebee",
     "notice": "#ede7f6",
+}
+DARK_BACKGROUNDS = {  # the same hues, dark, under the dark theme's light text
+    "user": "#1d3b5c",
+    "assistant": "#333337",
+    "tool": "#40371f",
+    "error": "#4d2327",
+    "notice": "#372e4d",
 }
 LABELS = {
     "user": "You",
@@ -88,16 +96,20 @@ class MessageDelegate(QStyledItemDelegate):
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        dark = is_dark(option.palette)
+        backgrounds = DARK_BACKGROUNDS if dark else BACKGROUNDS
         painter.setPen(QColor("#1976d2") if selected else Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(BACKGROUNDS.get(kind, "#f5f5f5")))
+        painter.setBrush(QColor(backgrounds.get(kind, backgrounds["assistant"])))
         painter.drawRoundedRect(bubble, 6, 6)
-        self._paint_header(painter, bubble, kind, index)
+        self._paint_header(painter, bubble, kind, index, dark)
         document = self._document(index, self._text_width(option))
         painter.translate(bubble.left() + PADDING, bubble.top() + PADDING + HEADER)
         document.drawContents(painter)
         painter.restore()
 
-    def _paint_header(self, painter: QPainter, bubble: QRectF, kind: str, index: Index) -> None:
+    def _paint_header(
+        self, painter: QPainter, bubble: QRectF, kind: str, index: Index, dark: bool
+    ) -> None:
         label = LABELS.get(kind, kind)
         detail = str(index.data(DETAIL_ROLE) or "")
         if index.data(STREAMING_ROLE):
@@ -105,7 +117,7 @@ class MessageDelegate(QStyledItemDelegate):
         font = QFont(painter.font())
         font.setBold(True)
         painter.setFont(font)
-        painter.setPen(QColor("#37474f"))
+        painter.setPen(QColor("#cfd8dc" if dark else "#37474f"))
         header = bubble.adjusted(PADDING, PADDING - 2, -PADDING, 0)
         header.setHeight(HEADER)
         text = header_text(label, detail, painter.fontMetrics(), int(header.width()))
