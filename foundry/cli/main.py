@@ -20,6 +20,7 @@ from foundry.cli.policy import add_policy_commands
 from foundry.cli.sessions import add_session_commands
 from foundry.cli.supervision import add_supervision_commands
 from foundry.cli.tasks import add_task_commands
+from foundry.cli.terminal import escaped
 from foundry.cli.trust import REFUSED, add_trust_commands
 from foundry.logs import configure_logging
 
@@ -38,7 +39,7 @@ def _validate(args: argparse.Namespace) -> int:
         if problems:
             failed = True
         elif not args.quiet:
-            print(f"{path}: OK{_file_note(Path(path))}")
+            print(escaped(f"{path}: OK{_file_note(Path(path))}"))
     return 1 if failed else 0
 
 
@@ -65,7 +66,7 @@ def _create_agent(args: argparse.Namespace) -> int:
         return 2
     agent = new_agent(args.name, args.description, args.system_prompt, policy=not args.no_policy)
     create_agent(path, agent)
-    print(f"created {path}")
+    print(escaped(f"created {path}"))
     return 0
 
 
@@ -85,7 +86,9 @@ def _convert(args: argparse.Namespace) -> int:
         _refuse_conversion(source, problems, document.agent is not None)
         return 1
     convert_agent(document, target)
-    print(f"converted {source} ({document.format}) to {target} ({format_for_path(target)})")
+    print(
+        escaped(f"converted {source} ({document.format}) to {target} ({format_for_path(target)})")
+    )
     return _report_written(target, args.force)
 
 

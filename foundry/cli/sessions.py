@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foundry.cli.terminal import escaped
 from foundry.cli.trust import add_trust_flag, ensure_trusted
 
 if TYPE_CHECKING:
@@ -55,21 +56,23 @@ def _printer(show_tokens: bool) -> Callable[[Event], None]:
     def show(event: Event) -> None:
         body = event.body
         if isinstance(body, TokenDelta) and show_tokens:
-            sys.stdout.write(body.text)
+            sys.stdout.write(escaped(body.text, lines=True))
             sys.stdout.flush()
         elif isinstance(body, ToolCallFinished):
             mark = "failed" if body.is_error else "done"
-            print(f"\n[{body.name} {mark} in {body.duration_s:.2f} s]", file=sys.stderr)
+            print(f"\n[{escaped(body.name)} {mark} in {body.duration_s:.2f} s]", file=sys.stderr)
         elif isinstance(body, ErrorOccurred):
-            print(f"\n[{body.where or 'error'}] {body.message}", file=sys.stderr)
+            print(
+                f"\n[{body.where or 'error'}] {escaped(body.message, lines=True)}", file=sys.stderr
+            )
         elif isinstance(body, SupervisorDecided) and body.fallback:
-            print(f"\n[supervisor fallback] {_fallback_line(body)}", file=sys.stderr)
+            print(f"\n[supervisor fallback] {escaped(_fallback_line(body))}", file=sys.stderr)
         elif isinstance(body, SupervisorDeferred):
-            print(f"\n[supervisor deferred] {body.reason}", file=sys.stderr)
+            print(f"\n[supervisor deferred] {escaped(body.reason)}", file=sys.stderr)
         elif isinstance(body, ApprovalRequested):
             print(
-                f"\n[waiting for a person] {body.tool}: approve or deny it in the app's inbox, "
-                f"or with `foundry approvals approve {body.approval_id}` / `deny`",
+                f"\n[waiting for a person] {escaped(body.tool)}: approve or deny it in the app's "
+                f"inbox, or with `foundry approvals approve {body.approval_id}` / `deny`",
                 file=sys.stderr,
             )
 
@@ -107,7 +110,7 @@ def _settle(engine: Engine, session_id: str, wait: bool) -> None:
         _stop_reviews(engine, session_id)
         return
     print(
-        f"\n[after the reply] waiting for {', '.join(reviewers)} to finish reviewing "
+        f"\n[after the reply] waiting for {escaped(', '.join(reviewers))} to finish reviewing "
         "(Ctrl+C stops them)",
         file=sys.stderr,
     )
@@ -123,8 +126,8 @@ def _stop_reviews(engine: Engine, session_id: str) -> None:
     late = engine.submit(chain.wait_for_reviews(REVIEW_GRACE_S)).result()
     if late:
         print(
-            f"\n[after the reply] not waiting for {', '.join(late)}: stopped, and recorded as "
-            "not finished (--wait-reviews waits for them)",
+            f"\n[after the reply] not waiting for {escaped(', '.join(late))}: stopped, and "
+            "recorded as not finished (--wait-reviews waits for them)",
             file=sys.stderr,
         )
     engine.submit(engine.settle(session_id, timeout_s=0)).result()
@@ -260,7 +263,8 @@ def _change_context(engine: Engine, session_id: str, command: str) -> None:
         return
     chat = engine.session(session_id)
     engine.submit(chat.set_included(item, name, verb == "/include")).result()
-    print(f"[{'included' if verb == '/include' else 'excluded'} {item} {name}]", file=sys.stderr)
+    done = "included" if verb == "/include" else "excluded"
+    print(f"[{done} {item} {escaped(name)}]", file=sys.stderr)
 
 
 def sessions_list_command(args: argparse.Namespace) -> int:
@@ -272,7 +276,8 @@ def sessions_list_command(args: argparse.Namespace) -> int:
         print("no sessions yet; start one with `foundry chat AGENT` or in the app", file=sys.stderr)
     for record in records:
         updated = record.updated_at.strftime("%Y-%m-%d %H:%M")
-        print(f"{record.id}  {updated}  {record.agent_name or '-'}  {record.agent_path}")
+        shown = f"{record.id}  {updated}  {record.agent_name or '-'}  {record.agent_path}"
+        print(escaped(shown))
     return 0
 
 
@@ -283,14 +288,14 @@ def sessions_show_command(args: argparse.Namespace) -> int:
     with Store.open() as store:
         record = store.sessions.get(args.session_id)
         mask = OutgoingMask.for_agent(record.agent_path)  # a terminal's scrollback is kept
-        print(f"session {record.id} with {record.agent_name} ({record.agent_path})")
+        print(escaped(f"session {record.id} with {record.agent_name} ({record.agent_path})"))
         for message in store.messages.list(record.id):
             label = message.data.get("name") or message.role
             calls = mask.payload(message.data.get("tool_calls") or [])
             text = message.content or " ".join(
                 f"-> {call['name']}({call['arguments']})" for call in calls
             )
-            print(f"\n[{label}] {mask.text(text)}")
+            print(f"\n[{escaped(label)}] {escaped(mask.text(text), lines=True)}")
     return 0
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from foundry.cli.terminal import escaped
 from foundry.home import FoundryHome
 
 if TYPE_CHECKING:
@@ -135,6 +136,7 @@ def _time_left(record: ApprovalRecord, now: datetime) -> str:
 
 def print_table(rows: Sequence[tuple[str, ...]]) -> None:
     """Rows as columns padded to their widest cell."""
+    rows = [tuple(escaped(cell) for cell in row) for row in rows]
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     for row in rows:
         print(
@@ -148,7 +150,7 @@ def approvals_show_command(args: argparse.Namespace) -> int:
 
     with Store.open() as store:
         record = store.approvals.get(args.approval_id)
-    print("\n".join(approval_lines(record, args.content, utc_now())))
+    print("\n".join(escaped(line) for line in approval_lines(record, args.content, utc_now())))
     return 0
 
 
@@ -223,7 +225,7 @@ def _resolve(
             print(f"foundry: {conflict}", file=sys.stderr)
             return 1
     edited = " with edited params" if params is not None else ""
-    print(f"{status} {record.id} ({record.tool} for {record.agent_id}){edited}")
+    print(escaped(f"{status} {record.id} ({record.tool} for {record.agent_id}){edited}"))
     if params is not None:
         print("the edited call is decided again by the agent's policy before it runs")
     return 0

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foundry.cli.terminal import escaped
 from foundry.cli.trust import add_trust_flag, ensure_trusted
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def run_command(args: argparse.Namespace) -> int:
             print(f"foundry: {args.file}: {error}", file=sys.stderr)
             return 1
     mode = f"replayed {outcome.replayed_steps} steps, " if args.replay else ""
-    print(outcome.output)
+    print(escaped(outcome.output, lines=True))
     print(
         f"\ntask {outcome.task_id}: {outcome.status} after {outcome.iterations} iteration(s); "
         f"{mode}{outcome.supervisor_calls} supervisor call(s), {outcome.model_calls} message(s) "
@@ -93,7 +94,7 @@ def list_command(args: argparse.Namespace) -> int:
     print(f"{'ID':32}  {'STATUS':9}  {'STARTED':16}  NAME")
     for task in tasks:
         started = task.created_at.astimezone().strftime("%Y-%m-%d %H:%M")
-        print(f"{task.id:32}  {task.status:9}  {started:16}  {task.name}")
+        print(f"{task.id:32}  {task.status:9}  {started:16}  {escaped(task.name)}")
     return 0
 
 

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from foundry.cli.terminal import escaped
+
 if TYPE_CHECKING:
     from foundry.agent.trust import TrustCheck, TrustStore
 
@@ -80,7 +82,7 @@ def _trust(args: argparse.Namespace) -> int:
     document = load_agent(Path(args.agent))
     check = store.check(document)
     if check.trusted:
-        print(f"{check.agent_path}: trusted ({_count(check)})")
+        print(f"{escaped(check.agent_path)}: trusted ({_count(check)})")
         return 0
     if not args.yes and not _interactive():
         print(f"foundry: {UntrustedAgent(check)}", file=sys.stderr)
@@ -90,7 +92,7 @@ def _trust(args: argparse.Namespace) -> int:
         print("not trusted", file=sys.stderr)
         return REFUSED
     store.grant(document, shown=check.commands)
-    print(f"{check.agent_path}: trusted ({_count(check)})")
+    print(f"{escaped(check.agent_path)}: trusted ({_count(check)})")
     return 0
 
 
@@ -99,15 +101,15 @@ def _list(store: TrustStore) -> int:
     if not entries:
         print("no agents trusted (agents shipped with Foundry always are)")
     for entry in entries:
-        print(f"{entry.agent_path}  (trusted {entry.trusted_at:%Y-%m-%d %H:%M} UTC)")
+        print(f"{escaped(entry.agent_path)}  (trusted {entry.trusted_at:%Y-%m-%d %H:%M} UTC)")
         for display in entry.commands.values():
-            print(f"  {display}")
+            print(f"  {escaped(display)}")
     return 0
 
 
 def _revoke(store: TrustStore, agent: Path) -> int:
     if store.revoke(agent):
-        print(f"{agent}: no longer trusted; its commands will be asked about again")
+        print(f"{escaped(agent)}: no longer trusted; its commands will be asked about again")
         return 0
     print(f"{agent}: was not trusted", file=sys.stderr)
     return 1
