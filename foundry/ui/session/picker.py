@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QKeyEvent, QKeySequence, QPainter, QShortcut
+from PySide6.QtGui import QFont, QKeyEvent, QKeySequence, QPainter, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -146,7 +146,8 @@ class SessionRow(QStyledItemDelegate):
         area = option.rect.adjusted(PAD * 2, PAD, -PAD * 2, -PAD)
         line = option.fontMetrics.height()
         painter.setFont(title_font)
-        painter.setPen(option.palette.highlightedText().color() if selected else QColor("#263238"))
+        palette = option.palette
+        painter.setPen(palette.highlightedText().color() if selected else palette.text().color())
         title = painter.fontMetrics().elidedText(
             str(index.data(Qt.ItemDataRole.DisplayRole) or ""),
             Qt.TextElideMode.ElideRight,
@@ -154,7 +155,9 @@ class SessionRow(QStyledItemDelegate):
         )
         painter.drawText(area.adjusted(0, 0, 0, -line), int(Qt.AlignmentFlag.AlignTop), title)
         painter.setFont(option.font)
-        painter.setPen(QColor("#e3f2fd") if selected else QColor("#607d8b"))
+        painter.setPen(
+            palette.highlightedText().color() if selected else palette.placeholderText().color()
+        )
         detail = area.adjusted(0, line + PAD // 2, 0, 0)
         painter.drawText(detail, int(Qt.AlignmentFlag.AlignTop), str(index.data(DETAIL_ROLE) or ""))
         painter.restore()

@@ -12,7 +12,7 @@ from PySide6.QtCore import (
     QSortFilterProxyModel,
     Qt,
 )
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -111,8 +111,9 @@ class TimelineDelegate(QStyledItemDelegate):
         card = option.rect.adjusted(0, 1, -1, -2)
         painter.save()
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        painter.fillRect(card, QColor("#e3f2fd") if selected else QColor("#ffffff"))
-        painter.setPen(QColor("#e0e0e0"))
+        ink = _Ink(option.palette)
+        painter.fillRect(card, ink.selected if selected else ink.card)
+        painter.setPen(ink.border)
         painter.drawRect(card)
         painter.fillRect(QRect(card.left(), card.top(), STRIPE, card.height()), colour)
         bold = _bold(option.font)
@@ -121,18 +122,18 @@ class TimelineDelegate(QStyledItemDelegate):
         left = card.left() + STRIPE + PAD
         self._paint_badge(painter, QRect(left, top, parts.badge_width, parts.line), verdict)
         painter.setFont(bold)
-        painter.setPen(QColor("#263238"))
+        painter.setPen(ink.title)
         title_rect = QRect(left + parts.badge_width + PAD, top, parts.title_width, 100_000)
         flags = int(Qt.TextFlag.TextWordWrap | Qt.AlignmentFlag.AlignTop)
         painter.drawText(title_rect, flags, parts.title)
         if parts.count:
-            painter.setPen(QColor("#546e7a"))
+            painter.setPen(ink.quiet)
             right = QRect(card.right() - PAD - parts.count_width, top, parts.count_width, 99)
             painter.drawText(right, int(Qt.AlignmentFlag.AlignRight), parts.count)
         reasoning = str(index.data(REASONING_ROLE) or "")
         if reasoning:
             painter.setFont(option.font)
-            painter.setPen(QColor("#455a64"))
+            painter.setPen(ink.body)
             below = QRect(left, top + parts.title_height + GAP, card.right() - left - PAD, 100_000)
             painter.drawText(below, flags, reasoning)
         painter.restore()
@@ -178,6 +179,31 @@ class _Parts:
 
 
 BADGES = tuple(VERDICTS.values())
+
+
+class _Ink:
+    """The card's colours under the palette in use: light cards, or dark ones under the dark
+    theme (the verdicts' colours stay: white words on them read on either)."""
+
+    def __init__(self, palette: QPalette) -> None:
+        text = palette.color(QPalette.ColorRole.Text)
+        base = palette.color(QPalette.ColorRole.Base)
+        self.card = base
+        self.title = text
+        self.body = _between(text, base, 0.25)
+        self.quiet = _between(text, base, 0.45)
+        self.border = _between(text, base, 0.85)
+        highlight = QColor(palette.color(QPalette.ColorRole.Highlight))
+        self.selected = _between(highlight, base, 0.75)
+
+
+def _between(near: QColor, far: QColor, share_of_far: float) -> QColor:
+    keep = 1.0 - share_of_far
+    return QColor(
+        int(near.red() * keep + far.red() * share_of_far),
+        int(near.green() * keep + far.green() * share_of_far),
+        int(near.blue() * keep + far.blue() * share_of_far),
+    )
 
 
 def _texts(index: Index) -> tuple[str, str]:
