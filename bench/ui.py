@@ -1195,7 +1195,7 @@ async def bench_policy_try(studio: Studio, workdir: Path, recorded: int, tries: 
     editor.show()
     editor.load(await asyncio.to_thread(read_agent, agent))
     editor.show_section("Policy")
-    page = editor.policy
+    page = editor.policy.try_panel
     times = []
     for number in range(tries + 1):
         tool, params = TRIED_CALLS[number % len(TRIED_CALLS)]
@@ -1207,7 +1207,7 @@ async def bench_policy_try(studio: Studio, workdir: Path, recorded: int, tries: 
         await _until(lambda: "decided in" in page.verdict.text(), 30.0)
         process_events()
         times.append(time.perf_counter() - started)
-    rules = page.rules_model.rowCount()
+    rules = editor.policy.rules_model.rowCount()
     row("first try (opens the store)", ms(times[0]), f"{rules} rules")
     singles = times[1:]
     row(
