@@ -37,9 +37,11 @@ AT_WORK_TICK_MS = 100
 
 
 class SessionController(QObject):
-    """`restarted` says that the chat now runs its agent as saved (Restart chat)."""
+    """`restarted` says that the chat now runs its agent as saved (Restart chat);
+    `servers_changed` that the tool servers that failed (`failed_servers`) are others now."""
 
     restarted = Signal()
+    servers_changed = Signal()
 
     def __init__(self, view: SessionView, bridge: EngineBridge, session_id: str) -> None:
         super().__init__(view)
@@ -52,6 +54,8 @@ class SessionController(QObject):
         self._shown_trust: TrustCheck | None = None  # the commands the trust bar names
         self._totals = {"turns": 0, "input": 0, "output": 0, "model time": 0.0}
         self._last_seq = 0  # the last event of the session shown here
+        self._shown: set[int] = set()  # the events shown as they came
+        self._history_loaded = False
         self._at_work = SupervisorsAtWork()
         self._at_work_clock = QTimer(self)
         self._at_work_clock.setInterval(AT_WORK_TICK_MS)
@@ -73,9 +77,15 @@ class SessionController(QObject):
         view.trust.trust.clicked.connect(self.trust_and_start)
         view.trust.keep_stopped.clicked.connect(self.keep_stopped)
         view.agent_bar.restart.clicked.connect(self.restart)
+        self._spawn(self._catch_up())
 
     def _spawn(self, coroutine: Any) -> None:
         self._tasks.spawn(coroutine)
+
+    @property
+    def failed_servers(self) -> dict[str, str]:
+        """The chat's tool servers that failed, with why."""
+        return dict(self._status.failed_servers)
 
     # -- user actions ---------------------------------------------------------------------------
 
@@ -161,6 +171,7 @@ class SessionController(QObject):
         self.view.trust.hide()
         failed = self._status.failed_servers
         failed.update(_failures(engine.tool_statuses(self.session_id)))
+        self.servers_changed.emit()
         self._say("" if failed else "Tools started; this agent's commands are trusted.")
         self._finish_interrupted_turn()
 
@@ -259,8 +270,20 @@ class SessionController(QObject):
 
     # -- engine events --------------------------------------------------------------------------
 
+    async def _catch_up(self) -> None:
+        """Show what a new chat recorded before this view followed it (a tool server that
+        failed as the chat opened, say); a reopened chat's history is loaded instead."""
+        engine = self.bridge.engine
+        stored = await self.bridge.call(engine.events(self.session_id))
+        if self._history_loaded:
+            return
+        for event in stored:
+            if event.seq not in self._shown:
+                self.on_event(event)
+
     def load_history(self, events: list[Event]) -> None:
         """Show a reopened session as it was: its messages, decisions, context and stats."""
+        self._history_loaded = True
         self.view.conversation.replay(events)
         self.view.timeline.replay(events)
         self._last_seq = events[-1].seq if events else 0
@@ -279,11 +302,15 @@ class SessionController(QObject):
         if event.session_id != self.session_id:
             return
         self._last_seq = max(self._last_seq, event.seq)
+        self._shown.add(event.seq)
         self.view.conversation.apply(event)
         self.view.timeline.apply(event)
         self._note(event, live=True)
         self._at_work.apply(event.body)
+        failed = dict(self._status.failed_servers)
         self._status.apply(event.body)
+        if failed != self._status.failed_servers:
+            self.servers_changed.emit()
         self._tick()
 
     def _tick(self) -> None:

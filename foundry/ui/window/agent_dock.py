@@ -23,8 +23,11 @@ def agent_name(document: AgentDocument) -> str:
     return document.agent.metadata.name if document.agent else document.path.name
 
 
-def describe_agent(document: AgentDocument, default_model: str = "") -> str:
-    """The agent's name, model (the default, when it names none), counts and supervisors."""
+def describe_agent(
+    document: AgentDocument, default_model: str = "", failed_servers: dict[str, str] | None = None
+) -> str:
+    """The agent's name, model (the default, when it names none), counts and supervisors, and
+    the tool servers of the chat shown that failed, with why."""
     agent = document.agent
     assert agent is not None
     model = agent.settings.model_reference or f"{default_model or BUILT_IN_MODEL} (the default)"
@@ -36,9 +39,21 @@ def describe_agent(document: AgentDocument, default_model: str = "") -> str:
         f"<p><b>Model:</b> {html.escape(model)}<br>"
         f"<b>Rules:</b> {len(agent.rules)} · <b>References:</b> {len(agent.references)} · "
         f"<b>Tool servers:</b> {len(agent.mcp_servers)}</p>"
+        f"{_failures(failed_servers or {})}"
         f"<p><b>Supervisors</b></p><ul>{supervisors or '<li>none</li>'}</ul>"
         f"<p style='color:#757575'>{document.path}</p>"
     )
+
+
+def _failures(failed_servers: dict[str, str]) -> str:
+    items = "".join(
+        f"<li><b>{html.escape(name)}</b>: {html.escape(why)}</li>"
+        for name, why in failed_servers.items()
+    )
+    if not items:
+        return ""
+    heading = "<p style='color:#c62828'>Tool servers that did not start in this chat:</p>"
+    return f"{heading}<ul>{items}</ul>"
 
 
 def describe_problems(path: Path, problems: list[AgentProblem], editable: bool = True) -> str:
@@ -84,8 +99,13 @@ class AgentDock(QDockWidget):
         if link == "edit":
             self.fix_requested.emit()
 
-    def show_agent(self, document: AgentDocument, default_model: str = "") -> None:
-        self.panel.setText(describe_agent(document, default_model))
+    def show_agent(
+        self,
+        document: AgentDocument,
+        default_model: str = "",
+        failed_servers: dict[str, str] | None = None,
+    ) -> None:
+        self.panel.setText(describe_agent(document, default_model, failed_servers))
 
     def show_problems(self, path: Path, problems: list[AgentProblem], editable: bool) -> None:
         self.panel.setText(describe_problems(path, problems, editable=editable))

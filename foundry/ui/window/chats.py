@@ -94,12 +94,30 @@ class ChatTabs:
         tabs = self.window.tabs
         view = SessionView()
         controller = SessionController(view, self.window.bridge, session_id)
+        controller.servers_changed.connect(lambda: self._servers_changed(controller))
         self.controllers.append(controller)
         index = tabs.addTab(view, short_title(title))
         tabs.setTabToolTip(index, title)
         tabs.setCurrentIndex(index)
         view.input.setFocus()
         return controller
+
+    def failed_servers_shown(self) -> dict[str, str]:
+        """The tool servers that failed in the chat whose tab is shown (none if no chat is)."""
+        shown = self.window.tabs.currentWidget()
+        chat = next((c for c in self.controllers if c.view is shown), None)
+        return chat.failed_servers if chat is not None else {}
+
+    def _servers_changed(self, controller: SessionController) -> None:
+        window = self.window
+        if window.tabs.currentWidget() is controller.view and window.agent is not None:
+            window.show_agent(window.agent)
+
+    def follow_saved_agent(self, document: AgentDocument) -> None:
+        """The chats of the agent saved as `document` stand for it as saved."""
+        for view, shown in list(self.agents.items()):
+            if shown.path == document.path:
+                self.agents[view] = document
 
     def _chat_title(self, document: AgentDocument) -> str:
         """The agent's name, numbered from its second chat: "Assistant", "Assistant 2"."""

@@ -86,6 +86,7 @@ class EditorTabs:
         editor.title_changed.connect(lambda title: self._retitle(editor, title))
         editor.open_agent_requested.connect(lambda path: window.spawn(self.edit_agent_at(path)))
         editor.saved.connect(window.chats.repair.saved)  # a broken agent repaired is usable
+        editor.controller.agent_saved.connect(window.follow_saved_agent)  # panels follow it
         tabs.setCurrentIndex(index)
         return editor
 

@@ -169,7 +169,7 @@ class MainWindow(QMainWindow):
         """`document` is the current agent: the Agent panel and the title show it."""
         self.agent = document
         self.broken_agent = None
-        self.dock.show_agent(document, default_model())
+        self.dock.show_agent(document, default_model(), self.chats.failed_servers_shown())
         self.gateway_tab.follow_agent()
         self.setWindowTitle(f"{document.agent.metadata.name} — Foundry")  # type: ignore[union-attr]
 
@@ -189,6 +189,14 @@ class MainWindow(QMainWindow):
         if self.broken_agent is not None:
             self.spawn(self.edit_agent_at(self.broken_agent))
 
+    def follow_saved_agent(self, document: AgentDocument) -> None:
+        """An agent was saved: the chats of it and the Agent panel show it as saved."""
+        if document.agent is None:
+            return
+        self.chats.follow_saved_agent(document)
+        if self.agent is not None and self.agent.path == document.path:
+            self.show_agent(document)
+
     def _tab_shown(self, index: int) -> None:
         """The Agent panel follows the selected tab: its chat's agent, or its editor's."""
         from foundry.ui.editor import AgentEditor
@@ -197,8 +205,8 @@ class MainWindow(QMainWindow):
         document = self.chats.agents.get(widget) if widget is not None else None
         if isinstance(widget, AgentEditor):
             document = widget.controller.document
-        if document is not None and document.agent is not None and document is not self.agent:
-            self.show_agent(document)
+        if document is not None and document.agent is not None:
+            self.show_agent(document)  # (the chat's servers too, which differ between chats)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         """Local files are taken once the engine is there: an agent opens, anything else is
