@@ -99,6 +99,7 @@ def test_a_restart_reopens_the_chats_and_editors_and_shows_the_tab_shown_then(
     assert tabs.currentWidget() is reopened
     qtbot.waitUntil(lambda: again.agent is not None and again.agent.path == agent)
     assert again.statusBar().currentMessage() == ""  # not "Reopening the session…" left behind
+    again.resize(1280, 800)  # the docs' size
     save_screenshot(again, tmp_path, "window-restored.png")
     again.close()
 
