@@ -80,3 +80,18 @@ def test_a_rules_priority_of_1500_is_kept_at_999_and_said_in_the_editor(
 
     assert priority.value() == 999 and said == [(1500, 999)]
     editor.close()
+
+
+def test_a_supervisors_wait_of_5000_s_is_kept_at_3600_and_said(qtbot: QtBot) -> None:
+    from foundry.ui.editor.supervisors_section import AgentSupervisorForm
+
+    form = AgentSupervisorForm()
+    qtbot.addWidget(form)
+    form.show()
+    qtbot.waitExposed(form)
+    assert isinstance(form.timeout, ClampedSpinBox)
+
+    said = typed_into(qtbot, form.timeout, "5000")
+
+    assert form.timeout.value() == 3600 and said == [(5000, 3600)]
+    assert "(0 to 3600 s;" in form.timeout.toolTip()

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSizePolicy,
-    QSpinBox,
     QSplitter,
     QStackedWidget,
     QToolButton,
@@ -32,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from foundry.agent.models import DIRECTIONS, PII_KINDS, SupervisionPermission
+from foundry.ui.clamped_spin import ClampedSpinBox
 from foundry.ui.editor.code_editor import CodeEditor
 from foundry.ui.editor.sections import column, heading, hint
 
@@ -111,20 +111,19 @@ class AgentSupervisorForm(QWidget):
         path_row.addLayout(path_buttons)
         tips = {permission.value: tip for permission, tip in PERMISSION_TIPS.items()}
         self.allowed_actions = checkboxes(tuple(SupervisionPermission), tips)
-        self.max_modifications = QSpinBox()
-        self.max_modifications.setRange(0, 1000)
-        self.max_modifications.setToolTip("Changes it may make per conversation (0 to 1000)")
+        self.max_modifications = ClampedSpinBox(
+            0, 1000, "Changes it may make per conversation (0 to 1000)"
+        )
         self.fallback = QComboBox()
         self.fallback.addItem("allow the message", "allow")
         self.fallback.addItem("block the message", "block")
         self.fallback.setToolTip("What happens when the supervisor fails or runs out of time")
-        self.timeout = QSpinBox()
-        self.timeout.setRange(0, 3600)
+        self.timeout = ClampedSpinBox(0, 3600)
         self.timeout.setSuffix(" s")
         self.timeout.setSpecialValueText("default")
         self.timeout.setToolTip(
             "How long a message may wait for this supervisor; then its fallback applies "
-            "(0: the default, 30 s for one that can block or rewrite)"
+            "(0 to 3600 s; 0: the default, 30 s for one that can block or rewrite)"
         )
         self.apply_to = checkboxes(DIRECTIONS)
         form = QFormLayout(self)
