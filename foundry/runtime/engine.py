@@ -19,6 +19,7 @@ from foundry.agent.document import AgentDocument, load_agent
 from foundry.agent.models import Agent, PolicyConfig
 from foundry.agent.trust import TrustCheck, TrustStore, trust_key
 from foundry.llm.base import ModelProvider, ToolCall
+from foundry.llm.priority import as_chat
 from foundry.llm.registry import ModelChoice, open_provider
 from foundry.metrics.stored import keep_aggregates
 from foundry.orchestration.journal import StepJournal
@@ -71,6 +72,11 @@ NOT_TRUSTED = (
 TURN_HEARTBEAT_S = 5.0  # how often a running turn says so in the store
 TURN_STALE_S = 30.0  # a turn not heard of for this long belongs to a process that stopped
 FOLLOW_POLL_S = 0.25  # how often a turn running in another process is read from the store
+
+
+def _chat_caller(session_id: str) -> str:
+    """Whose a chat's model calls are, as the model's queue names them."""
+    return f"chat {session_id}"
 
 
 class SessionNotFound(LookupError):
@@ -618,10 +624,10 @@ class Engine:
         if live is None or queue_state is None:
             return None
         state = queue_state(live.chat.model.model)
-        running = state.running
-        if running is None or running.caller == session_id:
+        running, mine = state.running, _chat_caller(session_id)
+        if running is None or running.caller == mine:
             return None
-        if not any(use.caller == session_id for use in state.waiting):
+        if not any(use.caller == mine for use in state.waiting):
             return None
         if running.is_review:
             return f"the {running.caller} is using it"
@@ -753,7 +759,8 @@ class Engine:
                 f"session {session_id} is answering in another Foundry process ({holder}); "
                 "follow it there or wait until its turn ends"
             )
-        live.turn = asyncio.create_task(turn)
+        with as_chat(_chat_caller(session_id)):  # its model calls say whose they are
+            live.turn = asyncio.create_task(turn)
         heartbeat = asyncio.create_task(self._beat(session_id))
         try:
             return await live.turn
