@@ -195,8 +195,12 @@ class AgentSupervisor:
             max_tokens=settings.max_output_tokens,
             timeout_s=self._timeout_s,
         )
-        async with asyncio.timeout(self._timeout_s):
-            return await _reply(loaded.provider, request)
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                return await _reply(loaded.provider, request)
+        except TimeoutError as error:  # said with the limit that applied (not the chain's)
+            limit = f"its model call did not finish within {self._timeout_s:g} s"
+            raise TimeoutError(limit) from error
 
     def _system_prompt(
         self, agent: Agent, session: ChatSession, direction: Direction, tools: SupervisedTools

@@ -71,3 +71,21 @@ async def test_a_curator_that_times_out_by_itself_falls_back_instead_of_being_de
     assert not any(isinstance(e, SupervisorDeferred) for e in events)
     request = next(d for d in decided(events, curator) if d.direction == "request")
     assert request.fallback and "a time limit of its own" in request.reasons[0]
+
+
+class SaysItsLimit(OwnLimit):
+    """As an agent supervisor does: its own timeout says which limit ran out."""
+
+    async def review(self, session: Any, direction: Direction, message: ChatMessage) -> Any:
+        raise TimeoutError("its model call did not finish within 60 s")
+
+
+async def test_a_timeout_that_names_its_limit_is_reported_with_it(tmp_path: Path) -> None:
+    supervisor = SaysItsLimit("observe", budget_s=0.0)
+    session, events = chat(tmp_path, [supervisor])
+    await asyncio.wait_for(session.send("Write to the board."), HUNG_S)
+    await asyncio.wait_for(session.chain.settle(), HUNG_S)
+    reasons = {d.reasons[0] for d in decided(events, supervisor)}
+    assert reasons == {
+        "Own limit observe timed out: its model call did not finish within 60 s; fallback: allow"
+    }
