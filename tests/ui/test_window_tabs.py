@@ -4,6 +4,7 @@ status bar whichever tab is shown."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from PySide6.QtWidgets import QLabel, QToolButton, QWidget
@@ -13,6 +14,7 @@ from foundry.ui.bridge import EngineBridge
 from foundry.ui.window.main_window import MainWindow
 from foundry.ui.window.tabs import LEAST_CHARACTERS
 
+from ..runtime.conftest import write_agent
 from .conftest import save_screenshot, shown_main_window
 
 LONG_TITLE = "Summarise the quarterly report for the board"
@@ -71,4 +73,25 @@ def test_the_status_bar_says_how_many_approvals_wait_and_opens_the_inbox(
     assert "1 approval waiting" in waiting.text()
     window.approvals.controller.pending_changed.emit(0)
     assert not waiting.isVisible()
+    window.close()
+
+
+def test_a_chats_tab_takes_its_first_message_as_its_title_and_the_agent_in_its_tip(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "helper", {"turns": [{"text": "Noon."}]}, servers={})
+    window = shown_main_window(qtbot, bridge, (1280, 800))
+    opening = asyncio.ensure_future(window.open_agent(agent))
+    qtbot.waitUntil(opening.done, timeout=20000)
+    chat = window.controllers[0]
+    assert window.tabs.tabText(0) == "helper"
+
+    chat.view.input.setPlainText("Summarise the quarterly report for the board, briefly please")
+    chat.send()
+
+    qtbot.waitUntil(lambda: window.tabs.tabText(0) != "helper", timeout=20000)
+    assert window.tabs.tabText(0) == "Summarise the quarterly report…"  # cut for the bar
+    assert window.tabs.tabToolTip(0) == (
+        "Summarise the quarterly report for the board, briefly please — helper"
+    )
     window.close()

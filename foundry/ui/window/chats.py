@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from foundry.agent.document import AgentDocument
     from foundry.session.events import Event
     from foundry.ui.session.controller import SessionController
+    from foundry.ui.session.view import SessionView
     from foundry.ui.window.main_window import MainWindow
 
 
@@ -81,13 +82,14 @@ class ChatTabs:
             return None
         finally:
             window.progress.hide()
-        controller = self._add_tab(session_id, self._chat_title(agent))
+        title = self._chat_title(agent)
+        controller = self._add_tab(session_id, title, title)
         self.agents[controller.view] = agent
         controller.show_trust(trust)
         window.statusBar().showMessage("Ready.", 3000)
         return session_id
 
-    def _add_tab(self, session_id: str, title: str) -> SessionController:
+    def _add_tab(self, session_id: str, title: str, agent_label: str) -> SessionController:
         from foundry.ui.session.controller import SessionController
         from foundry.ui.session.view import SessionView
 
@@ -96,11 +98,38 @@ class ChatTabs:
         controller = SessionController(view, self.window.bridge, session_id)
         controller.servers_changed.connect(lambda: self._servers_changed(controller))
         self.controllers.append(controller)
-        index = tabs.addTab(view, short_title(title))
-        tabs.setTabToolTip(index, title)
+        index = tabs.addTab(view, "")
+        self._retitle(view, title, agent_label)
+        self._title_by_first_message(view, agent_label)
         tabs.setCurrentIndex(index)
         view.input.setFocus()
         return controller
+
+    def _retitle(self, view: QWidget, title: str, agent_label: str) -> None:
+        tabs = self.window.tabs
+        index = tabs.indexOf(view)
+        if index >= 0:
+            tabs.setTabText(index, short_title(title))
+            tabs.setTabToolTip(index, title if title == agent_label else f"{title} — {agent_label}")
+
+    def _title_by_first_message(self, view: SessionView, agent_label: str) -> None:
+        """The tab takes the chat's first message as its title once it is sent, as the list
+        of sessions titles it; the agent's name stays in its tip."""
+        from foundry.session.titles import session_title
+
+        conversation = view.conversation
+        titled = False
+
+        def retitle(*_: object) -> None:
+            nonlocal titled
+            first = next((row.text for row in conversation.rows if row.kind == "user"), None)
+            if titled or first is None:
+                return
+            titled = True
+            self._retitle(view, session_title(first, agent_label), agent_label)
+
+        conversation.rowsInserted.connect(retitle)
+        conversation.modelReset.connect(retitle)
 
     def failed_servers_shown(self) -> dict[str, str]:
         """The tool servers that failed in the chat whose tab is shown (none if no chat is)."""
@@ -158,7 +187,8 @@ class ChatTabs:
             return
         finally:
             window.progress.hide()
-        controller = self._add_tab(session_id, reopened_title(history, chat.agent.metadata.name))
+        name = chat.agent.metadata.name
+        controller = self._add_tab(session_id, reopened_title(history, name), name)
         window.spawn(self._remember_agent(controller.view, session_id))
         controller.load_history(history)
         controller.show_trust(trust)

@@ -21,7 +21,7 @@ def short_title(title: str) -> str:
     """A tab's title cut to a width a tab bar can hold; the whole one goes in its tip."""
     if len(title) <= TAB_TITLE_CHARACTERS:
         return title
-    return title[: TAB_TITLE_CHARACTERS - 1] + "…"
+    return title[: TAB_TITLE_CHARACTERS - 1].rstrip() + "…"
 
 
 class WindowTabBar(QTabBar):
