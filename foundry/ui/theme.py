@@ -6,7 +6,7 @@ from typing import Literal
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QStyleFactory
+from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
 
 THEME_SETTING = "appearance/theme"
 Theme = Literal["system", "light", "dark"]
@@ -91,3 +91,9 @@ def is_dark(palette: QPalette | None = None) -> bool:
     """Whether text is drawn light on dark (charts and hand-picked colours follow this)."""
     palette = palette or QApplication.palette()
     return palette.color(_Role.Window).lightness() < palette.color(_Role.WindowText).lightness()
+
+
+def quiet(widget: QWidget) -> None:
+    """Text drawn in the theme's quiet colour (a hint, a count): grey on light, a lighter grey
+    on dark, where a fixed #616161 is hard to read."""
+    widget.setForegroundRole(_Role.PlaceholderText)

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.editor import CreateAgentDialog
+from foundry.ui.editor import AgentEditor, CreateAgentDialog
 from foundry.ui.preferences import PreferencesDialog
 from foundry.ui.session.send_key import send_key
 from foundry.ui.settings import DEFAULT_MODEL_SETTING, default_model, foundry_settings
@@ -86,6 +86,12 @@ def test_preferences_keep_the_theme_send_key_and_model_and_the_dark_theme_is_dar
     save_screenshot(window, tmp_path, "window-dark.png")
     save_screenshot(again, tmp_path, "preferences-dark.png")
     again.reject()
+    window.edit_agent()  # the editor's hints, read in the dark
+    editor = window.tabs.currentWidget()
+    assert isinstance(editor, AgentEditor)
+    editor.show_section("Policy")
+    qtbot.waitUntil(lambda: is_dark(editor.policy.palette()))
+    save_screenshot(window, tmp_path, "editor-dark.png")
     window.close()
 
 

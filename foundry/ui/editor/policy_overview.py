@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QTableView, QVBoxL
 from foundry.agent.models import PolicyConfig
 from foundry.supervision.policy_summary import SummaryClause, plain_summary, summarise_policy
 from foundry.ui.editor.policy_models import RulesModel
+from foundry.ui.theme import quiet
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ class PolicyOverview(QWidget):
         self.filter.setToolTip("Shows only the rules that mention every word typed (Ctrl+F)")
         self.filter.textChanged.connect(lambda _: self.apply_filter())
         self.shown = QLabel()
-        self.shown.setStyleSheet("color: #757575;")
+        quiet(self.shown)
         self.shown.setMinimumWidth(self.shown.fontMetrics().horizontalAdvance("9999 of 9999 rules"))
         find = QShortcut(QKeySequence.StandardKey.Find, self.parentWidget() or self)
         find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)

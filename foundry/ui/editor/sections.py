@@ -33,6 +33,7 @@ from foundry.agent.models import IncludeMode, ToolPermission
 from foundry.ui.clamped_spin import ClampedSpinBox
 from foundry.ui.editor.code_editor import CodeEditor
 from foundry.ui.editor.items_model import ContextItemModel
+from foundry.ui.theme import quiet
 
 
 def column(*parts: QWidget | QLayout, stretch: QWidget | None = None) -> QWidget:
@@ -72,7 +73,7 @@ def heading(text: str) -> QLabel:
 def hint(text: str) -> QLabel:
     label = QLabel(text)
     label.setWordWrap(True)
-    label.setStyleSheet("color: #616161;")
+    quiet(label)
     return label
 
 
