@@ -156,3 +156,21 @@ def test_a_new_agent_is_given_the_default_model(
     qtbot.waitUntil(config.exists, timeout=10000)
     assert json.loads(config.read_text())["settings"]["model"] == "ollama:qwen2.5:7b"
     window.close()
+
+
+def test_in_the_app_a_bare_qsettings_is_foundrys_settings_file(qapp: QApplication) -> None:
+    """What the chat reads with QSettings() (its send key) is what Preferences wrote."""
+    from PySide6.QtCore import QSettings
+
+    from foundry.ui.settings import APPLICATION, ORGANIZATION, use_foundry_settings
+
+    names = (qapp.organizationName(), qapp.applicationName())
+    qapp.setOrganizationName(ORGANIZATION)
+    qapp.setApplicationName(APPLICATION)
+    try:
+        use_foundry_settings()
+        assert QSettings().fileName() == foundry_settings().fileName()
+    finally:
+        QSettings.setDefaultFormat(QSettings.Format.NativeFormat)
+        qapp.setOrganizationName(names[0])
+        qapp.setApplicationName(names[1])
