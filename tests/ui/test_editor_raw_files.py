@@ -146,3 +146,25 @@ def test_a_file_broken_on_disk_while_shown_keeps_the_form_and_is_fixed_on_the_fi
     qtbot.waitUntil(lambda: page.outcome.text().startswith("Saved tsagent.json"), timeout=15000)
     assert (path / "tsagent.json").read_text() == good
     qtbot.waitUntil(lambda: not editor.disk_bar.isVisible(), timeout=10000)
+
+
+def test_a_syntax_problem_double_clicked_in_the_problems_panel_goes_to_its_line(
+    qtbot: QtBot, sample_agents: Path
+) -> None:
+    path, _ = broken_sample(sample_agents)
+    rule = path / "rules" / "broken.mdt"
+    rule.write_text("---\nname: [broken\n---\nText.\n")  # a rule whose header does not parse
+    (path / "tsagent.json").write_text((path / "tsagent.json").read_text().replace(",,", ","))
+    editor = open_editor(qtbot, path)
+    page = editor.raw_files
+    qtbot.waitUntil(
+        lambda: any("broken.mdt" in line for line in editor.problems.model.stringList()),
+        timeout=10000,
+    )
+    assert not files_page(editor)  # the agent can be used: its form shows
+    [shown] = [p for p in editor.problems.problems if "broken.mdt" in p.text]
+    editor.problems.activated.emit(shown)
+    qtbot.waitUntil(lambda: page.file.currentText() == "rules/broken.mdt", timeout=10000)
+    [problem] = [p for p in read_agent(path).problems if p.file == rule]
+    assert problem.line is not None
+    assert files_page(editor) and page.text.marked_lines() == [problem.line]

@@ -27,6 +27,7 @@ from foundry.agent.raw_files import (
 )
 from foundry.agent.textfile import read_text
 from foundry.ui.editor.raw_section import RawFilesSection
+from foundry.ui.editor.sections import ShownProblem
 
 if TYPE_CHECKING:
     from foundry.ui.editor.controller import EditorController
@@ -53,6 +54,7 @@ class RawBinding(QObject):
         editor.undo_stack.cleanChanged.connect(self._form_edited)
         editor.view.saved.connect(self._form_saved)
         editor.disk.changed.connect(self._disk_changed)
+        editor.view.problems.activated.connect(self._problem_activated)
 
     @property
     def modified(self) -> bool:
@@ -152,6 +154,20 @@ class RawBinding(QObject):
         elif line is not None:
             self.section.text.go_to_line(line, column)
 
+    def _problem_activated(self, shown: ShownProblem) -> None:
+        """A problem of a file itself (no field to show it at: a syntax error, a rule set aside
+        unread) double-clicked in the Problems panel: its line, here."""
+        if shown.location or shown.editor or self.document is None:
+            return
+        base = self.document.base_dir
+        for problem in self.document.problems:
+            listed = problem
+            if problem.file.is_relative_to(base):
+                listed = problem.model_copy(update={"file": problem.file.relative_to(base)})
+            if str(listed) == shown.text and problem.file in self.files:
+                self.go_to(problem.file, problem.line, problem.column)
+                return
+
     async def _go_to(self, file: Path, line: int | None, column: int | None) -> None:
         await self._show_file(file)
         if line is not None:
@@ -187,6 +203,7 @@ class RawBinding(QObject):
         )
         self.editor.view.load(saved)  # the form follows the file, and this page
         self.editor.view.saved.emit(saved.path)
+        self.editor.put_in_force(saved)  # its open chats and the panels follow it too
 
     def revert(self) -> None:
         if self.file is not None:
