@@ -137,3 +137,29 @@ def test_tool_servers_that_fail_to_start_are_said_in_the_status_and_the_chat(
     qtbot.waitUntil(said_in_the_chat, timeout=20000)
     qtbot.waitUntil(lambda: not view.trust.isVisible(), timeout=20000)
     save_screenshot(window, tmp_path, "chat-tool-server-failed.png")
+
+
+def test_a_policy_tightened_on_the_files_page_asks_at_the_open_chats_next_call(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    call = {"tool_calls": [UTC_CALL]}
+    turns = {"turns": [call, {"text": "Noon."}, call, {"text": "Still noon."}]}
+    agent = write_agent(tmp_path / "typed", turns, supervisors=[policy("allow")])
+    _, view = open_window(qtbot, bridge, agent)
+
+    editor = AgentEditor(bridge=bridge)
+    qtbot.addWidget(editor)
+    editor.load(read_agent(agent))
+    editor.show_section("Files")
+    page = editor.raw_files
+    qtbot.waitUntil(lambda: '"allow"' in page.text.toPlainText(), timeout=10000)
+    tightened = page.text.toPlainText().replace('"allow"', '"human"')
+    page.text.selectAll()
+    page.text.insertPlainText(tightened)  # typed, as a person would
+    page.save.click()
+    qtbot.waitUntil(lambda: "open chat follows it" in editor.status.text(), timeout=20000)
+
+    send(qtbot, view, "time?")
+    qtbot.waitUntil(view.approval.isVisible, timeout=20000)
+    view.approval.deny.click()
+    qtbot.waitUntil(lambda: view.status.text() == "Ready.", timeout=20000)

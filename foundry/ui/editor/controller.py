@@ -463,15 +463,19 @@ class EditorController(QObject):
             self.undo_stack.setClean()
             self._show_all()
         self._status.action()
-        self._status.saved_to, self._status.chats = saved.path, 0
         self.show_problems()
         self._title_changed()
-        self._show_status()
         self.view.saved.emit(saved.path)
+        self.put_in_force(saved)
+
+    def put_in_force(self, saved: AgentDocument) -> None:
+        """The agent's open chats take a save from their next step (runtime/agent_changes),
+        then `agent_saved` says it: the form's saves, and the Files page's."""
+        self._status.saved_to, self._status.chats = saved.path, 0
+        self._show_status()
         self.spawn(self._put_in_force(saved))
 
     async def _put_in_force(self, saved: AgentDocument) -> None:
-        """The agent's open chats take the save from their next step (runtime/agent_changes)."""
         if self.bridge is not None and saved.agent is not None:
             engine = self.bridge.engine
             chats = await self.bridge.call(engine.apply_saved_agent(saved.path))
