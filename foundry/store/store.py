@@ -313,6 +313,26 @@ class MessageRepository(_Repository):
         with self._session() as session:
             return {session_id: content for session_id, content in session.exec(query).all()}
 
+    def sessions_mentioning(self, words: Sequence[str], session_ids: Collection[str]) -> set[str]:
+        """The sessions among `session_ids` where every word appears (any case) in something
+        the user or the agent wrote, in one query (for the session search)."""
+        if not words or not session_ids:
+            return set()
+        content = col(MessageRecord.content)
+        mentions = [
+            sa.func.max(sa.case((content.icontains(word, autoescape=True), 1), else_=0)) == 1
+            for word in words
+        ]
+        query = (
+            select(MessageRecord.session_id)
+            .where(col(MessageRecord.session_id).in_(session_ids))
+            .where(col(MessageRecord.role).in_(("user", "assistant")))
+            .group_by(col(MessageRecord.session_id))
+            .having(sa.and_(*mentions))
+        )
+        with self._session() as session:
+            return set(session.exec(query).all())
+
 
 @dataclass(frozen=True)
 class NewEvent:

@@ -477,3 +477,33 @@ def test_a_certain_instant_check_is_a_short_title_its_measures_in_the_tooltip() 
     ]
     tooltip = model.index(0).data(Qt.ItemDataRole.ToolTipRole)
     assert "confidence 1.00, took 0.01 s" in tooltip
+
+
+def test_the_search_finds_sessions_by_what_was_said_in_them(qtbot: QtBot, tmp_path: Path) -> None:
+    import asyncio
+
+    with Store.open(f"sqlite:///{tmp_path / 'said.sqlite3'}") as store:
+        trip = store.sessions.create("a/tsagent.json", "Assistant")
+        store.messages.add(trip.id, "user", "Plan my trip")
+        store.messages.add(trip.id, "assistant", "Day one: the Fushimi Inari shrine.")
+        other = store.sessions.create("b/tsagent.json", "Assistant")
+        store.messages.add(other.id, "user", "What time is it?")
+        records = store.sessions.list()
+        ids = [record.id for record in records]
+
+        async def search(words: list[str]) -> set[str]:
+            return await asyncio.to_thread(store.messages.sessions_mentioning, words, ids)
+
+        picker = SessionPicker(
+            records, first_messages=store.messages.first_user_messages(ids), search_messages=search
+        )
+        qtbot.addWidget(picker)
+        assert "Search titles, agents and messages" in picker.search.placeholderText()
+        qtbot.keyClicks(picker.search, "inari")  # not in a title: found in the reply
+        assert picker.nothing.text() == "Searching the messages…"
+        qtbot.waitUntil(lambda: picker.shown_titles() == ["Plan my trip"], timeout=10000)
+        assert picker.nothing.isHidden()
+        picker.search.setText("lisbon")
+        qtbot.waitUntil(lambda: "No session matches" in picker.nothing.text(), timeout=10000)
+        assert picker.shown_titles() == []
+        picker.reject()

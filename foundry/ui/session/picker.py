@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QSize, Qt, Signal
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QFont, QKeyEvent, QKeySequence, QPainter, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
@@ -27,12 +37,16 @@ SESSION_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 SEARCHED_ROLE = Qt.ItemDataRole.UserRole + 2  # the text a search looks in, lower case
 DETAIL_ROLE = Qt.ItemDataRole.UserRole + 3  # the agent, when and the id, under the title
 PAD = 6
+SEARCH_PAUSE_MS = 250
 Index = QModelIndex | QPersistentModelIndex
+MessageSearch = Callable[[list[str]], Awaitable[set[str]]]
 
 
 class SessionPicker(QDialog):
     """Non-modal: open it with `open()`; `chosen` carries the session id. `first_messages`
-    (by session id, from `store.messages.first_user_messages`) titles the sessions."""
+    (by session id, from `store.messages.first_user_messages`) titles the sessions;
+    `search_messages` (words -> the ids of the sessions whose messages hold them all, off the
+    GUI thread: `store.messages.sessions_mentioning`) lets the search find what was said."""
 
     chosen = Signal(str)
 
@@ -41,14 +55,24 @@ class SessionPicker(QDialog):
         records: Sequence[SessionRecord],
         parent: QWidget | None = None,
         first_messages: Mapping[str, str] | None = None,
+        search_messages: MessageSearch | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Reopen a session")
         self.resize(680, 460)
+        self._search_messages = search_messages
+        self._mentioning: set[str] = set()  # sessions whose messages hold the words typed
+        self._searching: asyncio.Task[None] | None = None
+        self._looking = False  # a search of the messages is under way
+        self._search_soon = QTimer(self)  # the messages are searched once typing pauses
+        self._search_soon.setSingleShot(True)
+        self._search_soon.setInterval(SEARCH_PAUSE_MS)
+        self._search_soon.timeout.connect(self._search_in_messages)
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Search titles, agents and first messages (Ctrl+F)")
+        what = "messages" if search_messages else "first messages"
+        self.search.setPlaceholderText(f"Search titles, agents and {what} (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
-        self.search.textChanged.connect(self._filter)
+        self.search.textChanged.connect(self._typed)
         self.search.returnPressed.connect(self.accept)  # opens the first session shown
         self.search.installEventFilter(self)
         QShortcut(QKeySequence.StandardKey.Find, self, self.search.setFocus)
@@ -79,14 +103,48 @@ class SessionPicker(QDialog):
         rows = (self.sessions.item(row) for row in range(self.sessions.count()))
         return [item.text() for item in rows if not item.isHidden()]
 
+    def _typed(self, text: str) -> None:
+        self._mentioning = set()
+        self._filter(text)
+        if self._search_messages is not None and text.split():
+            self._search_soon.start()
+
+    def _search_in_messages(self) -> None:
+        if self._searching is not None:
+            self._searching.cancel()
+        text = self.search.text()
+        self._searching = asyncio.ensure_future(self._find_mentions(text))
+
+    async def _find_mentions(self, text: str) -> None:
+        assert self._search_messages is not None
+        self._looking = True
+        try:
+            found = await self._search_messages(text.lower().split())
+        except Exception as error:  # a store that cannot answer: said, the titles still filter
+            self.nothing.setText(f"Could not search the messages: {error}")
+            self.nothing.show()
+            return
+        finally:
+            self._looking = False
+        if self.search.text() == text:
+            self._mentioning = found
+            self._filter(text)
+
+    def done(self, result: int) -> None:
+        if self._searching is not None:
+            self._searching.cancel()
+        super().done(result)
+
     def _filter(self, text: str) -> None:
-        """Keep the sessions whose title, agent or first message hold every word typed."""
+        """Keep the sessions whose title, agent or first message hold every word typed, and
+        those whose messages do."""
         words = text.lower().split()
         first_shown: QListWidgetItem | None = None
         for row in range(self.sessions.count()):
             item = self.sessions.item(row)
             searched = str(item.data(SEARCHED_ROLE))
-            hidden = not all(word in searched for word in words)
+            mentioned = str(item.data(SESSION_ID_ROLE)) in self._mentioning
+            hidden = not mentioned and not all(word in searched for word in words)
             item.setHidden(hidden)
             if not hidden and first_shown is None:
                 first_shown = item
@@ -94,7 +152,9 @@ class SessionPicker(QDialog):
             self.sessions.setCurrentRow(-1)
         else:
             self.sessions.setCurrentItem(first_shown)
-        self.nothing.setText(f"No session matches “{text.strip()}”." if first_shown is None else "")
+        waiting = self._search_soon.isActive() or self._looking
+        nothing = "Searching the messages…" if waiting else f"No session matches “{text.strip()}”."
+        self.nothing.setText(nothing if first_shown is None else "")
         self.nothing.setVisible(first_shown is None)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
