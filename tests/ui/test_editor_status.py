@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from foundry.agent.checks import validate_agent
@@ -114,3 +114,20 @@ def test_ctrl_s_while_a_policy_cell_is_being_edited_saves_what_the_cell_holds(
     assert saved is not None
     assert saved.supervisors[0].config.rules[row].tool == "clock.now"  # type: ignore[union-attr]
     assert not editor.modified
+
+
+def test_ctrl_s_while_an_action_is_being_chosen_saves_the_choice(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path = make_agent(tmp_path / "choice")
+    editor = open_editor(qtbot, path)
+    editor.show_section("Policy")
+    row = rule_row(editor, "current-time-is-routine")
+    cell = open_cell_editor(qtbot, editor, row, 5)
+    assert isinstance(cell, QComboBox)
+    cell.setCurrentText("human")
+    qtbot.keyClick(cell, Qt.Key.Key_S, CTRL)
+    qtbot.waitUntil(lambda: editor.status.text().startswith("Saved to"), timeout=10000)
+    saved = read_agent(path).agent
+    assert saved is not None
+    assert saved.supervisors[0].config.rules[row].action == "human"  # type: ignore[union-attr]
