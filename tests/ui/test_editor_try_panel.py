@@ -5,7 +5,6 @@ a workspace, and decides again by itself after an edit or a reload."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -36,10 +35,9 @@ def time_tool(name: str) -> ToolInfo:
 
 
 def test_a_tool_no_server_of_the_sample_offers_is_said_and_its_real_tools_complete(
-    qtbot: QtBot, tmp_path: Path
+    qtbot: QtBot, tmp_path: Path, sample_agents: Path
 ) -> None:
-    path = tmp_path / "assistant"
-    shutil.copytree(SAMPLE, path)
+    path = sample_agents / "assistant"  # with the supervisors' agents beside it
     editor = open_editor(qtbot, path)
     editor.show_section("Policy")
     panel = editor.policy.try_panel
