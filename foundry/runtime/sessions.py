@@ -6,7 +6,7 @@ database: call it off the GUI thread (a worker thread, `asyncio.to_thread`).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from foundry.store import NotFound, SessionRecord, Store
 
@@ -32,3 +32,7 @@ class StoredSessions:
     def first_messages(self, session_ids: Collection[str]) -> dict[str, str]:
         """The first user message of each of these sessions that has one (their titles)."""
         return self._store.messages.first_user_messages(session_ids)
+
+    def mentioning(self, words: Sequence[str], session_ids: Collection[str]) -> set[str]:
+        """Those of these sessions where the user or the agent wrote every one of `words`."""
+        return self._store.messages.sessions_mentioning(words, session_ids)

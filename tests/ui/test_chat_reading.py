@@ -507,3 +507,29 @@ def test_the_search_finds_sessions_by_what_was_said_in_them(qtbot: QtBot, tmp_pa
         qtbot.waitUntil(lambda: "No session matches" in picker.nothing.text(), timeout=10000)
         assert picker.shown_titles() == []
         picker.reject()
+
+
+def test_the_window_lists_its_sessions_by_title_and_finds_one_by_its_reply(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    from .test_session_window import open_window
+
+    turns = {"turns": [{"text": "The Fushimi Inari shrine opens at dawn."}]}
+    agent = write_agent(tmp_path / "guide", turns, servers={})
+    window, view = open_window(qtbot, bridge, agent)
+    qtbot.keyClicks(view.input, "When can I visit the shrine?")
+    qtbot.keyClick(view.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: len(view.conversation.rows) == 2 and view.send.isEnabled(), timeout=20000
+    )
+    window.choose_session()
+    qtbot.waitUntil(lambda: bool(window.findChildren(SessionPicker)), timeout=10000)
+    picker = window.findChildren(SessionPicker)[0]
+    assert picker.shown_titles() == ["When can I visit the shrine?"]
+    qtbot.keyClicks(picker.search, "dawn")  # only the reply says it
+    qtbot.waitUntil(
+        lambda: picker.shown_titles() == ["When can I visit the shrine?"], timeout=10000
+    )
+    picker.search.setText("midnight")
+    qtbot.waitUntil(lambda: "No session matches" in picker.nothing.text(), timeout=10000)
+    picker.reject()

@@ -163,7 +163,13 @@ class ChatTabs:
         window = self.window
         sessions = window.bridge.engine.stored_sessions
         records = await asyncio.to_thread(sessions.recent, 200)  # not on the GUI thread
-        dialog = SessionPicker(records, window)
+        ids = [record.id for record in records]
+        firsts = await asyncio.to_thread(sessions.first_messages, ids)
+
+        async def search(words: list[str]) -> set[str]:
+            return await asyncio.to_thread(sessions.mentioning, words, ids)
+
+        dialog = SessionPicker(records, window, first_messages=firsts, search_messages=search)
         dialog.chosen.connect(lambda session_id: window.spawn(self.reopen_session(session_id)))
         dialog.open()
 
