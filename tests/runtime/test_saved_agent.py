@@ -8,6 +8,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from foundry.agent.problems import AgentError
 from foundry.runtime.engine import Engine
 from foundry.session.events import (
     AgentApplied,
@@ -178,3 +181,18 @@ def test_a_tool_server_that_does_not_start_is_said_in_the_conversation(
     ]
     assert errors and "'time' failed" in errors[0].message
     assert "foundry-no-such-command" in errors[0].message
+
+
+def test_a_saved_agent_that_does_not_load_leaves_its_chats_as_they_run(
+    engine: Engine, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "spoilt", TWO_TURNS, supervisors=[policy("allow")])
+    session_id = engine.submit(engine.open_session(agent)).result(30)
+    (agent / "tsagent.json").write_text("{")
+    with pytest.raises(AgentError):
+        engine.submit(engine.apply_saved_agent(agent)).result(30)
+    result = engine.submit(engine.send(session_id, "time?")).result(60)
+    assert result.tool_calls[0]["approved_by"] == "policy:time-is-routine"
+    with pytest.raises(AgentError):  # nor is it restarted on it
+        engine.submit(engine.restart_session(session_id)).result(30)
+    assert engine.is_open(session_id)

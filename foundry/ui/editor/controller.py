@@ -478,7 +478,14 @@ class EditorController(QObject):
     async def _put_in_force(self, saved: AgentDocument) -> None:
         if self.bridge is not None and saved.agent is not None:
             engine = self.bridge.engine
-            chats = await self.bridge.call(engine.apply_saved_agent(saved.path))
+            try:
+                chats = await self.bridge.call(engine.apply_saved_agent(saved.path))
+            except AgentError as error:  # saved with problems left (the Files page says which)
+                self._say(
+                    f"Saved to {saved.path}; its open chats go on as they run, since it does "
+                    f"not load: {error.problems[0]}"
+                )
+                return
             if self._status.saved_to == saved.path:
                 self._status.chats = len(chats)
                 self._show_status()
