@@ -86,7 +86,11 @@ class ToolSession:
             call = call.model_copy(update={"arguments": decision.arguments})
         self._record(
             ToolCallDecided(
-                call=call, allowed=decision.allowed, by=decision.by, reason=decision.reason
+                call=call,
+                allowed=decision.allowed,
+                by=decision.by,
+                reason=decision.reason,
+                confidence=decision.confidence,
             )
         )
         started = time.perf_counter()
