@@ -533,3 +533,20 @@ def test_the_window_lists_its_sessions_by_title_and_finds_one_by_its_reply(
     picker.search.setText("midnight")
     qtbot.waitUntil(lambda: "No session matches" in picker.nothing.text(), timeout=10000)
     picker.reject()
+
+
+def test_a_reply_growing_as_it_streams_keeps_the_chat_at_its_end(qtbot: QtBot) -> None:
+    view = SessionView()
+    qtbot.addWidget(view)
+    view.resize(1280, 800)
+    view.show()
+    qtbot.waitExposed(view)
+    view.conversation.replay(long_session(20))
+    bar = view.messages.verticalScrollBar()
+    view.messages_follow.follow()
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+    before = bar.maximum()
+    for n in range(60):
+        view.conversation.apply(events(TokenDelta(text=f"word{n}\n\n"))[0])
+    qtbot.waitUntil(lambda: bar.maximum() > before + 200 and bar.value() == bar.maximum())
+    assert view.messages_follow.following
