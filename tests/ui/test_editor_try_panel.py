@@ -77,7 +77,8 @@ def test_paths_are_judged_in_the_workspace_chosen(qtbot: QtBot, tmp_path: Path) 
     note = {"path": str(elsewhere / "a.md"), "content": ""}
 
     outside = try_call(qtbot, editor, "files.write_file", note)
-    panel.workspace.setText(str(elsewhere))
+    panel.workspace.setText(str(elsewhere))  # the call tried is decided again, there
+    qtbot.waitUntil(lambda: verdict_starts(editor, "ALLOWED"), timeout=10000)
     inside = try_call(qtbot, editor, "files.write_file", note)
     panel.workspace.setText(str(tmp_path / "missing"))
     panel.decide.click()

@@ -68,7 +68,7 @@ class TryBinding(QObject):
         self._tried: CallToCheck | None = None  # the call last decided, decided again on edits
         self._replayed: int | None = None  # how many recorded calls were last replayed
         self._root: Path | None = None  # the workspace the compiled policy judges in
-        self._decided_agent: object = None  # the snapshot the shown results were decided on
+        self._decided: tuple[object, Path | None] = (None, None)  # on what agent, in where
         self._tries = 0  # counts the tries started: only the newest one's verdict shows
         self._replays = 0
         self._again = QTimer(self)
@@ -81,6 +81,7 @@ class TryBinding(QObject):
         panel.recorded.activated.connect(self._recorded_chosen)
         panel.try_tool.textChanged.connect(lambda _: self._show_offer())
         panel.choose_workspace.clicked.connect(self._choose_workspace)
+        panel.workspace.textChanged.connect(self._workspace_changed)
         editor.undo_stack.indexChanged.connect(self._edited)
 
     # -- following the agent --------------------------------------------------------------------
@@ -96,9 +97,13 @@ class TryBinding(QObject):
     def _edited(self, _index: int) -> None:
         self.agent_changed()
 
+    def _workspace_changed(self, _text: str) -> None:
+        if self._tried is not None or self._replayed is not None:
+            self._again.start()
+
     def _decide_again(self) -> None:
-        agent = self.editor.snapshot()
-        if agent is None or agent is self._decided_agent:
+        agent, decided_on, decided_in = self.editor.snapshot(), *self._decided
+        if agent is None or (agent is decided_on and self.workspace() == decided_in):
             return
         if self._tried is not None:
             self.editor.spawn(self._decide(self._tried))
@@ -307,7 +312,7 @@ class TryBinding(QObject):
 
         engine, results = await asyncio.to_thread(decide)
         self._compiled, self._root = (config, engine), workspace
-        self._decided_agent = agent
+        self._decided = (agent, self.workspace())
         return results
 
     async def _records_to_use(self) -> PolicyRecords:
