@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pydantic import ValidationError
-from PySide6.QtCore import QSettings, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
+    QCompleter,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -19,7 +20,7 @@ from foundry.agent.models import AgentSettings
 from foundry.llm.registry import DEFAULT_MODEL_REFERENCE
 from foundry.ui.session.send_key import SendKey, send_key, set_send_key
 from foundry.ui.settings import DEFAULT_MODEL_SETTING, default_model
-from foundry.ui.theme import THEME_SETTING, Theme, apply_theme, theme_setting
+from foundry.ui.theme import THEME_SETTING, Theme, apply_theme, quiet, theme_setting
 
 THEME_LABELS: dict[Theme, str] = {"system": "System", "light": "Light", "dark": "Dark"}
 SEND_KEY_LABELS: dict[SendKey, str] = {
@@ -72,6 +73,9 @@ class PreferencesDialog(QDialog):
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #d32f2f;")
         self.model.textEdited.connect(lambda _: self.error.clear())
+        self.found = QLabel("Looking for Ollama and the model servers you named…")
+        self.found.setWordWrap(True)
+        quiet(self.found)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
@@ -81,11 +85,27 @@ class PreferencesDialog(QDialog):
         form.addRow("&Theme:", self.theme)
         form.addRow("&Send a message with:", self.send_key)
         form.addRow("Default &model:", self.model)
+        form.addRow("", self.found)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         self.resize(520, self.sizeHint().height())
+
+    def offer_models(self, references: list[str]) -> None:
+        """The models found on the servers that answered, offered as the field is typed in."""
+        if not references:
+            self.found.setText(
+                "No model server answered (Ollama on this machine, or a server an agent "
+                "names): the built-in model runs unless you name another."
+            )
+            return
+        completer = QCompleter(references, self.model)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.model.setCompleter(completer)
+        shown = ", ".join(references[:4]) + (", …" if len(references) > 4 else "")
+        self.found.setText(f"Found: {shown} (type to choose)")
 
     def accept(self) -> None:
         model = self.model.text().strip()

@@ -115,7 +115,7 @@ def drag_is_accepted(window: MainWindow, path: Path) -> bool:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
     enter = QDragEnterEvent(
-        QPointF(window.rect().center()),
+        window.rect().center(),  # a QPoint (PySide6 6.11 takes no QPointF here)
         Qt.DropAction.CopyAction,
         mime,
         Qt.MouseButton.LeftButton,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -174,3 +175,32 @@ def test_in_the_app_a_bare_qsettings_is_foundrys_settings_file(qapp: QApplicatio
         QSettings.setDefaultFormat(QSettings.Format.NativeFormat)
         qapp.setOrganizationName(names[0])
         qapp.setApplicationName(names[1])
+
+
+def test_the_models_found_are_offered_as_the_model_is_typed(qtbot: QtBot) -> None:
+    dialog = PreferencesDialog(foundry_settings())
+    qtbot.addWidget(dialog)
+
+    dialog.offer_models(["ollama:llama3.2", "ollama:qwen2.5:7b"])
+
+    completer = dialog.model.completer()
+    assert completer is not None
+    assert completer.model().data(completer.model().index(1, 0)) == "ollama:qwen2.5:7b"
+    assert dialog.found.text() == "Found: ollama:llama3.2, ollama:qwen2.5:7b (type to choose)"
+
+
+def test_preferences_say_when_no_model_server_answers(
+    qtbot: QtBot, bridge: EngineBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as closed:  # a loopback port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{port}")
+    window = shown_main_window(qtbot, bridge, (1280, 800))
+
+    dialog = preferences_of(qtbot, window)
+
+    qtbot.waitUntil(lambda: "Looking for" not in dialog.found.text(), timeout=10000)
+    assert dialog.found.text().startswith("No model server answered")
+    dialog.reject()
+    window.close()

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from foundry.ui.editor import AgentEditor
     from foundry.ui.gateway_view import GatewayView
     from foundry.ui.inbox import InboxController, InboxView
+    from foundry.ui.preferences import PreferencesDialog
     from foundry.ui.session.controller import SessionController
     from foundry.ui.tasks.runs import TaskRuns
 
@@ -48,6 +49,7 @@ WINDOW_PARTS = (
     "foundry.agent",
     "foundry.agent.document",
     "foundry.home",
+    "foundry.llm.discovery",
     "foundry.ui.bridge",
     "foundry.ui.editor",
     "foundry.ui.gateway_view",
@@ -288,7 +290,17 @@ class MainWindow(QMainWindow):
         dialog = PreferencesDialog(foundry_settings(), self)
         dialog.saved.connect(self._preferences_saved)
         dialog.open()
+        self.spawn(self._offer_found_models(dialog))
         return dialog
+
+    async def _offer_found_models(self, dialog: PreferencesDialog) -> None:
+        """The chat models of the servers that answer (each asked once, briefly, on the engine's
+        loop), offered in the dialog while it is open."""
+        from foundry.llm.discovery import find_model_servers
+
+        found = await self.bridge.call(find_model_servers())
+        if dialog.isVisible():
+            dialog.offer_models([s.reference(m) for s in found for m in s.chat_models])
 
     def _preferences_saved(self) -> None:
         if self.agent is not None:
