@@ -63,7 +63,11 @@ def test_new_chat_with_a_broken_agent_says_why_and_starts_once_it_is_repaired_on
     window.statusBar().clearMessage()
     window.new_chat()
     qtbot.waitUntil(lambda: status(window).startswith("No chat started"), timeout=20000)
-    assert "invalid JSON" in status(window) and "Ctrl+E" in status(window)
+    assert status(window) == (
+        "No chat started: worker cannot be used (1 problem, in the Agent panel). Fix it in the "
+        "editor (Ctrl+E)."
+    )
+    assert "invalid JSON" in window.agent_panel.text()
     assert chat_tabs(window) == 0
 
     (path / "tsagent.json").write_text(good)  # repaired with another program

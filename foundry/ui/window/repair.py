@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from foundry.ui.window.agent_dock import agent_name
 
 if TYPE_CHECKING:
-    from foundry.agent import AgentProblem
     from foundry.agent.document import AgentDocument
     from foundry.ui.window.main_window import MainWindow
 
@@ -47,9 +46,10 @@ class AgentRepair:
             return await asyncio.to_thread(load_agent, path)
         except AgentError as error:
             await self.window.show_problems(path, error.problems)
-            first = _shown(error.problems[0], path) if error.problems else "its files"
+            count = len(error.problems)
+            said = f"{count} problem{'' if count == 1 else 's'}, in the Agent panel"
             self.window.statusBar().showMessage(
-                f"No chat started: {path.name} cannot be used ({first}). Fix it in the editor "
+                f"No chat started: {path.name} cannot be used ({said}). Fix it in the editor "
                 "(Ctrl+E)."
             )
             return None
@@ -69,14 +69,6 @@ class AgentRepair:
         self.window.statusBar().showMessage(
             f"{agent_name(document)} can be used now: New Chat (Ctrl+N) starts a chat with it."
         )
-
-
-def _shown(problem: AgentProblem, agent: Path) -> str:
-    """The problem with its file named from the agent's folder."""
-    folder = agent if agent.is_dir() else agent.parent
-    if problem.file.is_relative_to(folder) and problem.file != folder:
-        problem = problem.model_copy(update={"file": problem.file.relative_to(folder)})
-    return str(problem)
 
 
 def _same_place(first: Path, second: Path) -> bool:
