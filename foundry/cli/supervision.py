@@ -95,12 +95,12 @@ def _announce(url: str, token: str, home: FoundryHome) -> None:
 
 
 def approvals_list_command(args: argparse.Namespace) -> int:
+    from foundry.runtime.approvals import Approvals, utc_now
     from foundry.store import Store
-    from foundry.store.tables import utc_now
 
     status = None if args.status == "all" else args.status
     with Store.open() as store:
-        records = store.approvals.list(status=status, tool_glob=args.tool)
+        records = Approvals(store).listed(status, args.tool)
     if not records:
         print(f"no {'' if status is None else status + ' '}approvals")
         return 0
@@ -145,11 +145,11 @@ def print_table(rows: Sequence[tuple[str, ...]]) -> None:
 
 
 def approvals_show_command(args: argparse.Namespace) -> int:
+    from foundry.runtime.approvals import Approvals, utc_now
     from foundry.store import Store
-    from foundry.store.tables import utc_now
 
     with Store.open() as store:
-        record = store.approvals.get(args.approval_id)
+        record = Approvals(store).get(args.approval_id)
     print("\n".join(escaped(line) for line in approval_lines(record, args.content, utc_now())))
     return 0
 
@@ -213,13 +213,13 @@ def approvals_deny_command(args: argparse.Namespace) -> int:
 def _resolve(
     approval_id: str, status: str, reasoning: str | None, params: dict[str, Any] | None
 ) -> int:
-    from foundry.store import AlreadyResolved, Store
-    from foundry.supervision.resolution import resolve_approval
+    from foundry.runtime.approvals import AlreadyResolved, Approvals
+    from foundry.store import Store
 
     with Store.open() as store:
         try:
-            record = resolve_approval(
-                store, approval_id, status, cli_user(), reasoning, params=params
+            record = Approvals(store).resolve(
+                approval_id, status, cli_user(), reasoning, params=params
             )
         except AlreadyResolved as conflict:
             print(f"foundry: {conflict}", file=sys.stderr)
