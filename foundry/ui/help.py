@@ -26,6 +26,7 @@ PAGE_KEYS: tuple[tuple[str, str, str], ...] = (
     ("Chat", "Ctrl+Return", "Send"),
     ("Chat", "Esc", "Stop the reply (what was written is kept)"),
     ("Chat", "Ctrl+Shift+A / Ctrl+Shift+D", "Approve / deny the chat's pending tool call"),
+    ("Chat", "Ctrl+Alt+R", "Restart the chat on its agent as saved (when its bar offers it)"),
     ("Agent editor", "Ctrl+S", "Save"),
     ("Agent editor", "Ctrl+Z / Ctrl+Shift+Z", "Undo / redo (the button says what)"),
     ("Agent editor", "Ctrl+Shift+R", "New rule or reference (Rules, References, Policy)"),

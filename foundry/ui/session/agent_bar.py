@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from foundry.session.events import AgentApplied
 
-RESTART_KEYS = "Ctrl+Shift+R"
+RESTART_KEYS = "Ctrl+Alt+R"  # (Ctrl+Shift+R adds a rule in the editor)
 
 
 def applied_notice(body: AgentApplied) -> str:
