@@ -163,3 +163,15 @@ def test_a_policy_tightened_on_the_files_page_asks_at_the_open_chats_next_call(
     qtbot.waitUntil(view.approval.isVisible, timeout=20000)
     view.approval.deny.click()
     qtbot.waitUntil(lambda: view.status.text() == "Ready.", timeout=20000)
+
+
+def test_a_failed_turn_says_why_whichever_comes_first_its_end_or_its_error() -> None:
+    for error_first in (True, False):
+        status = ChatStatus()
+        status.apply(TurnStarted())
+        if error_first:
+            status.failed("the server is down")
+        status.apply(TurnFinished(reply="", model_calls=0, ended_by="error"))
+        if not error_first:
+            status.failed("the server is down")
+        assert status.line() == "The model failed: the server is down"

@@ -19,7 +19,9 @@ ENDINGS = {
     "cancelled": "Stopped; what was written is kept.",
     "blocked": "A supervisor blocked this turn (see the timeline).",
     "max_turns": "Stopped at the agent's maxChatTurns.",
+    "error": "The model failed (the conversation says why).",
 }
+FAILED = "The model failed: "
 
 
 @dataclass
@@ -38,12 +40,14 @@ class ChatStatus:
 
     def apply(self, body: EventBody) -> None:
         if isinstance(body, TurnStarted):
-            self.answering, self.writing, self.said = True, False, ""
+            self.answering, self.writing, self.said, self.ended = True, False, "", ""
         elif isinstance(body, TokenDelta):
             self.writing, self.model_wait = True, None
         elif isinstance(body, TurnFinished):
             self.answering = self.elsewhere = False
-            self.ended, self.said, self.model_wait = ENDINGS.get(body.ended_by, ""), "", None
+            self.said, self.model_wait = "", None
+            if not (body.ended_by == "error" and self.ended.startswith(FAILED)):
+                self.ended = ENDINGS.get(body.ended_by, "")
             self.approvals.clear()
         elif isinstance(body, ApprovalRequested):
             self.approvals[body.approval_id] = body.tool
@@ -64,7 +68,7 @@ class ChatStatus:
 
     def failed(self, error: str) -> None:
         """The turn ended with `error` (its text comes with the turn's result)."""
-        self.answering, self.ended = False, f"The model failed: {error}"
+        self.answering, self.ended = False, f"{FAILED}{error}"
 
     def line(self) -> str:
         servers = "; ".join(
