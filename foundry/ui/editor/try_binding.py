@@ -296,13 +296,13 @@ class TryBinding(QObject):
         if not await asyncio.to_thread(workspace.is_dir):
             self.panel.verdict.setText(f"Not decided: the workspace {workspace} is not a folder.")
             return None
-        folders = server_folders(agent.mcp_servers, document.base_dir)
         records = await self._records_to_use()
         workspace = workspace.resolve()
         reuse = self._compiled and self._compiled[0] is config and self._root == workspace
         compiled = self._compiled[1] if reuse and self._compiled else None
 
-        def decide() -> tuple[PolicyEngine, list[CheckedCall]]:
+        def decide() -> tuple[PolicyEngine, list[CheckedCall]]:  # the servers' folders: reads
+            folders = server_folders(agent.mcp_servers, document.base_dir)
             engine = compiled or PolicyEngine(config, workspace, server_folders=folders)
             identity = trust_key(document.path)  # its grants apply, as in its chats
             decided = records.what_if(
