@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
-from foundry.agent.document import AgentDocument, read_agent
+from foundry.agent.document import AgentDocument, AgentFormat, read_agent
 from foundry.agent.problems import AgentError, AgentProblem
 from foundry.agent.raw_files import (
     agent_files,
@@ -64,24 +64,31 @@ class RawBinding(QObject):
 
     def show(self, document: AgentDocument) -> None:
         """Show the agent's files as `document` read them: an agent that cannot be used opens
-        here, at the first problem's line."""
+        here, at the first problem's line (the files are listed off the GUI thread)."""
         self.document = document
-        self.files = agent_files(document) if document.path.exists() else []
         broken = self.editor.working is None  # the form has no agent to show
-        first = next((p.file for p in document.problems if p.file in self.files), None)
-        keep = self.file if self.file in self.files else None
-        chosen = (first if broken else keep) or first or (self.files[0] if self.files else None)
-        with self._quiet():
-            self.section.file.clear()
-            root = document.path if document.path.is_dir() else document.path.parent
-            for file in self.files:
-                shown = file.relative_to(root) if file.is_relative_to(root) else file
-                self.section.file.addItem(str(shown), str(file))
-        if chosen is not None:
-            self.editor.spawn(self._show_file(chosen))
         self.editor.view.enable_form(not broken)
         if broken:
             self.editor.show_page(PAGE)
+        self.editor.spawn(self._list_files(document, broken))
+
+    async def _list_files(self, document: AgentDocument, broken: bool) -> None:
+        files = await asyncio.to_thread(_files_of, document)
+        if document is not self.document:
+            return  # another read came meanwhile
+        self.files = files
+        first = next((p.file for p in document.problems if p.file in files), None)
+        keep = self.file if self.file in files else None
+        chosen = (first if broken else keep) or first or (files[0] if files else None)
+        with self._quiet():
+            self.section.file.clear()
+            for file in files:
+                in_folder = document.format is AgentFormat.FOLDER
+                self.section.file.addItem(
+                    str(file.relative_to(document.path)) if in_folder else file.name
+                )
+        if chosen is not None:
+            await self._show_file(chosen)
 
     async def _show_file(self, file: Path) -> None:
         try:
@@ -251,6 +258,10 @@ class _Filling:
 
     def __exit__(self, *_: object) -> None:
         self.binding._filling = False
+
+
+def _files_of(document: AgentDocument) -> list[Path]:
+    return agent_files(document) if document.path.exists() else []
 
 
 def _save_and_validate(
