@@ -16,6 +16,7 @@ from foundry.cli.doctor import add_doctor_commands
 from foundry.cli.ending import end_process
 from foundry.cli.gateway import add_gateway_commands
 from foundry.cli.metrics import add_metrics_commands
+from foundry.cli.models import add_model_commands
 from foundry.cli.policy import add_policy_commands
 from foundry.cli.sessions import add_session_commands
 from foundry.cli.supervision import add_supervision_commands
@@ -194,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_task_commands(commands)
     add_trust_commands(commands)
     add_gateway_commands(commands)
+    add_model_commands(commands)
 
     gui = commands.add_parser("gui", help="start the desktop app (the default)")
     gui.add_argument("agent", nargs="?", help="agent to open")

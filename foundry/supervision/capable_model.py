@@ -47,7 +47,7 @@ def off_on_small_model(name: str, agent_path: str, model: str) -> str:
     return (
         f"{name} is off: it needs a capable model, and its agent {agent_path} runs on {model}, "
         "the small embedded model. It runs once that agent's model is an Ollama or "
-        "OpenAI-compatible one (Edit Agent, or the offer when one is found)"
+        "OpenAI-compatible one: the app offers one it finds, or `foundry models use AGENT`"
     )
 
 
