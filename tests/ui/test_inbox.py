@@ -1026,7 +1026,7 @@ def test_a_notification_is_shown_for_a_new_approval_while_the_window_is_in_the_b
         qtbot.waitUntil(lambda: controller.loaded)
         assert not window.isActiveWindow()
         remote_approval(other_foundry, "mail.send", agent_id="mailer")
-        qtbot.waitUntil(lambda: alerts.last_notification is not None, timeout=2000)
+        qtbot.waitUntil(lambda: alerts.last_notification is not None, timeout=20000)
         assert alerts.last_notification == (
             "mailer asks to run mail.send",
             "1 waiting in Foundry's approval inbox (Ctrl+Shift+I).",
