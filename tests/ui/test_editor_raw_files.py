@@ -98,10 +98,9 @@ def test_a_text_that_still_does_not_parse_is_not_saved_and_is_kept(
 
 
 def test_the_text_is_read_only_while_the_form_has_edits_not_saved(
-    qtbot: QtBot, tmp_path: Path
+    qtbot: QtBot, sample_agents: Path
 ) -> None:
-    path = tmp_path / "assistant"
-    shutil.copytree(SAMPLE, path)
+    path = sample_agents / "assistant"  # with its supervisors' agents: it can be saved
     editor = open_editor(qtbot, path)
     page = editor.raw_files
     qtbot.waitUntil(lambda: shown_text(editor) != "", timeout=10000)
@@ -111,6 +110,14 @@ def test_the_text_is_read_only_while_the_form_has_edits_not_saved(
     assert page.problem.text().startswith("The form has edits not saved")
     editor.undo_action.trigger()
     qtbot.waitUntil(lambda: not page.text.isReadOnly())
+
+    editor.settings.max_chat_turns.setValue(8)  # Ctrl+S in the read-only text saves the form
+    editor.show_section("Files")
+    page.text.setFocus()
+    qtbot.keyClick(page.text, Qt.Key.Key_S, CTRL)
+    qtbot.waitUntil(lambda: not editor.modified, timeout=15000)
+    assert '"maxChatTurns": 8' in (path / "tsagent.json").read_text()
+    qtbot.waitUntil(lambda: '"maxChatTurns": 8' in shown_text(editor), timeout=10000)
 
 
 def test_the_files_page_follows_a_repair_made_on_disk(qtbot: QtBot, sample_agents: Path) -> None:

@@ -36,7 +36,8 @@ FINE_STYLE = "color: #1b5e20; padding: 6px;"
 
 
 class RawTextEditor(CodeEditor):
-    """A file's text; Ctrl+S saves this file (not the form), while the text has the focus."""
+    """A file's text; Ctrl+S saves this file (not the form) while the text has the focus and
+    holds edits (else the editor's Save has the key)."""
 
     save_requested = Signal()
 
@@ -45,6 +46,8 @@ class RawTextEditor(CodeEditor):
             event.type() is QEvent.Type.ShortcutOverride
             and isinstance(event, QKeyEvent)
             and event.matches(QKeySequence.StandardKey.Save)
+            and self.document().isModified()
+            and not self.isReadOnly()
         ):
             event.accept()  # delivered here as a key press, not to the editor's Save
             return True
