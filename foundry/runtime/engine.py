@@ -106,6 +106,16 @@ class _Live:
 
 
 @dataclass(frozen=True)
+class _Restart:
+    """What opens again a session a restart closed: its agent, its gate's place, and the
+    model it chose for itself (None: its agent's)."""
+
+    agent_path: Path
+    place: _GatePlace
+    own_model: str | None
+
+
+@dataclass(frozen=True)
 class _GatePlace:
     """What a session's approval gate is built from besides its agent: to build it again when
     the agent's policy is saved."""
@@ -139,6 +149,7 @@ class Engine:
         self._journal: EventJournal | None = None
         self._task_runs: dict[str, asyncio.Task[TaskOutcome]] = {}
         self._review_times = ReviewTimes()  # which context supervisors are worth waiting for
+        self._failed_restarts: dict[str, _Restart] = {}  # closed by a restart, not open again
         self.runner = new_runner()  # this engine, as the store names a turn's runner
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -360,9 +371,11 @@ class Engine:
         extra_tools: Any = None,
         project_root: Path | None = None,
         hold_untrusted: bool = False,
+        model: str | None = None,
     ) -> ChatSession:
         """Open a persisted session where it was, rebuilt from its events (`history`, when the
-        caller has already read them); untrusted commands as in `open_session`."""
+        caller has already read them), on `model` if given; untrusted commands as in
+        `open_session`."""
         if session_id in self._sessions:
             return self._sessions[session_id].chat
         if history is None:
@@ -374,7 +387,7 @@ class Engine:
         if not hold_untrusted:
             await self._in_writer(self.trust.require, document)
         restarts = [e.body.model for e in history if isinstance(e.body, SessionRestarted)]
-        choice = ModelChoice.parse(restarts[-1] if restarts else started.model)
+        choice = ModelChoice.parse(model or (restarts[-1] if restarts else started.model))
         live = await self._start(
             session_id, document, choice, started.settings_overrides, ask, extra_tools, project_root
         )
@@ -480,31 +493,46 @@ class Engine:
         """Run the open session on its agent as saved now, its history kept: its servers,
         model and supervisors start again (held while their commands are not trusted, as
         `hold_untrusted`). The agent is read first: one that does not load raises AgentError
-        and the session goes on as it was. Not while a turn runs."""
-        live = self._live(session_id)
-        if self.is_answering(session_id):
-            raise RuntimeError("the chat is answering; restart it once the reply is done")
-        saved = await self._in_writer(load_agent, live.document.path)
-        model = self._restarted_model(live, saved)
-        place = live.gate_place
+        and the session goes on as it was. Not while a turn runs. A session that could not
+        open again (its new model would not open, say) is tried again by the next call."""
+        restart = self._failed_restarts.pop(session_id, None)
+        live = self._sessions.get(session_id)
+        if live is not None:
+            if self.is_answering(session_id):
+                raise RuntimeError("the chat is answering; restart it once the reply is done")
+            restart = _Restart(live.document.path, live.gate_place, self._own_model(live))
+        if restart is None:
+            raise SessionNotFound(f"session {session_id!r} is not open")
+        try:
+            saved = await self._in_writer(load_agent, restart.agent_path)
+        except BaseException:
+            if live is None:
+                self._failed_restarts[session_id] = restart
+            raise
+        assert saved.agent is not None
+        model = restart.own_model or str(ModelChoice.parse(saved.agent.settings.model_reference))
         await self.close_session(session_id)
+        try:
+            chat = await self.reopen_session(
+                session_id,
+                ask=restart.place.ask,
+                extra_tools=restart.place.extra_tools,
+                project_root=restart.place.project_root,
+                hold_untrusted=True,
+                model=model,
+            )
+        except BaseException:
+            self._failed_restarts[session_id] = restart
+            raise
         await self.record(session_id, SessionRestarted(model=model))
-        return await self.reopen_session(
-            session_id,
-            ask=place.ask,
-            extra_tools=place.extra_tools,
-            project_root=place.project_root,
-            hold_untrusted=True,
-        )
+        return chat
 
-    def _restarted_model(self, live: _Live, saved: AgentDocument) -> str:
-        """The model after a restart: the saved agent's, unless the chat chose its own."""
-        running, wanted = live.document.agent, saved.agent
-        assert running is not None and wanted is not None
-        default = ModelChoice.parse(running.settings.model_reference)
-        if live.chat.model != default:
-            return str(live.chat.model)
-        return str(ModelChoice.parse(wanted.settings.model_reference))
+    def _own_model(self, live: _Live) -> str | None:
+        """The model the session chose for itself, if not the one its agent names."""
+        agent = live.document.agent
+        assert agent is not None
+        default = ModelChoice.parse(agent.settings.model_reference)
+        return None if live.chat.model == default else str(live.chat.model)
 
     def _open_provider(
         self, document: AgentDocument, choice: ModelChoice, check: TrustCheck

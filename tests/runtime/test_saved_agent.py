@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from foundry.agent.problems import AgentError
+from foundry.llm.base import ProviderError
 from foundry.runtime.engine import Engine
 from foundry.session.events import (
     AgentApplied,
@@ -196,3 +197,16 @@ def test_a_saved_agent_that_does_not_load_leaves_its_chats_as_they_run(
     with pytest.raises(AgentError):  # nor is it restarted on it
         engine.submit(engine.restart_session(session_id)).result(30)
     assert engine.is_open(session_id)
+
+
+def test_a_restart_whose_model_does_not_open_can_be_tried_again_once_fixed(
+    engine: Engine, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "retried", TWO_TURNS, servers={})
+    session_id = engine.submit(engine.open_session(agent)).result(30)
+    change_config(agent, settings={"model": "nowhere:model"})  # no such provider configured
+    with pytest.raises(ProviderError):
+        engine.submit(engine.restart_session(session_id)).result(30)
+    change_config(agent, settings={"model": "scripted:turns.json"})
+    chat = engine.submit(engine.restart_session(session_id)).result(30)
+    assert str(chat.model) == "scripted:turns.json" and engine.is_open(session_id)

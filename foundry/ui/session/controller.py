@@ -197,6 +197,11 @@ class SessionController(QObject):
         except AgentError as error:
             self._say(f"Not restarted: the saved agent does not load: {error.problems[0]}")
             return
+        except Exception as error:  # e.g. its new model does not open: said, tried again later
+            log.warning("restarting session %s failed", self.session_id, exc_info=error)
+            self._say(f"The chat could not start again: {error}. Fix it, then Restart chat.")
+            self.view.agent_bar.show()
+            return
         finally:
             self.view.agent_bar.restart.setEnabled(True)
         self.view.agent_bar.hide()
