@@ -175,3 +175,15 @@ def test_a_failed_turn_says_why_whichever_comes_first_its_end_or_its_error() -> 
         if not error_first:
             status.failed("the server is down")
         assert status.line() == "The model failed: the server is down"
+
+
+def test_a_message_held_for_review_is_named_as_such() -> None:
+    status = ChatStatus()
+    status.apply(TurnStarted())
+    held = ApprovalRequested(
+        approval_id="r1", tool="supervision.review_request", level="supervisor", reason="odd"
+    )
+    status.apply(held)
+    assert status.line().startswith(
+        "Waiting for your approval: the message a supervisor holds for your review"
+    )

@@ -78,8 +78,8 @@ class ChatStatus:
 
     def _main(self) -> str:
         if self.approvals:
-            tools = ", ".join(dict.fromkeys(self.approvals.values()))
-            return f"Waiting for your approval: {tools} — answer below or in Approvals."
+            what = ", ".join(dict.fromkeys(_asked(tool) for tool in self.approvals.values()))
+            return f"Waiting for your approval: {what} — answer below or in Approvals."
         if self.elsewhere:
             return "Answering in another Foundry process…"
         if self.answering and self.model_wait:
@@ -87,3 +87,11 @@ class ChatStatus:
         if self.answering:
             return "The agent is writing…" if self.writing else "The agent is answering…"
         return self.said or self.ended
+
+
+def _asked(tool: str) -> str:
+    """What an approval asks about: a tool call, or a message a supervisor holds for review."""
+    if tool.startswith("supervision.review_"):
+        which = "reply" if tool.endswith("response") else "message"
+        return f"the {which} a supervisor holds for your review"
+    return tool
