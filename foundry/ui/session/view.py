@@ -171,6 +171,7 @@ class SessionView(QWidget):
         self.supervision = TimelinePanel(self.timeline, self.decisions)
         self.messages_follow = FollowsEnd(self.messages)
         self.decisions_follow = FollowsEnd(self.decisions)
+        self.supervision.filter_row.addWidget(self.decisions_follow.latest)
         self.typing = QLabel()  # from a send until the reply's first words
         self.typing.setStyleSheet("color: #607d8b; padding-left: 10px;")
         self.typing.setFixedHeight(self.typing.sizeHint().height() + 4)  # no jump when it shows
@@ -234,12 +235,16 @@ class SessionView(QWidget):
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(2)
         column.addWidget(self.messages, 1)
-        column.addWidget(self.typing)
+        below = QHBoxLayout()
+        below.addWidget(self.typing, 1)
+        below.addWidget(self.messages_follow.latest)
+        column.addLayout(below)
         splitter.addWidget(chat)
         self.panels = self._side_panel()
         splitter.addWidget(self.panels)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
+        splitter.setSizes([3000, 2000])  # the chat three fifths, whatever the panels ask for
         buttons = QVBoxLayout()
         buttons.addWidget(self.send)
         buttons.addWidget(self.stop)
