@@ -688,7 +688,7 @@ def asking_child(database: str, seconds: float, rate: int) -> None:
 # -- 6. the metrics dashboards ------------------------------------------------------------------
 
 TASKS_PER_CHUNK = 1000
-EVENTS_PER_TASK = 38  # about, in the synthetic log
+EVENTS_PER_TASK = 44  # about, in the synthetic log (its supervisors' decisions included)
 
 
 def generated_chunks(wanted: int) -> Iterator[list[Event]]:
