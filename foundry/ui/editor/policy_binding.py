@@ -275,7 +275,7 @@ class PolicyBinding(QObject):
         try:
             rule = await asyncio.to_thread(made)
         except NoRuleProposed as why:
-            self.section.try_panel.verdict.setText(f"No rule was made from the approval: {why}.")
+            self.section.try_panel.show_verdict(f"No rule was made from the approval: {why}.")
             return
         config = self.config
         if config is None:  # the policy went while the rule was made
@@ -287,7 +287,7 @@ class PolicyBinding(QObject):
             names.index(decided_by) if decided_by in names else self._new_rule_position(config)
         )
         self.insert_rule(rule, position)
-        self.section.try_panel.verdict.setText(
+        self.section.try_panel.show_verdict(
             f"Rule '{rule.name}' was made from the approval and placed above the rule that "
             "asked you. Review it, then save (Ctrl+S); Undo (Ctrl+Z) takes it back."
         )
@@ -364,7 +364,7 @@ class PolicyBinding(QObject):
             mergeable=False,
         )
         self._refresh()
-        self.section.try_panel.verdict.setText("The policy is Foundry's careful default again.")
+        self.section.try_panel.show_verdict("The policy is Foundry's careful default again.")
 
     def add_policy(self) -> None:
         agent = self.editor.working

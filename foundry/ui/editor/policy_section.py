@@ -15,11 +15,13 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -220,7 +222,7 @@ class PolicySection(QWidget):
         self.details.addTab(self._limits_form(), "Limits and escalation")
         lower = QSplitter(Qt.Orientation.Horizontal)
         lower.addWidget(self.details)
-        lower.addWidget(self.try_panel)
+        lower.addWidget(_scrolled(self.try_panel))  # never squeezes the rules table
         lower.setChildrenCollapsible(False)
         lower.setSizes([560, 520])
         self.body = QSplitter(Qt.Orientation.Vertical)
@@ -254,6 +256,14 @@ class PolicySection(QWidget):
         self.missing.setVisible(not present)
         self.add_policy.setVisible(not present)
         self.entry.setText(entry)
+
+
+def _scrolled(widget: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    return area
 
 
 def _shortcut(parent: QWidget, keys: str) -> QShortcut:

@@ -168,15 +168,15 @@ class TryBinding(QObject):
         tool = self.panel.try_tool.text().strip()
         params_text = self.panel.try_params.toPlainText().strip() or "{}"
         if not tool:
-            self.panel.verdict.setText("Name the tool to try (server.tool).")
+            self.panel.show_verdict("Name the tool to try (server.tool).")
             return
         try:
             params = json.loads(params_text)
         except json.JSONDecodeError as error:
-            self.panel.verdict.setText(f"The parameters are not valid JSON: {error}")
+            self.panel.show_verdict(f"The parameters are not valid JSON: {error}")
             return
         if not isinstance(params, dict):
-            self.panel.verdict.setText('The parameters must be a JSON object: {"name": value}')
+            self.panel.show_verdict('The parameters must be a JSON object: {"name": value}')
             return
         call = CallToCheck(id="try", agent=self._agent_name(), tool=tool, params=params)
         self._tried = call
@@ -191,7 +191,7 @@ class TryBinding(QObject):
         elapsed = (time.perf_counter() - started) * 1000
         result = results[0]
         self.editor.policy.show_matched(result.rule)
-        self.panel.verdict.setText(f"{verdict_text(result)} (decided in {elapsed:.0f} ms)")
+        self.panel.show_verdict(f"{verdict_text(result)} (decided in {elapsed:.0f} ms)")
         self._show_offer()
         self.last_answer_ms = elapsed
 
@@ -294,7 +294,7 @@ class TryBinding(QObject):
         if agent is None or document is None or config is None or workspace is None:
             return None
         if not await asyncio.to_thread(workspace.is_dir):
-            self.panel.verdict.setText(f"Not decided: the workspace {workspace} is not a folder.")
+            self.panel.show_verdict(f"Not decided: the workspace {workspace} is not a folder.")
             return None
         records = await self._records_to_use()
         workspace = workspace.resolve()

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSpinBox,
     QTableWidget,
@@ -56,7 +57,7 @@ class TryPanel(QWidget):
         self.try_params.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.try_params.setPlaceholderText('{"path": "/etc/passwd"}')
         self.try_params.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.try_params.setMaximumHeight(90)
+        self.try_params.setMaximumHeight(64)
         self.workspace = QLineEdit()
         self.workspace.setToolTip(
             "The folder the call's relative paths are judged in, as a chat of this agent "
@@ -105,15 +106,15 @@ class TryPanel(QWidget):
         workspace = QHBoxLayout()
         workspace.addWidget(self.workspace, 1)
         workspace.addWidget(self.choose_workspace)
+        tool = QHBoxLayout()
+        tool.addWidget(self.try_tool, 1)
+        tool.addWidget(self.decide)
         form = QFormLayout()
-        form.addRow("Tool:", self.try_tool)
+        form.addRow("Tool:", tool)
         form.addRow("", self.offer)
         form.addRow("Parameters:", self.try_params)
         form.addRow("Workspace:", workspace)
         form.addRow("Recorded:", self.recorded)
-        decide = QHBoxLayout()
-        decide.addWidget(self.decide)
-        decide.addStretch(1)
         replay = QHBoxLayout()
         for widget in (self.replay, QLabel("last"), self.replay_count):
             replay.addWidget(widget)
@@ -122,11 +123,19 @@ class TryPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("<b>Try it before it decides</b>"))
         layout.addLayout(form)
-        layout.addLayout(decide)
         layout.addWidget(self.verdict)
         layout.addLayout(replay)
         layout.addWidget(self.replay_summary)
         layout.addWidget(self.changed, 1)
+
+    def show_verdict(self, text: str) -> None:
+        """The verdict, scrolled into view when the panel scrolls."""
+        self.verdict.setText(text)
+        area = self.parentWidget()
+        while area is not None and not isinstance(area, QScrollArea):
+            area = area.parentWidget()
+        if area is not None:
+            area.ensureWidgetVisible(self.verdict)
 
     def show_offer(self, warning: str | None) -> None:
         """Say that no server of the agent offers the tool typed (None: one does)."""
