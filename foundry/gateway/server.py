@@ -361,9 +361,14 @@ async def until_stopped(serving: Coroutine[Any, Any, None], stop: asyncio.Event)
             await task
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 def serve_on_engine(engine: Engine, serving: Coroutine[Any, Any, None]) -> None:
     """Run `serving` on the engine's loop until it ends, or SIGTERM or Ctrl+C stop it (the
-    signals reach this, the main, thread, which only waits)."""
+    signals reach this, the main, thread, which only waits). Both are handled here, also when
+    the process was started with SIGINT ignored (from a shell's background job, as a test
+    runner started with `&` starts it): the gateway then ignored Ctrl+C and never stopped."""
     stop = asyncio.Event()
 
     def terminate(*_: object) -> None:
@@ -374,15 +379,12 @@ def serve_on_engine(engine: Engine, serving: Coroutine[Any, Any, None]) -> None:
     # (20 to 35 ms since), as the app does.
     gc.freeze()
     served = engine.submit(until_stopped(serving, stop))
-    previous = signal.signal(signal.SIGTERM, terminate)
+    previous = {number: signal.signal(number, terminate) for number in STOP_SIGNALS}
     try:
-        while True:
-            try:
-                return served.result()
-            except KeyboardInterrupt:
-                terminate()
+        return served.result()
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 async def _set(event: asyncio.Event) -> None:

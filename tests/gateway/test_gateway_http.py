@@ -28,6 +28,7 @@ from foundry.gateway.stdio import LINE_LIMIT
 from foundry.runtime.engine import Engine
 from foundry.store import Store
 from tests.gateway.test_gateway_stdio import POLICY, gateway_agent, text_of
+from tests.processes import wait_for_exit
 
 TOKEN = "g" * 43
 
@@ -53,7 +54,7 @@ def http_gateway(tmp_path: Path, foundry_home: Path) -> Iterator[str]:
         yield url
     finally:
         process.terminate()
-        process.wait(30)
+        wait_for_exit(process, 30)
 
 
 @asynccontextmanager
@@ -257,13 +258,29 @@ async def _eventually(check: Callable[[], bool], seconds: float = 10) -> bool:
     return check()
 
 
-async def test_it_stops_at_once_with_a_client_connected(tmp_path: Path, foundry_home: Path) -> None:
+# `foundry` as a shell's background job starts it (`foundry gateway --http &`, or a test run
+# started with `&`): with SIGINT ignored, which Python then leaves ignored
+STARTED_IN_THE_BACKGROUND = (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "sys.argv[0] = 'foundry'; runpy.run_module('foundry.cli', run_name='__main__')"
+)
+HOW_STARTED = {
+    "in the foreground": ["-m", "foundry.cli"],
+    "in the background": ["-c", STARTED_IN_THE_BACKGROUND],
+}
+
+
+@pytest.mark.parametrize("started", HOW_STARTED)
+async def test_it_stops_at_once_with_a_client_connected(
+    tmp_path: Path, foundry_home: Path, started: str
+) -> None:
     """Ctrl+C with a client holding its stream open: the client's session is ended first, so
-    the server does not wait for the stream and then cancel it with an error (6.7 s before)."""
+    the server does not wait for the stream and then cancel it with an error (6.7 s before).
+    Started with SIGINT ignored, it stops too (it ignored Ctrl+C: the test waited 30 s)."""
     agent = gateway_agent(tmp_path / "agent", [POLICY])
     port = free_port()
     env = {**os.environ, "FOUNDRY_HOME": str(foundry_home), "FOUNDRY_API_TOKEN": TOKEN}
-    command = [sys.executable, "-m", "foundry.cli", "gateway", "--http", "--port", str(port)]
+    command = [sys.executable, *HOW_STARTED[started], "gateway", "--http", "--port", str(port)]
     process = subprocess.Popen([*command, str(agent)], env=env, stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
     url = f"http://127.0.0.1:{port}/mcp"
@@ -273,7 +290,7 @@ async def test_it_stops_at_once_with_a_client_connected(tmp_path: Path, foundry_
             await client.list_tools()
             await asyncio.sleep(0.5)  # its stream for the server's notifications is open
             process.send_signal(signal.SIGINT)
-            await asyncio.to_thread(process.wait, 30)
+            assert await asyncio.to_thread(wait_for_exit, process, 30) == 0
     finally:
         process.kill()
     said = process.stderr.read()
