@@ -290,7 +290,8 @@ class MainWindow(QMainWindow):
         dialog = PreferencesDialog(foundry_settings(), self)
         dialog.saved.connect(self._preferences_saved)
         dialog.open()
-        self.spawn(self._offer_found_models(dialog))
+        looking = self.spawn(self._offer_found_models(dialog))
+        dialog.finished.connect(lambda _: looking.cancel())
         return dialog
 
     async def _offer_found_models(self, dialog: PreferencesDialog) -> None:
@@ -369,6 +370,7 @@ class MainWindow(QMainWindow):
         self.closing.release_all()
         self.dashboards_tab.close()
         self.inbox_controller.close()
+        self._tasks.cancel_all()  # (the window's own; the engine stops what it runs)
         self.closed.set()
         super().closeEvent(event)
 
