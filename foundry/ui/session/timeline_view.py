@@ -246,8 +246,7 @@ class TimelinePanel(QWidget):
         self.verdicts.currentIndexChanged.connect(self._filter)
         for signal in (timeline.rowsInserted, timeline.rowsRemoved, timeline.modelReset):
             signal.connect(self._refresh)
-        self.filter_row = QHBoxLayout()  # the view adds the list's "Latest" button at its end
-        row = self.filter_row
+        row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.supervisors, 1)
         row.addWidget(self.verdicts, 1)

@@ -171,7 +171,6 @@ class SessionView(QWidget):
         self.supervision = TimelinePanel(self.timeline, self.decisions)
         self.messages_follow = FollowsEnd(self.messages)
         self.decisions_follow = FollowsEnd(self.decisions)
-        self.supervision.filter_row.addWidget(self.decisions_follow.latest)
         self.typing = QLabel()  # from a send until the reply's first words
         self.typing.setStyleSheet("color: #607d8b; padding-left: 10px;")
         self.typing.setFixedHeight(self.typing.sizeHint().height() + 4)  # no jump when it shows
@@ -235,10 +234,7 @@ class SessionView(QWidget):
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(2)
         column.addWidget(self.messages, 1)
-        below = QHBoxLayout()
-        below.addWidget(self.typing, 1)
-        below.addWidget(self.messages_follow.latest)
-        column.addLayout(below)
+        column.addWidget(self.typing)
         splitter.addWidget(chat)
         self.panels = self._side_panel()
         splitter.addWidget(self.panels)
