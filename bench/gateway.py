@@ -28,7 +28,9 @@ measured too, in the same run (its calls and escalations taking turns with this 
 printed beside this one.
 
 Run: python bench/gateway.py [--calls 300] [--throughput-calls 3000] [--escalations 30]
-     [--against DIR]
+     [--against DIR] [--quick]
+(--quick: 50 calls, 400 for the throughput and 6 escalations, for a first look in a minute or
+two; what it is doing is said on stderr as it goes)
 """
 
 from __future__ import annotations
@@ -82,7 +84,17 @@ def upstream(folder: Path, count: int) -> tuple[dict[str, Any], str, Calls]:
         return server, "read_text_file", calls
     server = {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
     zones = sorted(zoneinfo.available_timezones())[:count]
+    if len(zones) < count:  # each call must differ (loop detection), and zones run out
+        progress(
+            f"without the npm parts the time server stands in for the filesystem: "
+            f"{len(zones)} calls of the {count} asked (one per time zone)"
+        )
     return server, "get_current_time", [{"timezone": zone} for zone in zones]
+
+
+def progress(message: str) -> None:
+    """What the bench is doing, on stderr: a run lasts minutes before its first figure."""
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 @asynccontextmanager
@@ -187,12 +199,17 @@ async def latency(folder: Path, count: int, throughput_count: int, roots: dict[s
             f"fs__{tool}",
         )
     async with AsyncExitStack() as stack:
+        progress(f"starting {len(commands)} targets: {', '.join(commands)}")
         targets = {
             name: (await stack.enter_async_context(connect(command, args, root)), called)
             for name, (command, args, root, called) in commands.items()
         }
+        measured = calls[WARM_UP : WARM_UP + count]
+        progress(f"latency: {WARM_UP} + {len(measured)} calls to each target, taking turns")
         times = await timed_calls(targets, calls, count)
-        rates = await throughput(targets, calls[WARM_UP + count :])
+        rest = calls[WARM_UP + count :]
+        progress(f"throughput: {len(rest) // BATCHES * BATCHES} calls to each, {IN_FLIGHT} at once")
+        rates = await throughput(targets, rest)
     for name, measured in times.items():
         print(f"{summary(name, measured)}   {rates[name]:6.0f} calls/s, {IN_FLIGHT} in flight")
     direct, floor = statistics.median(times[straight]), statistics.median(times[GATEWAY_FLOOR])
@@ -227,6 +244,7 @@ async def escalation(folder: Path, count: int, roots: dict[str, Path]) -> None:
                 for name, root in roots.items()
             }
             one_get = await get_alone(http)
+            progress(f"escalation: {count} calls asking a person, to each gateway")
             for number in range(count):  # the gateways, and the ways to look, taking turns
                 how = POLLED if number % 2 else WAITED
                 for name, client in clients.items():
@@ -307,7 +325,10 @@ def run() -> None:
     parser.add_argument("--throughput-calls", type=int, default=3000)
     parser.add_argument("--escalations", type=int, default=30, help="0: latency only")
     parser.add_argument("--against", type=Path, help="another checkout's gateway, beside this one")
+    parser.add_argument("--quick", action="store_true", help="fewer calls: a first look")
     options = parser.parse_args()
+    if options.quick:
+        options.calls, options.throughput_calls, options.escalations = 50, 400, 6
     roots: dict[str, Path] = {"": REPO}
     if options.against is not None:
         roots[f" of {options.against}"] = options.against.resolve()
