@@ -202,7 +202,7 @@ def test_test_against_recorded_calls_lists_each_decision_that_would_change(
         "allow",
         "human",
     ]
-    assert changed.item(0, 4).text().startswith("rule 'current-time-is-routine': ")
+    assert changed.item(0, 4).text().startswith("rule current-time-is-routine matched: ")
     assert changed.item(0, 2).toolTip() == "Decided then by policy:x"
     save_screenshot(editor, tmp_path, "policy-what-if.png")
     editor.policy.try_panel.recorded.setCurrentIndex(1)

@@ -47,10 +47,8 @@ def verdict_text(result: CheckedCall) -> str:
 
 
 def why_now(result: CheckedCall) -> str:
-    """The reason of a decision as the changed list shows it: the rule's name, else what
-    decided (a loop, a rate limit, the default), then why."""
-    if result.rule:
-        return f"rule '{result.rule}': {result.reason}"
+    """The reason of a decision as the changed list shows it: the rule that matched and how,
+    or the loop, rate limit or default that decided (every reason names which)."""
     return result.reason or f"decided at {result.level}"
 
 
@@ -219,7 +217,7 @@ class TryBinding(QObject):
             "(each decided when it was made)."
         )
         note = loop_key_note(results)
-        self.panel.replay_summary.setText(text if note is None else f"{text} {note}")
+        self.panel.show_replayed(text if note is None else f"{text} {note}")
 
     def _list_changed(self, changed: list[CheckedCall], calls: dict[str, CallToCheck]) -> None:
         table = self.panel.changed
@@ -238,7 +236,6 @@ class TryBinding(QObject):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip)
                 table.setItem(row, column, item)
-        table.resizeRowsToContents()
 
     async def load_recorded(self) -> None:
         """Fill the picker with this agent's latest recorded calls, and learn the tools its

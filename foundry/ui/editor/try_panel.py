@@ -95,12 +95,12 @@ class TryPanel(QWidget):
         self.changed.setHorizontalHeaderLabels(list(CHANGED_COLUMNS))
         self.changed.verticalHeader().hide()
         self.changed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.changed.setWordWrap(True)
+        self.changed.setWordWrap(False)  # one line a call; the whole reason in its tip
         header = self.changed.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
-        header.resizeSection(1, 150)
+        header.resizeSection(1, 120)
 
     def _lay_out(self) -> None:
         workspace = QHBoxLayout()
@@ -131,11 +131,19 @@ class TryPanel(QWidget):
     def show_verdict(self, text: str) -> None:
         """The verdict, scrolled into view when the panel scrolls."""
         self.verdict.setText(text)
+        self._scroll_to(self.verdict)
+
+    def show_replayed(self, text: str) -> None:
+        """What the replay found, and the list of changes, scrolled into view."""
+        self.replay_summary.setText(text)
+        self._scroll_to(self.changed)
+
+    def _scroll_to(self, widget: QWidget) -> None:
         area = self.parentWidget()
         while area is not None and not isinstance(area, QScrollArea):
             area = area.parentWidget()
         if area is not None:
-            area.ensureWidgetVisible(self.verdict)
+            area.ensureWidgetVisible(widget)
 
     def show_offer(self, warning: str | None) -> None:
         """Say that no server of the agent offers the tool typed (None: one does)."""
