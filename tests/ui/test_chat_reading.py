@@ -550,3 +550,21 @@ def test_a_reply_growing_as_it_streams_keeps_the_chat_at_its_end(qtbot: QtBot) -
         view.conversation.apply(events(TokenDelta(text=f"word{n}\n\n"))[0])
     qtbot.waitUntil(lambda: bar.maximum() > before + 200 and bar.value() == bar.maximum())
     assert view.messages_follow.following
+
+
+def test_a_server_held_for_trust_waits_for_you_and_one_that_failed_failed() -> None:
+    from foundry.session.events import ToolServerChanged
+
+    model = TimelineModel()
+    model.replay(
+        events(
+            ToolServerChanged(name="time", state="stopped", error="held: not trusted yet"),
+            ToolServerChanged(name="files", state="failed", error="No such file: npx"),
+            ToolServerChanged(name="time", state="running"),
+        )
+    )
+    rows = [(row.title, row.verdict) for row in model.rows]
+    assert rows == [
+        ("tool server time · held until you trust it", "asked"),
+        ("tool server files · failed", "failed"),
+    ]

@@ -187,9 +187,11 @@ def _failure(body: object) -> Decision | None:
             "error", verdict="failed", supervisor="Tools",
         )  # fmt: skip
     if isinstance(body, ToolServerChanged) and body.error:
+        held = body.error.startswith("held:")  # not started until you trust its command
+        state = "held until you trust it" if held else body.state
         return Decision(
-            f"tool server {body.name} · {body.state}", readable(body.error), "error",
-            verdict="failed", supervisor="Tools",
+            f"tool server {body.name} · {state}", readable(body.error), "error",
+            verdict="asked" if held else "failed", supervisor="Tools",
             fold_key=("server", body.name, body.state, body.error),
         )  # fmt: skip
     return None
