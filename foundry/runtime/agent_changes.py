@@ -8,13 +8,17 @@ chat began: those change when the chat restarts on the saved agent (`Engine.rest
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from foundry.agent.folder import CONFIG_FILE, ITEM_FOLDERS, PROMPT_FILE
 from foundry.agent.models import Agent, GuardianSupervisorEntry, SupervisorEntry
 from foundry.session.supervisors import MessageSupervisor
 from foundry.supervision.guardian import GuardianSupervisor
 
+AGENT_FILES = (CONFIG_FILE, PROMPT_FILE, "tsagent.yaml", "tsagent.yml")  # of a folder agent
 LIVE_TYPES = ("policy", "guardian")  # the supervisors a chat takes between two steps
 POLICY = "its policy"
 GUARDIAN = "its guardian"
@@ -114,3 +118,24 @@ def _dumped(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     return value
+
+
+Stamp = tuple[tuple[str, int, int], ...]
+
+
+def agent_stamp(path: Path) -> Stamp:
+    """What changes when an agent's files are written: each one's name, time and size (a
+    folder's own files and its rules' and references', not the rest of its workspace).
+    Blocking: it reads the folders."""
+    files = [path] if path.is_file() else [path / name for name in AGENT_FILES]
+    for folder in ITEM_FOLDERS.values():
+        if path.is_dir() and (path / folder).is_dir():
+            files.extend(sorted((path / folder).iterdir()))
+    stamps = []
+    for file in files:
+        try:
+            status = os.stat(file)
+        except OSError:
+            continue
+        stamps.append((str(file), status.st_mtime_ns, status.st_size))
+    return tuple(stamps)

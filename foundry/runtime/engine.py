@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from foundry.agent.document import AgentDocument, load_agent
 from foundry.agent.models import Agent, PolicyConfig
+from foundry.agent.problems import AgentError
 from foundry.agent.trust import TrustCheck, TrustStore, trust_key
 from foundry.llm.base import ModelProvider, ToolCall
 from foundry.llm.priority import as_chat
@@ -26,7 +27,14 @@ from foundry.orchestration.journal import StepJournal
 from foundry.orchestration.runner import TaskOutcome, TaskRunner
 from foundry.orchestration.taskfile import load_task
 from foundry.orchestration.tools import IN_PROCESS_KINDS, CombinedTools
-from foundry.runtime.agent_changes import applied, in_force, waiting_for_restart, with_guardians
+from foundry.runtime.agent_changes import (
+    Stamp,
+    agent_stamp,
+    applied,
+    in_force,
+    waiting_for_restart,
+    with_guardians,
+)
 from foundry.runtime.approvals import Approvals
 from foundry.runtime.bus import EventBus
 from foundry.runtime.concerns import SessionPlace, session_concerns
@@ -72,6 +80,7 @@ NOT_TRUSTED = (
 TURN_HEARTBEAT_S = 5.0  # how often a running turn says so in the store
 TURN_STALE_S = 30.0  # a turn not heard of for this long belongs to a process that stopped
 FOLLOW_POLL_S = 0.25  # how often a turn running in another process is read from the store
+AGENT_LOOK_S = 1.0  # how often the files of the open sessions' agents are looked at
 
 
 def _chat_caller(session_id: str) -> str:
@@ -150,6 +159,8 @@ class Engine:
         self._task_runs: dict[str, asyncio.Task[TaskOutcome]] = {}
         self._review_times = ReviewTimes()  # which context supervisors are worth waiting for
         self._failed_restarts: dict[str, _Restart] = {}  # closed by a restart, not open again
+        self._agent_watch: asyncio.Task[None] | None = None  # see `_follow_agent_files`
+        self._applying = asyncio.Lock()  # one save applied at a time (the editor's, the watch's)
         self.runner = new_runner()  # this engine, as the store names a turn's runner
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -210,6 +221,9 @@ class Engine:
         return await asyncio.get_running_loop().run_in_executor(self._writer, function, *args)
 
     async def _close_all(self) -> None:
+        if self._agent_watch is not None:
+            self._agent_watch.cancel()
+            await asyncio.gather(self._agent_watch, return_exceptions=True)
         for task_id in list(self._task_runs):
             await self.cancel_task(task_id)
         for session_id in list(self._sessions):
@@ -432,6 +446,8 @@ class Engine:
             chain=chain,
             results=results,
         )
+        if self._agent_watch is None or self._agent_watch.done():
+            self._agent_watch = asyncio.create_task(self._follow_agent_files())
         return _Live(
             chat=chat,
             provider=provider,
@@ -463,14 +479,15 @@ class Engine:
         call by the saved policy and reviews its next message with the saved guardians; what
         else changed waits for `restart_session`. Each session is told in an `agent_applied`
         event. Returns the ids of the sessions of that agent."""
-        saved = await self._in_writer(load_agent, Path(agent_path))
-        identity = await self._in_writer(trust_key, saved.path)
-        touched = []
-        for session_id, live in list(self._sessions.items()):
-            if live.gate_place.identity == identity:
-                await self._apply_saved(session_id, live, saved)
-                touched.append(session_id)
-        return touched
+        async with self._applying:
+            saved = await self._in_writer(load_agent, Path(agent_path))
+            identity = await self._in_writer(trust_key, saved.path)
+            touched = []
+            for session_id, live in list(self._sessions.items()):
+                if live.gate_place.identity == identity:
+                    await self._apply_saved(session_id, live, saved)
+                    touched.append(session_id)
+            return touched
 
     async def _apply_saved(self, session_id: str, live: _Live, saved: AgentDocument) -> None:
         running, wanted = live.document.agent, saved.agent
@@ -488,6 +505,28 @@ class Engine:
         live.document, live.pending = document, pending
         body = AgentApplied(agent_path=str(saved.path), applied=changed, pending=pending)
         await self.record(session_id, body)
+
+    async def _follow_agent_files(self) -> None:
+        """An agent's files written by another program (a text editor, `foundry` in a
+        terminal, another Foundry) are applied to its open sessions as a save in the editor
+        is; files that do not load yet are left until they change again."""
+        seen: dict[Path, Stamp] = {}
+        while True:
+            paths = {live.document.path for live in self._sessions.values()}
+            for path in paths:
+                stamp = await asyncio.to_thread(agent_stamp, path)
+                if seen.setdefault(path, stamp) != stamp:
+                    seen[path] = stamp
+                    await self._apply_if_it_loads(path)
+            for gone in set(seen) - paths:
+                del seen[gone]
+            await asyncio.sleep(AGENT_LOOK_S)
+
+    async def _apply_if_it_loads(self, path: Path) -> None:
+        try:
+            await self.apply_saved_agent(path)
+        except AgentError:
+            return  # half written, or broken: its sessions go on as they run
 
     async def restart_session(self, session_id: str) -> ChatSession:
         """Run the open session on its agent as saved now, its history kept: its servers,

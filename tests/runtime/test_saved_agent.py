@@ -210,3 +210,20 @@ def test_a_restart_whose_model_does_not_open_can_be_tried_again_once_fixed(
     change_config(agent, settings={"model": "scripted:turns.json"})
     chat = engine.submit(engine.restart_session(session_id)).result(30)
     assert str(chat.model) == "scripted:turns.json" and engine.is_open(session_id)
+
+
+def test_an_agent_file_written_by_another_program_is_applied_to_its_open_chat(
+    engine: Engine, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "edited", TWO_TURNS, supervisors=[policy("allow")])
+    session_id = engine.submit(engine.open_session(agent)).result(30)
+    engine.submit(engine.send(session_id, "time?")).result(60)
+    change_config(agent, supervisors=[policy("human")])  # a text editor, not Foundry's
+    for _ in range(1500):
+        if any(isinstance(body, AgentApplied) for body in bodies(engine, session_id)):
+            break
+        threading.Event().wait(0.02)
+    second = engine.submit(engine.send(session_id, "and now?"))
+    assert wait_for_approval(engine) == "time.get_current_time"
+    engine.submit(engine.cancel(session_id)).result(10)
+    second.result(60)
