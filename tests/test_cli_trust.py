@@ -100,7 +100,8 @@ def test_chat_session_reopening_asks_for_the_agent_it_was_started_with(
     agent = marker_agent(tmp_path / "agent", marker)
     assert main(["run", "--trust", str(agent), "-m", "hi", "--json"]) == 0
     marker.unlink()
-    [session] = Store.open().sessions.list()
+    with Store.open() as store:
+        [session] = store.sessions.list()
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     assert main(["chat", "--session", session.id]) == 2
     assert not marker.exists()

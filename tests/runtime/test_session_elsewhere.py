@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,12 @@ def test_a_turn_running_in_another_process_is_followed_never_resumed_twice(
 ) -> None:
     agent = write_agent(tmp_path / "slow", {"delay_s": 0.05, "turns": [{"text": WORDS}]}, {})
     database = f"sqlite:///{tmp_path / 'store.sqlite3'}"
-    with Engine(Store.open(database)) as first, Engine(Store.open(database)) as second:
+    with (
+        Store.open(database) as first_store,
+        Store.open(database) as second_store,
+        Engine(first_store) as first,
+        Engine(second_store) as second,
+    ):
         session_id = first.submit(first.open_session(agent)).result()
         running = first.submit(first.send(session_id, "Write forty words."))
         history = wait_for_a_token(second, session_id)
@@ -66,10 +72,15 @@ def test_a_turn_running_in_another_process_is_followed_never_resumed_twice(
         assert not second.submit(second.running_elsewhere(session_id)).result()
 
 
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(f"sqlite:///{tmp_path / 'store.sqlite3'}") as opened:
+        yield opened
+
+
 def test_a_turn_claim_has_one_winner_and_a_stopped_runner_can_be_taken_over(
-    tmp_path: Path,
+    store: Store,
 ) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     session_id = store.sessions.create("agent").id
     assert store.sessions.claim_turn(session_id, "a", TURN_STALE_S) is None
     assert store.sessions.claim_turn(session_id, "a", TURN_STALE_S) is None  # its own, again
@@ -84,14 +95,13 @@ def test_a_turn_claim_has_one_winner_and_a_stopped_runner_can_be_taken_over(
     assert store.sessions.runner_of(store.sessions.get(session_id), TURN_STALE_S) is None
 
 
-def test_a_turn_whose_process_is_gone_is_taken_over_at_once(tmp_path: Path) -> None:
+def test_a_turn_whose_process_is_gone_is_taken_over_at_once(store: Store) -> None:
     finished = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
     )
     gone = f"{finished.stdout.strip()}.0000@{this_host()}"  # as a killed `foundry run` left it
     assert runner_stopped(gone) and not runner_stopped(new_runner())
     assert not runner_stopped(f"{finished.stdout.strip()}.0000@another-host")  # heartbeat only
-    store = Store.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     session_id = store.sessions.create("agent").id
     assert store.sessions.claim_turn(session_id, gone, TURN_STALE_S) is None
     assert store.sessions.claim_turn(session_id, "b", TURN_STALE_S) == gone

@@ -265,10 +265,10 @@ async def test_pending_approvals_survive_a_restart(tmp_path: Path) -> None:
         await asyncio.sleep(0.01)
     review.cancel()
     first.close()
-    second = Store.open(url)
-    [pending] = second.approvals.list("pending")
-    assert pending.tool == "mail.send"
-    assert second.approvals.resolve(pending.id, "denied", "human:bo").status == "denied"
+    with Store.open(url) as second:
+        [pending] = second.approvals.list("pending")
+        assert pending.tool == "mail.send"
+        assert second.approvals.resolve(pending.id, "denied", "human:bo").status == "denied"
 
 
 async def test_a_scoped_grant_covers_only_calls_within_its_scope(

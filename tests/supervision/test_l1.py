@@ -50,7 +50,7 @@ class Spy:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
+def store(tmp_path: Path) -> Iterator[Store]:
     store = Store.open(f"sqlite:///{tmp_path / 'l1.sqlite3'}")
     store.traces.add(  # a past call, so that the worker is not an agent without history
         TraceRecord(
@@ -61,7 +61,8 @@ def store(tmp_path: Path) -> Store:
             resolved_by="policy:reads",
         )
     )
-    return store
+    yield store
+    store.close()
 
 
 @pytest.fixture(scope="module")
