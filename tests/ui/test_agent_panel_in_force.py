@@ -48,3 +48,16 @@ def test_the_agent_panel_names_the_chats_tool_servers_that_failed(
     qtbot.waitUntil(lambda: "did not start" in window.dock.panel.text(), timeout=20000)
     assert "foundry-no-such-command" in window.dock.panel.text()
     save_screenshot(window, tmp_path, "agent-panel-server-failed.png")
+
+
+def test_the_agent_panel_follows_a_change_made_by_another_program(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "outside", {"turns": [{"text": "Hi."}]}, servers={}, rules=RULES)
+    window, chat = open_window(qtbot, bridge, agent)
+    assert "<b>Rules:</b> 3" in window.dock.panel.text()
+    (agent / "rules" / "say-thanks.mdt").write_text(
+        '---\n{"name": "say-thanks", "include": "always"}---\nThank the user.\n'
+    )  # written by a text editor while the chat is open
+    qtbot.waitUntil(lambda: "<b>Rules:</b> 4" in window.dock.panel.text(), timeout=20000)
+    assert chat.agent_bar.isVisible() and "saved rules" in chat.agent_bar.text.text()

@@ -38,10 +38,12 @@ AT_WORK_TICK_MS = 100
 
 class SessionController(QObject):
     """`restarted` says that the chat now runs its agent as saved (Restart chat);
-    `servers_changed` that the tool servers that failed (`failed_servers`) are others now."""
+    `servers_changed` that the tool servers that failed (`failed_servers`) are others now;
+    `agent_saved` that its agent's file (the path) was saved, here or by another program."""
 
     restarted = Signal()
     servers_changed = Signal()
+    agent_saved = Signal(str)
 
     def __init__(self, view: SessionView, bridge: EngineBridge, session_id: str) -> None:
         super().__init__(view)
@@ -347,6 +349,8 @@ class SessionController(QObject):
                 self._set_busy(False)
         elif isinstance(body, AgentApplied):
             self.view.agent_bar.show_pending(body)
+            if live:
+                self.agent_saved.emit(body.agent_path)
         elif isinstance(body, SessionRestarted):
             self.view.agent_bar.hide()
         elif isinstance(body, TurnStarted) and live:

@@ -97,6 +97,7 @@ class ChatTabs:
         view = SessionView()
         controller = SessionController(view, self.window.bridge, session_id)
         controller.servers_changed.connect(lambda: self._servers_changed(controller))
+        controller.agent_saved.connect(lambda path: self.window.spawn(self._reread(Path(path))))
         self.controllers.append(controller)
         index = tabs.addTab(view, "")
         self._retitle(view, title, agent_label)
@@ -141,6 +142,13 @@ class ChatTabs:
         window = self.window
         if window.tabs.currentWidget() is controller.view and window.agent is not None:
             window.show_agent(window.agent)
+
+    async def _reread(self, path: Path) -> None:
+        """A chat's agent was saved (perhaps by another program): the panels follow it."""
+        from foundry.agent import read_agent
+
+        document = await asyncio.to_thread(read_agent, path)
+        self.window.follow_saved_agent(document)
 
     def follow_saved_agent(self, document: AgentDocument) -> None:
         """The chats of the agent saved as `document` stand for it as saved."""
