@@ -60,14 +60,16 @@ def describe_problems(path: Path, problems: list[AgentProblem], editable: bool =
     """The problems of an agent that cannot be used, as `foundry validate` prints them."""
     items = "".join(f"<li>{html.escape(str(problem))}</li>" for problem in problems)
     then = (
-        "<p><a href='edit'>Open it in the editor to fix it</a> (Ctrl+E)</p>"
+        "<p><a href='edit'>Open it in the editor to fix it</a> (Ctrl+E): it opens at the "
+        "problem, and the agent can be used once saved. New Chat (Ctrl+N) reads it again "
+        "after a fix made elsewhere.</p>"
         if editable
         else "<p>Open another agent (Ctrl+O).</p>"
     )
     return (
         f"<h3>This agent cannot be used</h3><p style='color:#757575'>{html.escape(str(path))}</p>"
-        "<p>Fix these problems, then open it again (<code>foundry validate</code> lists the "
-        f"same):</p><ul>{items}</ul>{then}"
+        "<p>These problems stop it (<code>foundry validate</code> lists the same):</p>"
+        f"<ul>{items}</ul>{then}"
     )
 
 
