@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from foundry.llm.base import ChatMessage, ChatRequest, TextDelta
+from foundry.llm.embedded import EmbeddedProvider, EmbeddedRuntime
 from foundry.llm.model_queue import ModelQueue, OnChunk
 from foundry.llm.priority import ModelUse, Priority, QueueState, as_review, current_use
 
@@ -170,3 +174,72 @@ def test_calls_inside_as_review_are_reviews_and_others_a_chats() -> None:
     with as_review("Conversation architect"):
         assert current_use() == review("Conversation architect")
     assert current_use() == CHAT
+
+
+class RecordingRuntime(EmbeddedRuntime):
+    """A runtime whose model says its call's first message back; the call named `hold` waits
+    after its first chunk until the test lets it go on."""
+
+    def __init__(self, hold: str) -> None:
+        super().__init__(Path("recording.gguf"))
+        self.started: list[str] = []
+        self.first_chunk_sent = threading.Event()
+        self.release = threading.Event()
+        self._hold = hold
+
+    def _complete(self, body: dict[str, Any], on_chunk: OnChunk) -> Any:
+        text = body["messages"][0]["content"]
+        self.started.append(text)
+        on_chunk({"choices": [{"delta": {"content": text}, "finish_reason": None}]})
+        if text == self._hold:
+            self.first_chunk_sent.set()
+            assert self.release.wait(WAIT_S)
+        return None
+
+
+def said(text: str) -> ChatRequest:
+    return ChatRequest(model="smollm2", messages=(ChatMessage(role="user", content=text),))
+
+
+async def reply(provider: EmbeddedProvider, text: str) -> str:
+    chunks = [chunk async for chunk in provider.stream(said(text))]
+    return "".join(chunk.text for chunk in chunks if isinstance(chunk, TextDelta))
+
+
+async def reviewed(provider: EmbeddedProvider, text: str) -> str:
+    with as_review("Conversation architect"):
+        return await reply(provider, text)
+
+
+async def queued(runtime: EmbeddedRuntime, count: int) -> None:
+    """Until `count` requests wait for the model (each task runs until it has queued its own)."""
+    for _ in range(1000):
+        if len(runtime.queue_state().waiting) >= count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{count} requests never queued: {runtime.queue_state()}")
+
+
+async def test_through_the_provider_a_chat_goes_ahead_of_a_review_queued_before_it() -> None:
+    runtime = RecordingRuntime(hold="first chat")
+    provider = EmbeddedProvider(runtime)
+    try:
+        first = asyncio.create_task(reply(provider, "first chat"))
+        await asyncio.to_thread(runtime.first_chunk_sent.wait, WAIT_S)
+        review = asyncio.create_task(reviewed(provider, "review"))
+        await queued(runtime, 1)  # the review's request is queued before the second chat's
+        second = asyncio.create_task(reply(provider, "second chat"))
+        await queued(runtime, 2)
+        assert [use.caller for use in runtime.queue_state().waiting] == [
+            "chat",
+            "review by Conversation architect",
+        ]
+        runtime.release.set()
+        assert await asyncio.wait_for(asyncio.gather(first, review, second), WAIT_S) == [
+            "first chat",
+            "review",
+            "second chat",
+        ]
+        assert runtime.started == ["first chat", "second chat", "review"]
+    finally:
+        runtime.close()
