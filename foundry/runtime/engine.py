@@ -10,6 +10,7 @@ import asyncio
 import concurrent.futures
 import functools
 import threading
+import weakref
 from collections.abc import Coroutine
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -114,6 +115,15 @@ class _Live:
     pending: tuple[str, ...] = ()  # what of the saved agent waits for a restart
 
 
+@dataclass
+class _Gateway:
+    """A gateway's session (no chat): the agent as it decides its calls, to apply a save."""
+
+    session: weakref.ref[ToolSession]
+    document: AgentDocument
+    identity: str
+
+
 @dataclass(frozen=True)
 class _Restart:
     """What opens again a session a restart closed: its agent, its gate's place, and the
@@ -161,6 +171,7 @@ class Engine:
         self._failed_restarts: dict[str, _Restart] = {}  # closed by a restart, not open again
         self._agent_watch: asyncio.Task[None] | None = None  # see `_follow_agent_files`
         self._applying = asyncio.Lock()  # one save applied at a time (the editor's, the watch's)
+        self._gateways: dict[str, _Gateway] = {}  # the gateway's sessions, while they live
         self.runner = new_runner()  # this engine, as the store names a turn's runner
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -330,7 +341,7 @@ class Engine:
             results=results,
         )
         emit = functools.partial(self._journal.record_later, session_id)
-        return ToolSession(
+        tool_session = ToolSession(
             session_id,
             host,
             gate,
@@ -341,6 +352,10 @@ class Engine:
             agent_id=name,
             keep_trace=self._journal.keep,
         )
+        identity = await self._in_writer(trust_key, document.path)
+        self._gateways[session_id] = _Gateway(weakref.ref(tool_session), document, identity)
+        self._watch_agent_files()
+        return tool_session
 
     async def open_try_session(self, document: AgentDocument, title: str) -> str:
         """A stored session without a model for the calls a person tries by hand on
@@ -446,8 +461,7 @@ class Engine:
             chain=chain,
             results=results,
         )
-        if self._agent_watch is None or self._agent_watch.done():
-            self._agent_watch = asyncio.create_task(self._follow_agent_files())
+        self._watch_agent_files()
         return _Live(
             chat=chat,
             provider=provider,
@@ -487,7 +501,50 @@ class Engine:
                 if live.gate_place.identity == identity:
                     await self._apply_saved(session_id, live, saved)
                     touched.append(session_id)
+            for session_id, gateway in list(self._gateways.items()):
+                if gateway.identity == identity and await self._apply_to_gateway(
+                    session_id, gateway, saved
+                ):
+                    touched.append(session_id)
             return touched
+
+    async def _apply_to_gateway(
+        self, session_id: str, gateway: _Gateway, saved: AgentDocument
+    ) -> bool:
+        """A gateway's session decides its next call by the saved policy and screens it with
+        the saved guardian; its servers stay as they run. False if the session is gone."""
+        tool_session = gateway.session()
+        if tool_session is None:
+            del self._gateways[session_id]
+            return False
+        running, wanted = gateway.document.agent, saved.agent
+        assert running is not None and wanted is not None
+        agent = in_force(running, wanted)
+        document = replace(gateway.document, agent=agent)
+        changed = applied(running, agent)
+        if not changed:
+            return True
+        tool_session.gate = await self._gate(
+            session_id,
+            document,
+            gateway.identity,
+            None,
+            document.base_dir,
+            keep_trace=tool_session.keep_trace,
+            tools=tool_session.host,
+            results=tool_session.results,
+        )
+        tool_session.guardian = agent_guardian(document)
+        gateway.document = document
+        pending = waiting_for_restart(agent, wanted)
+        body = AgentApplied(agent_path=str(saved.path), applied=changed, pending=pending)
+        await self.record(session_id, body)
+        return True
+
+    def _watch_agent_files(self) -> None:
+        """Start looking at the open sessions' agent files (see `_follow_agent_files`)."""
+        if self._agent_watch is None or self._agent_watch.done():
+            self._agent_watch = asyncio.create_task(self._follow_agent_files())
 
     async def _apply_saved(self, session_id: str, live: _Live, saved: AgentDocument) -> None:
         running, wanted = live.document.agent, saved.agent
@@ -513,6 +570,7 @@ class Engine:
         seen: dict[Path, Stamp] = {}
         while True:
             paths = {live.document.path for live in self._sessions.values()}
+            paths.update(gateway.document.path for gateway in self._gateways.values())
             for path in paths:
                 stamp = await asyncio.to_thread(agent_stamp, path)
                 if seen.setdefault(path, stamp) != stamp:

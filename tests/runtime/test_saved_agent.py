@@ -227,3 +227,24 @@ def test_an_agent_file_written_by_another_program_is_applied_to_its_open_chat(
     assert wait_for_approval(engine) == "time.get_current_time"
     engine.submit(engine.cancel(session_id)).result(10)
     second.result(60)
+
+
+def test_a_gateways_session_decides_its_next_call_by_the_saved_policy(
+    engine: Engine, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "gated", TWO_TURNS, supervisors=[policy("allow")])
+    tool_session = engine.submit(engine.open_tool_session(agent, "a client")).result(30)
+    try:
+        arguments = {"timezone": "UTC"}
+        first = engine.submit(tool_session.call("time.get_current_time", arguments)).result(30)
+        assert not first.is_error
+        change_config(agent, supervisors=[policy("human")])
+        touched = engine.submit(engine.apply_saved_agent(agent)).result(30)
+        assert touched == [tool_session.session_id]
+        second = engine.submit(tool_session.call("time.get_current_time", arguments))
+        assert wait_for_approval(engine) == "time.get_current_time"
+        [pending] = engine.store.approvals.list("pending")
+        engine.store.approvals.resolve(pending.id, "denied", "human:ana", "not now")
+        assert second.result(30).is_error
+    finally:
+        engine.submit(tool_session.aclose()).result(30)
