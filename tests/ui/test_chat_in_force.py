@@ -64,7 +64,7 @@ def test_a_policy_tightened_in_the_editor_asks_at_the_open_chats_next_call(
     call = {"tool_calls": [UTC_CALL]}
     turns = {"turns": [call, {"text": "Noon."}, call, {"text": "Still noon."}]}
     agent = write_agent(tmp_path / "timed", turns, supervisors=[policy("allow")])
-    _, view = open_window(qtbot, bridge, agent)
+    window, view = open_window(qtbot, bridge, agent)
     send(qtbot, view, "time?")
     qtbot.waitUntil(lambda: ("assistant", "Noon.") in rows(view), timeout=20000)
 
@@ -83,6 +83,8 @@ def test_a_policy_tightened_in_the_editor_asks_at_the_open_chats_next_call(
     notices = [row.text for row in view.conversation.rows if row.kind == "notice"]
     assert notices == ["The agent was saved. This chat follows its policy from the next step."]
     assert not view.agent_bar.isVisible()  # nothing waits for a restart
+    window.resize(1440, 900)
+    save_screenshot(window, tmp_path, "chat-saved-policy-asks.png")
     view.approval.deny.click()
     qtbot.waitUntil(lambda: view.status.text() == "Ready.", timeout=20000)
 
