@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from foundry.runtime.model_offer import ModelOffer, accept_model_offer, find_model_offer
 from foundry.ui.bridge import EngineBridge
+from foundry.ui.settings import foundry_settings
 from foundry.ui.theme import is_dark
 
 log = logging.getLogger(__name__)
@@ -120,7 +121,7 @@ class ModelOfferController(QObject):
         self.bar = bar
         self.bridge = bridge
         self.agent_path = agent_path
-        self.settings = settings or QSettings()
+        self.settings = settings or foundry_settings()
         self.offer: ModelOffer | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         bar.accepted.connect(lambda model: self._spawn(self.accept(model)))

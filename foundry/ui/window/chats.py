@@ -63,6 +63,7 @@ class ChatTabs:
 
     async def start_chat(self) -> str | None:
         from foundry.agent import AgentError
+        from foundry.ui.first_run import offer_capable_model
 
         window = self.window
         agent = window.agent
@@ -86,6 +87,7 @@ class ChatTabs:
         controller = self._add_tab(session_id, title, title)
         self.agents[controller.view] = agent
         controller.show_trust(trust)
+        offer_capable_model(controller.view, window.bridge, agent.path)  # D's first_run.py
         window.statusBar().showMessage("Ready.", 3000)
         return session_id
 
