@@ -697,6 +697,7 @@ class Engine:
         self, session_id: str, document: AgentDocument, workspace: Path | None = None
     ) -> Any:
         """The agent's tool servers, confined to `workspace` (the agent's folder if None)."""
+        from foundry.runtime.internal_tools import InternalServers
         from foundry.tools import ToolHost
 
         assert document.agent is not None
@@ -713,13 +714,17 @@ class Engine:
         def untrusted() -> list[str]:
             return self.trust.check(document).untrusted_servers
 
+        # tsagent's internal servers act on this session once its chat is open
+        internal = InternalServers(document, lambda: self._sessions.get(session_id))
         host = ToolHost(
             document.agent.mcp_servers,
             document.base_dir,
             on_status=on_status,
             untrusted=untrusted,
             workspace=workspace,
+            internal=internal,
         )
+        internal.offering(host.tools)
         check = await self._in_writer(self.trust.check, document)
         host.hold(check.untrusted_servers, NOT_TRUSTED)
         await host.start()

@@ -53,7 +53,7 @@ from foundry.tools.confinement import confined, confinement_for
 logger = logging.getLogger(__name__)
 
 ServerState = Literal["starting", "running", "failed", "stopped"]
-HostedServer = StdioServer | SseServer | StreamableHttpServer
+HostedServer = StdioServer | SseServer | StreamableHttpServer | InternalServer
 Incoming = SessionMessage | Exception
 # A transport's (read, write) streams; the SDK's own alias for the pair is private.
 TransportStreams = tuple[Any, Any]
@@ -192,6 +192,9 @@ class ServerStartError(Exception):
 
 
 StatusListener = Callable[[ServerStatus], None]
+# how an internal server (`type: internal`) is reached: a transport to the in-process server
+# that serves its `tool` (runtime/internal_tools.py), for the server's name and configuration
+InternalTransport = Callable[[str, InternalServer], AbstractAsyncContextManager[TransportStreams]]
 Send = Callable[[ClientSession, Progress | None], Awaitable[ToolResult]]
 
 
@@ -212,17 +215,19 @@ class ToolHost:
         start_timeout_s: float = 20.0,
         untrusted: Callable[[], Collection[str]] | None = None,
         workspace: Path | None = None,
+        internal: InternalTransport | None = None,
     ) -> None:
         """`untrusted` names the servers whose commands are not trusted as the files are now
         (blocking: it reads them); a restart holds those instead of starting what changed.
         `workspace` is the folder the stdio servers may change (the agent's folder unless
-        given); the kernel confines them to it (tools/confinement.py)."""
+        given); the kernel confines them to it (tools/confinement.py). `internal` reaches the
+        internal servers, which run as any other then; without it they are not offered."""
         self._order = list(servers)
         self._untrusted = untrusted
         self._internal = {
             name: ServerStatus(name=name, state="stopped", error=INTERNAL_SERVER_NOTE)
             for name, config in servers.items()
-            if isinstance(config, InternalServer)
+            if isinstance(config, InternalServer) and internal is None
         }
         self._runners = {
             name: _ServerRunner(
@@ -232,9 +237,10 @@ class ToolHost:
                 workspace=base_dir if workspace is None else workspace,
                 start_timeout_s=start_timeout_s,
                 on_status=on_status,
+                internal=internal,
             )
             for name, config in servers.items()
-            if not isinstance(config, InternalServer)
+            if name not in self._internal
         }
         self._listing = _Listing((), (), {})
 
@@ -451,8 +457,10 @@ class _ServerRunner:
         workspace: Path,
         start_timeout_s: float,
         on_status: StatusListener | None,
+        internal: InternalTransport | None = None,
     ) -> None:
         self.name = name
+        self._internal_transport = internal
         self.status = ServerStatus(name=name, state="stopped")
         self._config = config
         self._base_dir = base_dir
@@ -696,6 +704,9 @@ class _ServerRunner:
             errlog = run.errlog = stack.enter_context(_stderr_file())
             stack.callback(_keep_tail, run, errlog)  # runs once the process has ended
             return stdio_client(launch, errlog=errlog)
+        if isinstance(config, InternalServer):
+            assert self._internal_transport is not None
+            return self._internal_transport(self.name, config)
         assert not isinstance(config, StdioServer)
         headers = _resolve_env(config.headers, "headers", self._base_dir)
         if isinstance(config, StreamableHttpServer):
@@ -903,7 +914,9 @@ def _describe_failure(exc: BaseException, config: HostedServer) -> str:
         return "the server exited before it finished starting"
     if isinstance(leaf, httpx2.HTTPStatusError):
         return f"{leaf.request.url} answered HTTP {leaf.response.status_code}"
-    if isinstance(leaf, httpx2.TransportError) and not isinstance(config, StdioServer):
+    if isinstance(leaf, httpx2.TransportError) and isinstance(
+        config, SseServer | StreamableHttpServer
+    ):
         return f"could not reach {config.url}: {_plain(leaf)}"
     return _plain(leaf)
 
