@@ -4,6 +4,7 @@ validate` refuses, with its message, keeping what was typed."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from foundry.agent.checks import validate_agent
-from foundry.agent.document import read_agent
+from foundry.agent.document import read_agent, save_agent
 from foundry.ui.editor import AgentEditor
 
 from .conftest import save_screenshot
@@ -54,15 +55,18 @@ def test_a_save_refuses_a_supervisor_agent_that_is_not_there_as_validate_does(
     assert '"../gone"' in editor.supervisors.json.toPlainText() and editor.modified
     save_screenshot(editor, tmp_path, "editor-refused-save.png")
     # what validate says of the same agent written to disk is what the save said
-    (path / "tsagent.json").write_text(json.dumps(_with_gone_supervisor(before)))
+    write_with_gone_supervisor(path)
     [problem] = validate_agent(path)
     assert f"{problem.field}: {problem.message}" in editor.status.text()
 
 
-def _with_gone_supervisor(config_text: str) -> dict[str, object]:
-    config = json.loads(config_text)
-    config["supervisors"][0]["config"]["supervisorAgentPath"] = "../gone"
-    return config
+def write_with_gone_supervisor(path: Path) -> None:
+    """Write the agent with its policy's supervisor agent at ../gone, as a script might."""
+    document = read_agent(path)
+    assert document.agent is not None
+    agent = document.agent.model_copy(deep=True)
+    agent.supervisors[0].config.supervisor_agent_path = "../gone"  # type: ignore[union-attr]
+    save_agent(replace(document, agent=agent))
 
 
 def test_the_refusal_goes_once_the_problem_is_fixed_and_the_save_then_says_saved(
