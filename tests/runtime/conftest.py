@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,6 +64,14 @@ def write_agent(
     if trusted:
         trust(root)
     return root
+
+
+@contextlib.contextmanager
+def engine_over(url: str, **options: Any) -> Iterator[Engine]:
+    """An engine started on its own store at `url` (as another Foundry process would be); both
+    closed after."""
+    with Store.open(url) as store, Engine(store, **options) as started:
+        yield started
 
 
 def trust(agent: Path) -> None:

@@ -41,7 +41,7 @@ from foundry.supervision.policy_check import (
 )
 from foundry.supervision.resolution import resolve_approval
 
-from .conftest import TIME_SERVER, write_agent
+from .conftest import TIME_SERVER, engine_over, write_agent
 
 
 def kinds(engine: Engine, session_id: str) -> list[str]:
@@ -250,11 +250,11 @@ def test_cancel_stops_a_reply_and_keeps_what_was_written(engine: Engine, tmp_pat
 
 def test_a_session_reopens_where_it_was_and_continues(tmp_path: Path, tokyo_agent: Path) -> None:
     url = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
-    with Engine(Store.open(url)) as first:
+    with engine_over(url) as first:
         session_id = first.submit(first.open_session(tokyo_agent)).result()
         first.submit(first.send(session_id, "What time is it in Tokyo?")).result(60)
         before = list(first.session(session_id).messages)
-    with Engine(Store.open(url)) as second:
+    with engine_over(url) as second:
         chat = second.submit(second.reopen_session(session_id)).result(30)
         assert chat.messages == before and not chat.needs_resume
         result = second.submit(second.send(session_id, "Thanks!")).result(30)
@@ -266,7 +266,7 @@ def test_a_session_reopens_where_it_was_and_continues(tmp_path: Path, tokyo_agen
 
 def answered_once(url: str, agent: Path, then: Callable[[Engine, str], None] | None = None) -> str:
     """A session of `agent` in the store at `url` after one turn (and `then` done with it)."""
-    with Engine(Store.open(url)) as engine:
+    with engine_over(url) as engine:
         session_id = engine.submit(engine.open_session(agent)).result()
         engine.submit(engine.send(session_id, "What time is it in Tokyo?")).result(60)
         if then is not None:
@@ -281,7 +281,7 @@ def test_a_turn_killed_after_its_reply_was_stored_gets_its_end_without_a_model_c
     session_id = answered_once(url, tokyo_agent)
     with sqlite3.connect(tmp_path / "shared.sqlite3") as database:  # the kill came before the end
         database.execute("DELETE FROM events WHERE kind = 'turn_finished'")
-    with Engine(Store.open(url)) as second:
+    with engine_over(url) as second:
         chat = second.submit(second.reopen_session(session_id)).result(30)
         assert chat.needs_resume
         result = second.submit(second.resume(session_id)).result(30)
@@ -302,7 +302,7 @@ def test_a_turn_killed_before_its_message_was_stored_ends_as_cancelled(
         engine.store.events.append(session_id, "turn_started", {})
 
     session_id = answered_once(url, tokyo_agent, start_a_turn_and_die)
-    with Engine(Store.open(url)) as second:
+    with engine_over(url) as second:
         chat = second.submit(second.reopen_session(session_id)).result(30)
         assert chat.needs_resume
         result = second.submit(second.resume(session_id)).result(30)

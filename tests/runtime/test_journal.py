@@ -15,7 +15,6 @@ import pytest
 from foundry.llm.base import ChatMessage
 from foundry.runtime import journal
 from foundry.runtime.bus import EventBus
-from foundry.runtime.engine import Engine
 from foundry.runtime.journal import EventJournal
 from foundry.session.events import (
     Event,
@@ -27,7 +26,7 @@ from foundry.session.events import (
 )
 from foundry.store import Store, TraceRecord
 
-from .conftest import write_agent
+from .conftest import engine_over, write_agent
 
 FOREVER_S = 3600.0  # a group window nothing in a test waits out
 
@@ -157,7 +156,7 @@ def test_a_reply_stopped_mid_stream_keeps_every_token_shown(
     long_text = " ".join(f"word{i}" for i in range(200))
     turns = {"turns": [{"text": long_text}], "delay_s": 0.01}
     agent = write_agent(tmp_path / "slow", turns, servers={})
-    with Engine(Store.open(f"sqlite:///{tmp_path / 'engine.sqlite3'}")) as engine:
+    with engine_over(f"sqlite:///{tmp_path / 'engine.sqlite3'}") as engine:
         session_id = engine.submit(engine.open_session(agent)).result()
         shown: list[Event] = []
         first = threading.Event()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,8 +36,9 @@ RESERVED_NAMES = ["agent:supervisor", "timeout", "human:gui:ana", "policy:reads"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'resolution.sqlite3'}")
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(f"sqlite:///{tmp_path / 'resolution.sqlite3'}") as opened:
+        yield opened
 
 
 async def ignore(body: EventBody) -> None:

@@ -26,7 +26,7 @@ from foundry.ui.session.view import (
 )
 from foundry.ui.window.main_window import MainWindow
 
-from ..runtime.conftest import write_agent
+from ..runtime.conftest import engine_over, write_agent
 from ..supervision.test_agent_supervisor import write_supervisor
 from .conftest import save_screenshot
 
@@ -382,7 +382,7 @@ def test_a_session_another_process_is_running_is_followed_not_resumed(
 ) -> None:
     words = " ".join(f"word{n}" for n in range(40))
     agent = write_agent(tmp_path / "slow", {"delay_s": 0.05, "turns": [{"text": words}]}, {})
-    with Engine(Store.open(f"sqlite:///{tmp_path / 'ui.sqlite3'}")) as other:  # the app's store
+    with engine_over(f"sqlite:///{tmp_path / 'ui.sqlite3'}") as other:  # the app's store
         session_id = other.submit(other.open_session(agent)).result()
         running = other.submit(other.send(session_id, "Write forty words."))
         store = bridge.engine.store
