@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -289,13 +288,13 @@ def test_the_reason_names_the_rule_and_what_it_saw(project: Path) -> None:
     assert "fs.write_file matches '*.write_file'" in decision.reason
 
 
-def test_a_huge_command_is_judged_quickly(project: Path) -> None:
+def test_a_huge_command_is_sent_to_a_person(project: Path) -> None:
+    """Commands of hundreds of kilobytes that would make a careless pattern backtrack for ever
+    (a hang here, not a figure: bench/policy.py measures how long decisions take)."""
     engine = PolicyEngine(default_policy(), project)
-    started = time.process_time()
     fillers = ("curl " * 40_000, "a" * 200_000, ":" * 200_000, "rm -" * 50_000, "dd " * 60_000)
     for filler in fillers:
         assert engine.decide("agent", "shell.exec", {"command": filler}).action == "human"
-    assert time.process_time() - started < 2.0
 
 
 # --- the operators the default policy relies on ----------------------------------------------
