@@ -44,7 +44,7 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel
 
-from foundry.agent.models import McpServerConfig, StdioServer
+from foundry.agent.models import InternalServer, McpServerConfig, StdioServer
 from foundry.supervision.secrets import mask_text
 
 MAX_PATH_CHARS = 4096
@@ -748,12 +748,17 @@ def server_folders(
     it is: a stdio server runs in its `cwd` (relative to the agent's folder) or the agent's
     folder, as the tool host starts it, and serves the folders its own arguments give it, read
     through any wrapper (`sh -c`, `env`, `npx`, ...) by `identify()`, which also tells its kind
-    from its package or the agent's declaration; a remote or internal one runs in a folder
-    nobody here knows, and is of no kind Foundry knows."""
-    from foundry.tools.identity import identify  # the tools package: the MCP SDK, when needed
+    from its package or the agent's declaration; a remote one runs in a folder nobody here
+    knows, and is of no kind Foundry knows; an internal one (Foundry's own, which takes no
+    paths) runs in the agent's folder and is of the kind of what it serves (`internal-rules`)."""
+    # the tools package: the MCP SDK, when needed
+    from foundry.tools.identity import identify, internal_kind
 
     places: dict[str, ServerPlace] = {}
     for name, config in servers.items():
+        if isinstance(config, InternalServer):
+            places[name] = ServerSite(folders=(base_dir,), kind=internal_kind(config.tool))
+            continue
         if not isinstance(config, StdioServer):
             places[name] = ServerSite(folders=None)
             continue

@@ -71,6 +71,9 @@ KINDS = (
     Kind("brave-search", frozenset({"@modelcontextprotocol/server-brave-search"}), network=True),
 )  # fmt: skip
 KIND_NAMES = tuple(kind.name for kind in KINDS)
+# tsagent's internal servers (`type: internal`), which Foundry runs itself (runtime/
+# internal_tools.py): `internal-rules`, `internal-references`, `internal-tools`, ...
+INTERNAL_KIND_PREFIX = "internal-"
 _BY_PACKAGE = {package: kind for kind in KINDS for package in kind.packages}
 
 
@@ -276,3 +279,9 @@ def _option_values(argv: Sequence[str], long: str, short: str) -> list[str]:
         elif arg in (long, short or long) and index + 1 < len(argv):
             values.append(argv[index + 1])
     return values
+
+
+def internal_kind(tool: str) -> str:
+    """The kind of an internal server that serves `tool` (its `tool:`), for rules written for
+    it: `internal-rules` for tsagent's rules server."""
+    return f"{INTERNAL_KIND_PREFIX}{tool}"
