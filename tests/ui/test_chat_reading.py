@@ -568,3 +568,18 @@ def test_a_server_held_for_trust_waits_for_you_and_one_that_failed_failed() -> N
         ("tool server time · held until you trust it", "asked"),
         ("tool server files · failed", "failed"),
     ]
+
+
+def test_a_failed_server_is_one_timeline_row_not_two() -> None:
+    from foundry.session.events import ToolServerChanged
+
+    # the engine records the server's status and a notice for the conversation (where="tools")
+    model = TimelineModel()
+    model.replay(
+        events(
+            ToolServerChanged(name="files", state="failed", error="No such file: npx"),
+            ErrorOccurred(message="The tool server 'files' failed.", where="tools"),
+            ErrorOccurred(message="the model went silent", where="model"),
+        )
+    )
+    assert [row.title for row in model.rows] == ["tool server files · failed", "error · model"]

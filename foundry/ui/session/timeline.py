@@ -175,6 +175,8 @@ def _approval(body: ApprovalRequested | ApprovalResolved) -> Decision:
 
 def _failure(body: object) -> Decision | None:
     """A model error, a tool that failed or a tool server that did not start."""
+    if isinstance(body, ErrorOccurred) and body.where == "tools":
+        return None  # the conversation's notice of a failed server: its tool_server row says it
     if isinstance(body, ErrorOccurred):
         where = f" · {body.where}" if body.where else ""
         return Decision(
