@@ -287,6 +287,23 @@ def test_with_ctrl_enter_set_enter_starts_a_new_line_and_ctrl_enter_sends(
     assert "Ctrl+Enter sends" in field.placeholderText()
 
 
+def test_an_open_chat_says_the_new_send_key_as_soon_as_it_is_set(
+    qtbot: QtBot, settings: QSettings
+) -> None:
+    view = SessionView()
+    view.input.settings = settings  # the field's keys read from this test's settings file
+    view.input.show_hint()
+    qtbot.addWidget(view)
+    assert "Enter sends, Shift+Enter" in view.messages.hint
+    assert not view.input.hasFocus()  # no focus event: the change itself is heard
+
+    set_send_key("ctrl+enter", settings)
+
+    assert "Ctrl+Enter sends, Enter starts a new line" in view.input.placeholderText()
+    assert "Ctrl+Enter sends, Enter starts a new line" in view.messages.hint
+    assert view.send.toolTip() == "Send the message (Ctrl+Enter)"
+
+
 def test_an_unknown_send_key_setting_is_the_default(settings: QSettings) -> None:
     settings.setValue(SEND_KEY_SETTING, "space")
     assert send_key(settings) == "enter"

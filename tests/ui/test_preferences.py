@@ -76,6 +76,7 @@ def test_preferences_keep_the_theme_send_key_and_model_and_the_dark_theme_is_dar
     settings = foundry_settings()
     assert theme_setting(settings) == "dark" and send_key(settings) == "ctrl+enter"
     assert default_model(settings) == "ollama:qwen2.5:7b"
+    assert "Ctrl+Enter sends" in chat.view.input.placeholderText()  # the open chat says it
     palette = QApplication.palette()
     assert is_dark(palette)
     assert palette.color(QPalette.ColorRole.Base).lightness() < 64

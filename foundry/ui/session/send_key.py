@@ -2,14 +2,15 @@
 
 With "enter", Enter sends and Shift+Enter starts a new line (as Claude Desktop, ChatGPT and LM
 Studio do); with "ctrl+enter", Enter starts a new line and Ctrl+Enter sends. Ctrl+Enter sends
-with either. Preferences writes the setting; every chat reads it at each key press.
+with either. Preferences writes the setting; every chat reads it at each key press, and
+`send_key_changes()` tells the open chats to show the new key at once.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 
 from foundry.ui.settings import foundry_settings
@@ -18,6 +19,23 @@ SEND_KEY_SETTING = "chat/send_key"
 SendKey = Literal["enter", "ctrl+enter"]
 SEND_KEYS: tuple[SendKey, ...] = ("enter", "ctrl+enter")
 DEFAULT_SEND_KEY: SendKey = "enter"
+
+
+class SendKeyChanges(QObject):
+    """Emits `changed` after the send key is set, for the fields that say which key sends."""
+
+    changed = Signal()
+
+
+_changes: SendKeyChanges | None = None
+
+
+def send_key_changes() -> SendKeyChanges:
+    """The one notifier of this process (created on first use, on the GUI thread)."""
+    global _changes
+    if _changes is None:
+        _changes = SendKeyChanges()
+    return _changes
 
 
 def send_key(settings: QSettings | None = None) -> SendKey:
@@ -31,6 +49,7 @@ def set_send_key(key: SendKey, settings: QSettings | None = None) -> None:
     if key not in SEND_KEYS:
         raise ValueError(f"the send key is one of {', '.join(SEND_KEYS)}, not {key!r}")
     (settings or foundry_settings()).setValue(SEND_KEY_SETTING, key)
+    send_key_changes().changed.emit()
 
 
 def sends(event: QKeyEvent, key: SendKey) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QSettings, Qt, Signal, Slot
 from PySide6.QtGui import QFocusEvent, QKeyEvent, QKeySequence, QPainter, QPaintEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -25,7 +25,7 @@ from foundry.ui.session.agent_bar import AgentBar
 from foundry.ui.session.conversation import ConversationModel
 from foundry.ui.session.follow import FollowsEnd
 from foundry.ui.session.message_delegate import MessageDelegate
-from foundry.ui.session.send_key import SendKey, send_hint, send_key, sends
+from foundry.ui.session.send_key import SendKey, send_hint, send_key, send_key_changes, sends
 from foundry.ui.session.timeline import TimelineModel
 from foundry.ui.session.timeline_view import TimelinePanel
 from foundry.ui.session.trust_bar import TrustBar
@@ -104,7 +104,9 @@ class MessageInput(QPlainTextEdit):
         self.settings = settings  # None: the application's settings
         self._shown_key: SendKey | None = None
         self.show_hint()
+        send_key_changes().changed.connect(self.show_hint)  # a change in Preferences
 
+    @Slot()
     def show_hint(self) -> None:
         key = send_key(self.settings)
         if key == self._shown_key:
