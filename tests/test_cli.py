@@ -60,8 +60,9 @@ def test_a_new_agent_carries_the_default_policy_unless_asked_not_to(tmp_path: Pa
     careful, bare = tmp_path / "careful", tmp_path / "bare"
     assert main(["create-agent", str(careful), "--name", "Careful"]) == 0
     assert main(["create-agent", str(bare), "--name", "Bare", "--no-policy"]) == 0
-    supervisors = json.loads((careful / "tsagent.json").read_text())["supervisors"]
-    assert [entry["type"] for entry in supervisors] == ["policy"]
+    assert json.loads((careful / "tsagent.json").read_text())["supervisors"] == []
+    supervisors = json.loads((careful / "foundry.json").read_text())["supervisors"]  # tsagent
+    assert [entry["type"] for entry in supervisors] == ["policy"]  # refuses the type
     assert len(supervisors[0]["config"]["rules"]) > 50
     assert json.loads((bare / "tsagent.json").read_text())["supervisors"] == []
     assert main(["validate", str(careful), str(bare)]) == 0

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from foundry.agent.atomic import write_file_atomically, write_files_atomically
+from foundry.agent.atomic import write_files_atomically
 from foundry.agent.folder import (
     CONFIG_FILE,
     FolderSource,
@@ -26,6 +26,14 @@ from foundry.agent.problems import (
     field_path,
     parse_field_path,
     problems_from_validation,
+)
+from foundry.agent.sidecar import (
+    merge_sidecar,
+    read_sidecar,
+    render_sidecar,
+    sidecar_path,
+    sidecar_places,
+    split_for_tsagent,
 )
 from foundry.agent.yamlfile import YamlSource, is_yaml_agent, read_yaml_agent, render_yaml_agent
 
@@ -106,14 +114,18 @@ def read_agent(path: Path) -> AgentDocument:
     source: Source
     problems: list[AgentProblem] = []
     try:
+        sidecar_file = sidecar_path(path, agent_format is AgentFormat.FOLDER)
+        sidecar = read_sidecar(sidecar_file)
         if agent_format is AgentFormat.FOLDER:
-            document, source, problems = _read_folder_document(path)
+            document, source, problems = _read_folder_document(path, sidecar)
         else:
             document, source = read_yaml_agent(path)
     except AgentError as error:
         return AgentDocument(path=path, format=agent_format, agent=None, problems=error.problems)
+    document = merge_sidecar(document, sidecar)
+    source.sidecar = sidecar_places(sidecar_file, sidecar, document)
     data = dict(document)
-    agent, validation_problems = _validate(document, source)
+    agent, validation_problems = _validate(document, source, sidecar)
     return AgentDocument(
         path=path,
         format=agent_format,
@@ -124,10 +136,12 @@ def read_agent(path: Path) -> AgentDocument:
     )
 
 
-def _read_folder_document(path: Path) -> tuple[dict[str, Any], FolderSource, list[AgentProblem]]:
+def _read_folder_document(
+    path: Path, sidecar: dict[str, Any]
+) -> tuple[dict[str, Any], FolderSource, list[AgentProblem]]:
     if not path.exists():
         raise AgentError([AgentProblem(file=path, message=f"no agent here: {_why_missing(path)}")])
-    return read_folder(path)
+    return read_folder(path, sidecar)
 
 
 def _why_missing(path: Path) -> str:
@@ -143,7 +157,9 @@ def _why_missing(path: Path) -> str:
     return "it is a symbolic link that loops back on itself"
 
 
-def _validate(document: dict[str, Any], source: Source) -> tuple[Agent | None, list[AgentProblem]]:
+def _validate(
+    document: dict[str, Any], source: Source, sidecar: dict[str, Any]
+) -> tuple[Agent | None, list[AgentProblem]]:
     """Validate the document; items of a folder agent that fail are set aside as broken files."""
     try:
         return Agent.model_validate(document), []
@@ -154,7 +170,7 @@ def _validate(document: dict[str, Any], source: Source) -> tuple[Agent | None, l
         if not isinstance(source, FolderSource) or not failed:
             return None, problems
     for section, indexes in failed.items():  # never written by a save, whatever else fails
-        document = drop_items(source, section, indexes)
+        document = merge_sidecar(drop_items(source, section, indexes), sidecar)
     if config_failed:
         return None, problems
     try:
@@ -216,18 +232,36 @@ def save_agent(
         raise AgentError([problem, *document.problems])
     target = Path(path) if path is not None else document.path
     target_format = agent_format or (document.format if path is None else format_for_path(target))
-    data = to_document(document.agent)
+    is_folder = target_format is AgentFormat.FOLDER
     source = document.source if target_format is document.format else None
-    if target_format is AgentFormat.FOLDER:
+    data, foundry_only = split_for_tsagent(
+        to_document(document.agent), keep_order=is_folder, fill_required=source is None
+    )
+    if is_folder:
         folder_source = source if isinstance(source, FolderSource) else None
         writes, removals = render_folder(data, target, folder_source)
-        write_files_atomically(writes, removals)
     else:
         yaml_source = source if isinstance(source, YamlSource) else None
         text = render_yaml_agent(data, yaml_source)
-        if yaml_source is None or yaml_source.text != text or target != document.path:
-            write_file_atomically(target, text)
+        unchanged = yaml_source is not None and yaml_source.text == text
+        writes, removals = ({} if unchanged and target == document.path else {target: text}), ()
+    sidecar_writes, sidecar_removals = _sidecar_files(sidecar_path(target, is_folder), foundry_only)
+    write_files_atomically({**writes, **sidecar_writes}, (*removals, *sidecar_removals))
     return read_agent(target)
+
+
+def _sidecar_files(
+    path: Path, foundry_only: dict[str, Any]
+) -> tuple[dict[Path, str], tuple[Path, ...]]:
+    """The sidecar to write (when its content changes), or to delete once it holds nothing."""
+    text = render_sidecar(foundry_only)
+    if text is None:
+        return {}, ((path,) if os.path.lexists(path) else ())
+    try:
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+    except (OSError, UnicodeError):
+        current = None
+    return ({} if current == text else {path: text}), ()
 
 
 def new_agent_path_problem(path: Path) -> AgentProblem | None:

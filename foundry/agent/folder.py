@@ -13,6 +13,7 @@ from foundry.agent.jsonindex import JsonIndex
 from foundry.agent.mdt import MdtFile, parse_mdt, render_mdt
 from foundry.agent.overlay import overlay
 from foundry.agent.problems import AgentError, AgentProblem
+from foundry.agent.sidecar import SidecarPlaces, folder_order, priority_order_key
 from foundry.agent.syntax import parse_json, read_text, render_json, same_data, split_bom
 from foundry.agent.textfile import read_optional_text
 from foundry.agent.textmerge import carry_changes
@@ -37,10 +38,14 @@ class FolderSource:
     )
     broken_files: set[Path] = field(default_factory=set)
     listed: dict[str, list[tuple[Path, MdtFile]]] = field(default_factory=dict, repr=False)
+    sidecar: SidecarPlaces | None = None
     _config_index: JsonIndex | None = field(default=None, repr=False)
 
     def locate(self, location: tuple[str | int, ...]) -> tuple[Path, tuple[str | int, ...]]:
         """The file and the field inside it that a location in the agent document points to."""
+        in_sidecar, location = self._in_file(location)
+        if in_sidecar and self.sidecar is not None:
+            return self.sidecar.file, location
         item = self._item_at(location)
         if item is not None:
             return item[0], location[2:]
@@ -55,11 +60,15 @@ class FolderSource:
 
     def config_line_of(self, location: tuple[str | int, ...]) -> int | None:
         """The line of a field of `tsagent.json` (or of the deepest part of it in the file)."""
-        if self.config_text is None:
+        in_sidecar, location = self._in_file(location)
+        if self.config_text is None or in_sidecar:
             return None
         if self._config_index is None:
             self._config_index = JsonIndex(split_bom(self.config_text)[1])
         return self._config_index.line_of(location)
+
+    def _in_file(self, location: tuple[str | int, ...]) -> tuple[bool, tuple[str | int, ...]]:
+        return self.sidecar.place(location) if self.sidecar else (False, location)
 
     def _item_at(self, location: tuple[str | int, ...]) -> tuple[Path, MdtFile] | None:
         """The rule or reference file a location points into; indexes count the items as read."""
@@ -77,8 +86,13 @@ def is_agent_folder(path: Path) -> bool:
     return path.is_dir() and os.path.lexists(path / CONFIG_FILE)
 
 
-def read_folder(root: Path) -> tuple[dict[str, Any], FolderSource, list[AgentProblem]]:
+def read_folder(
+    root: Path, sidecar: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], FolderSource, list[AgentProblem]]:
     """The agent document held in a folder, its source, and the files that could not be read.
+
+    Rules and references come in the order the folder keeps in its sidecar, or else in
+    tsagent's (priority, then name).
 
     A `prompt.md`, rule or reference that cannot be read (not a regular file, too large, not
     UTF-8) is a problem and a broken file, which saves never write; a missing prompt is empty.
@@ -95,6 +109,7 @@ def read_folder(root: Path) -> tuple[dict[str, Any], FolderSource, list[AgentPro
     problems = _read_prompt(source)
     for section in ITEM_FOLDERS:
         problems.extend(_read_items(source, section))
+        _put_in_order(source.items[section], folder_order(sidecar or {}, section))
         source.listed[section] = list(source.items[section])
     return _document(source), source, problems
 
@@ -120,6 +135,21 @@ def _read_items(source: FolderSource, section: str) -> list[AgentProblem]:
             continue
         source.items[section].append((path, mdt))
     return problems
+
+
+def _put_in_order(files: list[tuple[Path, MdtFile]], names: list[str]) -> None:
+    """Sort the items as named in `names` first, then the others by tsagent's priority order."""
+    listed = {name: index for index, name in enumerate(names)}
+
+    def key(entry: tuple[Path, MdtFile]) -> tuple[Any, ...]:
+        item = _item(*entry)
+        name = item["name"]
+        return (
+            listed.get(name, len(listed)) if isinstance(name, str) else len(listed),
+            priority_order_key(item),
+        )
+
+    files.sort(key=key)
 
 
 def _item_paths(source: FolderSource, section: str) -> tuple[list[Path], list[AgentProblem]]:
@@ -162,10 +192,19 @@ def _document(source: FolderSource) -> dict[str, Any]:
     return document
 
 
+TEXT_BEFORE = ("include", "embeddings")  # tsagent's items put `text` before these
+
+
 def _item(path: Path, mdt: MdtFile) -> dict[str, Any]:
-    item = dict(mdt.header)
-    item.setdefault("name", path.stem)
-    item["text"] = mdt.text
+    """The rule or reference of a file, its `text` where tsagent's YAML puts it."""
+    header = dict(mdt.header)
+    header.setdefault("name", path.stem)
+    item: dict[str, Any] = {}
+    for key, value in header.items():
+        if key in TEXT_BEFORE and "text" not in item:
+            item["text"] = mdt.text
+        item[key] = value
+    item.setdefault("text", mdt.text)
     return item
 
 

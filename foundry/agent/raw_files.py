@@ -22,17 +22,21 @@ from foundry.agent.document import AgentDocument, AgentFormat, read_agent, to_do
 from foundry.agent.folder import CONFIG_FILE, ITEM_FOLDERS, ITEM_SUFFIX, PROMPT_FILE
 from foundry.agent.jsonindex import JsonIndex
 from foundry.agent.problems import AgentError, AgentProblem, parse_field_path
+from foundry.agent.sidecar import sidecar_path
 from foundry.agent.syntax import split_bom
 from foundry.agent.textfile import read_text
 
 
 def agent_files(document: AgentDocument) -> list[Path]:
     """The files that hold the agent: its YAML file, or its folder's tsagent.json, prompt.md
-    (when there is one) and the rules' and references' .mdt files."""
+    (when there is one) and the rules' and references' .mdt files; and Foundry's settings
+    beside it (`foundry.json`), when there are some."""
+    sidecar = sidecar_path(document.path, document.format is AgentFormat.FOLDER)
+    beside = [sidecar] if sidecar.is_file() else []
     if document.format is AgentFormat.YAML:
-        return [document.path]
+        return [document.path, *beside]
     root = document.path
-    files = [root / CONFIG_FILE]
+    files = [root / CONFIG_FILE, *beside]
     if (root / PROMPT_FILE).exists():
         files.append(root / PROMPT_FILE)
     for folder in ITEM_FOLDERS.values():
@@ -133,18 +137,18 @@ def _check_is_agent_file(document: AgentDocument, file: Path) -> None:
 def _read_with(document: AgentDocument, file: Path, text: str) -> AgentDocument:
     """Read the agent from a copy of its files with `text` in `file`; problems name the real
     files."""
+    base = document.path if document.format is AgentFormat.FOLDER else document.path.parent
     with tempfile.TemporaryDirectory(prefix="foundry-check-") as folder:
-        copy_root = Path(folder) / document.path.name
+        copy_base = Path(folder) / "agent"
         for original in agent_files(document):
-            inner = original.relative_to(document.path) if original != document.path else None
-            copy = copy_root / inner if inner is not None else copy_root
+            copy = copy_base / original.relative_to(base)
             copy.parent.mkdir(parents=True, exist_ok=True)
             if original == file:
                 copy.write_text(text, encoding="utf-8", newline="")
             elif original.exists():
                 shutil.copyfile(original, copy)
-        read = read_agent(copy_root)
-    problems = [_moved(problem, copy_root, document.path) for problem in read.problems]
+        read = read_agent(copy_base / document.path.relative_to(base))
+    problems = [_moved(problem, copy_base, base) for problem in read.problems]
     return AgentDocument(document.path, document.format, read.agent, problems, data=read.data)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from foundry.agent.overlay import equivalent, overlay
 from foundry.agent.problems import AgentError, AgentProblem
+from foundry.agent.sidecar import SidecarPlaces
 from foundry.agent.syntax import (
     parse_yaml,
     plain,
@@ -29,13 +30,21 @@ class YamlSource:
     path: Path
     root: Any = None
     text: str | None = None
+    sidecar: SidecarPlaces | None = None
 
     def locate(self, location: tuple[str | int, ...]) -> tuple[Path, tuple[str | int, ...]]:
+        in_sidecar, location = self._in_file(location)
+        if in_sidecar and self.sidecar is not None:
+            return self.sidecar.file, location
         return self.path, location
 
     def line_of(self, location: tuple[str | int, ...]) -> int | None:
         """The line of the deepest key along `location` that exists in the file."""
-        return yaml_line_of(self.root, location)
+        in_sidecar, location = self._in_file(location)
+        return None if in_sidecar else yaml_line_of(self.root, location)
+
+    def _in_file(self, location: tuple[str | int, ...]) -> tuple[bool, tuple[str | int, ...]]:
+        return self.sidecar.place(location) if self.sidecar else (False, location)
 
     @property
     def broken_files(self) -> set[Path]:

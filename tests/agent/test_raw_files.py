@@ -122,7 +122,8 @@ def test_a_yaml_agent_is_repaired_as_text(tmp_path: Path) -> None:
     good = path.read_text()
     path.write_text(good.replace("name: Demo", "name: [Demo", 1))
     broken = read_agent(path)
-    assert broken.agent is None and agent_files(broken) == [path]
+    sidecar = tmp_path / "demo.foundry.json"  # its policy, beside it
+    assert broken.agent is None and agent_files(broken) == [path, sidecar]
     repaired = save_text(broken, path, good, path.read_text())
     assert repaired.agent is not None
 

@@ -41,7 +41,7 @@ def test_supervisor_chain_that_loops_back_to_the_agent(sample_agents: Path) -> N
     edit_config(sample_agents / "architect", lambda c: c["supervisors"].append(loop))
     problems = messages(sample_agents / "assistant")
     assert any(
-        "supervisors[1].config.supervisorAgentPath: supervisor chain loops back: "
+        "foundry.json: supervisors[0].config.supervisorAgentPath: supervisor chain loops back: "
         "assistant → architect → assistant" in text
         for text in problems
     ), problems
