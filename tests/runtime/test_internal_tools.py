@@ -4,8 +4,13 @@ answer as tsagent's do, act on the session and the agent's files, and go through
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from foundry.agent.default_policy import default_policy
 from foundry.agent.document import load_agent
@@ -160,3 +165,170 @@ def test_a_rule_named_as_a_path_or_with_undeclared_arguments_is_refused_or_trimm
     assert bounded["result"] == ("Error: priorityLevel: Priority level must be between 0 and 999")
     assert not (tmp_path / "escape.mdt").exists() and not (tmp_path / "odd" / "escape.mdt").exists()
     assert sorted(p.name for p in (tmp_path / "odd" / "rules").iterdir()) == ["tone.mdt"]
+
+
+# -- against tsagent's own servers ----------------------------------------------------------------
+
+LOADER = Path(__file__).resolve().parents[1] / "agent" / "tsagent"
+ANSWERS = Path(__file__).resolve().parent / "tsagent_internal.mjs"
+needs_tsagent = pytest.mark.skipif(
+    shutil.which("node") is None or not (LOADER / "node_modules" / "@tsagent" / "core").is_dir(),
+    reason="tsagent is not installed: npm ci --ignore-scripts --prefix tests/agent/tsagent",
+)
+OWN_AGENT = """\
+metadata:
+  name: Keeper
+  version: 1.0.0
+  created: 2026-12-01T09:00:00.000Z
+  lastAccessed: 2026-12-01T09:00:00.000Z
+settings:
+  model: scripted:turns.json
+  toolPermission: never
+systemPrompt: You keep notes.
+rules:
+  - name: tone
+    description: How to sound
+    priorityLevel: 300
+    text: Be brief.
+    include: always
+  - name: Alpha-2
+    description: ""
+    priorityLevel: 300
+    text: Second.
+    include: manual
+  - name: first
+    description: Comes first
+    priorityLevel: 10
+    text: First.
+    include: agent
+references:
+  - name: glossary
+    description: Words we use
+    priorityLevel: 500
+    text: A widget is a small part.
+    include: manual
+mcpServers:
+  rules:
+    type: internal
+    tool: rules
+  refs:
+    type: internal
+    tool: references
+"""
+# calls that need no chat session, as [kind, tool, arguments]; each side runs them in order
+AGENT_CALLS: list[tuple[str, str, dict[str, Any]]] = [
+    ("rules", "listRules", {}),
+    ("rules", "getRule", {"name": "tone"}),
+    ("rules", "getRule", {"name": "missing"}),
+    ("rules", "getRule", {}),
+    ("rules", "createRule", {"name": "tables", "text": "Use tables.", "priorityLevel": 200}),
+    ("rules", "createRule", {"name": "../escape", "text": "x"}),
+    ("rules", "updateRule", {"name": "tables", "description": "Layout", "include": "agent"}),
+    ("rules", "getRule", {"name": "tables"}),
+    ("rules", "updateRule", {"name": "missing", "text": "x"}),
+    ("rules", "listRules", {}),
+    ("rules", "deleteRule", {"name": "first"}),
+    ("rules", "deleteRule", {"name": "first"}),
+    ("rules", "listRules", {}),
+    ("references", "listReferences", {}),
+    ("references", "getReference", {"name": "glossary"}),
+    ("references", "createReference", {"name": "notes", "text": "Met on Monday."}),
+    ("references", "createReference", {"name": "a b", "text": "x"}),
+    ("references", "listReferences", {}),
+    ("references", "searchReferences", {"query": "  "}),
+]
+SERVER_OF = {"rules": "rules", "references": "refs"}
+
+
+def tsagent_answers(agent: Path, calls: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
+    command = ["node", str(ANSWERS), str(LOADER), str(agent), json.dumps(calls)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout))
+
+
+def without_embeddings(answer: str) -> Any:
+    """An answer as data, without the embeddings tsagent shows and Foundry does not."""
+    try:
+        value = json.loads(answer)
+    except json.JSONDecodeError:
+        return answer
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, dict):
+            item.pop("embeddings", None)
+    return value
+
+
+async def approving(call: ToolCall) -> GateDecision:
+    """A person who approves every call (tsagent's samples ask before each internal tool)."""
+    return GateDecision(allowed=True, by="human:tester", reason="go ahead")
+
+
+def foundry_answers(
+    engine: Engine, agent: Path, calls: list[tuple[str, str, dict[str, Any]]]
+) -> list[str]:
+    turns_file = agent.parent / "turns.json"
+    turns = [calling(f"{SERVER_OF[kind]}.{tool}", **arguments) for kind, tool, arguments in calls]
+    turns_file.write_text(json.dumps({"turns": [*turns, {"text": "Done."}]}))
+    opening = engine.open_session(
+        agent, model=f"scripted:{turns_file}", ask=approving, hold_untrusted=True
+    )
+    session_id = engine.submit(opening).result(60)
+    result = engine.submit(engine.send(session_id, "go")).result(180)
+    return results(result)
+
+
+@needs_tsagent
+def test_the_rules_and_references_servers_answer_as_tsagents_own(
+    engine: Engine, tmp_path: Path
+) -> None:
+    theirs, ours = tmp_path / "theirs" / "keeper.yaml", tmp_path / "ours" / "keeper.yaml"
+    for path in (theirs, ours):
+        path.parent.mkdir()
+        path.write_text(OWN_AGENT)
+    expected = tsagent_answers(theirs, AGENT_CALLS)
+    assert foundry_answers(engine, ours, AGENT_CALLS) == expected
+    kept = load_agent(ours).agent
+    assert kept is not None
+    assert [rule.name for rule in kept.rules] == ["tone", "Alpha-2", "tables"]
+    assert [reference.name for reference in kept.references] == ["glossary", "notes"]
+
+
+SAMPLES = os.environ.get("TSAGENT_SAMPLES")  # a folder of tsagent's own agents (its agents/)
+
+
+@needs_tsagent
+@pytest.mark.skipif(not SAMPLES, reason="set TSAGENT_SAMPLES to tsagent's agents/ folder")
+@pytest.mark.parametrize(("sample", "saves"), [("tvault.yaml", True), ("tspark.yaml", False)])
+def test_tsagents_sample_agents_call_their_internal_tools_and_get_tsagents_answers(
+    engine: Engine, tmp_path: Path, sample: str, saves: bool
+) -> None:
+    """Both samples read as in tsagent; a rule the agent writes is saved as tsagent saves it,
+    except in tspark.yaml, whose YAML anchors Foundry's writer cannot keep: the call says so
+    and the file is left as it was."""
+    source = Path(str(SAMPLES)) / sample
+    theirs, ours = tmp_path / "theirs" / sample, tmp_path / "ours" / sample
+    for path in (theirs, ours):
+        path.parent.mkdir()
+        shutil.copyfile(source, path)
+    document = load_agent(ours).agent
+    assert document is not None
+    reference = document.references[0].name
+    calls: list[tuple[str, str, dict[str, Any]]] = [
+        ("rules", "listRules", {}),
+        ("references", "listReferences", {}),
+        ("references", "getReference", {"name": reference}),
+        ("rules", "createRule", {"name": "from-foundry", "text": "Say where you ran."}),
+        ("rules", "getRule", {"name": "from-foundry"}),
+    ]
+    expected = [without_embeddings(answer) for answer in tsagent_answers(theirs, calls)]
+    answers = [without_embeddings(answer) for answer in foundry_answers(engine, ours, calls)]
+    assert answers[:3] == expected[:3]
+    if saves:
+        assert answers[3:] == expected[3:]
+        return
+    assert answers[3].startswith("Error: the agent's file was not changed:")
+    assert "anchors and aliases" in answers[3]
+    assert answers[4] == 'Error: Rule "from-foundry" not found'
+    assert ours.read_bytes() == source.read_bytes()
