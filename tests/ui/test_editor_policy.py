@@ -108,7 +108,7 @@ def test_an_invalid_rule_name_stays_in_its_cell_in_red_and_the_save_waits(
     set_cell(editor, 0, 1, "no-spaces")
     assert model.index(0, 1).data(Qt.ItemDataRole.BackgroundRole) is None
     save(qtbot, editor)
-    assert "no-spaces" in (path / "tsagent.json").read_text()
+    assert "no-spaces" in (path / "foundry.json").read_text()  # the policy, beside tsagent.json
 
 
 def test_a_tried_call_is_decided_under_the_edited_policy_before_it_is_saved(
