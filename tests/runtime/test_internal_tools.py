@@ -332,3 +332,60 @@ def test_tsagents_sample_agents_call_their_internal_tools_and_get_tsagents_answe
     assert "anchors and aliases" in answers[3]
     assert answers[4] == 'Error: Rule "from-foundry" not found'
     assert ours.read_bytes() == source.read_bytes()
+
+
+def test_the_tools_server_lists_and_includes_the_sessions_tools_as_tsagents(
+    engine: Engine, tmp_path: Path
+) -> None:
+    servers = {**SERVERS, "tools": {**SERVERS["tools"], "serverToolDefaults": {
+        "permissionRequired": False, "include": "manual"}}}  # fmt: skip
+    agent = write_agent(tmp_path / "toolful", {"turns": []}, servers, rules={"tone": "manual"})
+    turns = [
+        calling("tools.getTool", serverName="rules", toolName="getRule"),
+        calling("tools.includeTool", serverName="tools", toolName="listTools"),
+        calling("tools.includeTool", serverName="tools", toolName="listTools"),
+        calling("tools.includeTool", serverName="tools", toolName="nothing"),
+        calling("tools.excludeTool", serverName="rules", toolName="listRules"),
+        calling("tools.getToolServer", name="refs"),
+        calling("tools.getTool", serverName="nowhere", toolName="x"),
+        calling(
+            "tools.setToolIncludeMode", serverName="rules", toolName="createRule", mode="agent"
+        ),
+        calling("tools.setServerIncludeMode", name="refs", mode="sometimes"),
+        calling("tools.searchTools", query="delete a rule", topN=1, includeScore=1),
+        calling("rules.searchRules", query="tone"),
+    ]
+    result, events = chat(engine, agent, turns)
+    answers = results(result)
+    described = json.loads(answers[0])
+    assert (described["serverName"], described["toolName"]) == ("rules", "getRule")
+    assert described["inputSchema"]["required"] == ["name"]
+    included = {"success": True, "message": "Tool 'tools:listTools' included in context"}
+    assert answers[1] == json.dumps(included, separators=(",", ":"))  # as JSON.stringify
+    assert json.loads(answers[2]) == {
+        "success": False,
+        "message": "Tool 'tools:listTools' was already in context",
+    }
+    assert json.loads(answers[3])["message"] == "Tool 'tools:nothing' was not found"
+    assert json.loads(answers[4]) == {
+        "success": True,
+        "message": "Tool 'rules:listRules' excluded from context",
+    }
+    server = json.loads(answers[5])
+    assert (server["name"], server["type"], server["toolCount"]) == ("refs", "mcp", 9)
+    assert answers[6] == "Error: Error getting tool: Server 'nowhere' not found"
+    assert json.loads(answers[7])["message"] == (
+        "Tool 'rules:createRule' include mode set to 'agent'"
+    )
+    assert answers[8] == (
+        "Error: Invalid include mode: sometimes. Must be 'always', 'manual', or 'agent'"
+    )
+    [found] = json.loads(answers[9])
+    assert (found["serverName"], found["toolName"]) == ("rules", "deleteRule")
+    assert json.loads(answers[10])[0]["name"] == "tone"
+
+    changes = [(b.name, b.included) for b in events if isinstance(b, ContextChanged)]
+    assert changes == [("tools.listTools", True), ("rules.listRules", False)]
+    saved = load_agent(agent).agent
+    assert saved is not None
+    assert saved.mcp_servers["rules"].tools["createRule"].include == "agent"
