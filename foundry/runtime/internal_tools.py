@@ -130,6 +130,8 @@ class InternalPlace:
                 return await asyncio.to_thread(_save_changed, self.document.path, change)
             except AgentError as error:
                 raise ToolError(f"the agent's file was not changed: {error}") from None
+            except OSError as error:
+                raise ToolError(f"the agent's file could not be written: {error}") from None
 
     def _adopt(self, saved: AgentDocument, part: str) -> None:
         """The open chat's document takes the saved part, so that the save is not reported

@@ -389,3 +389,17 @@ def test_the_tools_server_lists_and_includes_the_sessions_tools_as_tsagents(
     saved = load_agent(agent).agent
     assert saved is not None
     assert saved.mcp_servers["rules"].tools["createRule"].include == "agent"
+
+
+def test_through_the_gateway_the_rules_server_reads_the_agent_and_has_no_chat_context(
+    engine: Engine, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "served", {"turns": []}, SERVERS, rules={"tone": "manual"})
+    tool_session = engine.submit(engine.open_tool_session(agent, "a client")).result(30)
+    try:
+        listed = engine.submit(tool_session.call("rules.listRules", {})).result(30)
+        included = engine.submit(tool_session.call("rules.includeRule", {"name": "tone"}))
+        assert json.loads(listed.text)[0]["name"] == "tone"
+        assert included.result(30).text == "Error: Chat session not found"
+    finally:
+        engine.submit(tool_session.aclose()).result(30)
