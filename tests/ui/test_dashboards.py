@@ -547,3 +547,33 @@ def test_a_count_axis_with_data_is_ticked_at_whole_numbers(dashboards: Dashboard
     for chart in count_axes(view):
         texts = tick_texts(chart)
         assert "0" in texts and all(text.isdigit() for text in texts), (chart.title, texts)
+
+
+def test_the_charts_follow_the_theme_dark_and_back(
+    dashboards: Dashboards, qtbot: QtBot, tmp_path: Path
+) -> None:
+    from foundry.ui.dashboards.palette import DARK_INK, LIGHT_INK
+    from foundry.ui.theme import apply_theme
+
+    view, _ = dashboards
+    chart = view.confidence_time
+    assert chart.ink.text == LIGHT_INK.text
+    try:
+        apply_theme("dark")
+        qtbot.waitUntil(lambda: all(c.ink.text == DARK_INK.text for c in view.charts()))
+        for each in view.charts():
+            background = each.graphics.backgroundBrush().color()
+            assert background.lightness() < 64, each.title
+            text = each.plot.getAxis("left").textPen().color()
+            assert text.lightness() > 160, each.title
+        assert chart.dots and all(  # the dots drawn again, outlined in the dark background
+            dots.opts["pen"].color() == background for dots in chart.dots.values()
+        )
+        legend_colour = chart.legend.opts["labelTextColor"]
+        assert legend_colour.lightness() > 160
+        save_screenshot(view, tmp_path, "dashboards-dark.png")
+    finally:
+        apply_theme("system")
+    qtbot.waitUntil(lambda: chart.ink.text == LIGHT_INK.text)
+    assert chart.graphics.backgroundBrush().color().lightness() > 200
+    save_screenshot(view, tmp_path, "dashboards-light.png")

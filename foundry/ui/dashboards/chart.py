@@ -12,7 +12,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.exporters import ImageExporter
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -25,7 +25,8 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QToolTip, QVBoxLayout
 
 from foundry.metrics import DashboardFigures
-from foundry.ui.dashboards.palette import BACKGROUND, GRID_ALPHA, MUTED, TEXT, THRESHOLD
+from foundry.ui.dashboards.palette import GRID_ALPHA, LIGHT_INK, ink
+from foundry.ui.theme import quiet
 
 EXPORT_WIDTH = 1600  # pixels of an exported PNG
 END_LABEL_OVERHANG = 20  # pixels a bottom label at the end of its axis may reach past it
@@ -117,6 +118,7 @@ class ValueAxis(pg.AxisItem):
 
     def __init__(self) -> None:
         super().__init__("left")
+        self.background = LIGHT_INK.background  # what its translucent grid is mixed with
 
     def boundingRect(self) -> QRectF:
         overhang = QFontMetrics(self.style.get("tickFont") or self.font()).height() / 2 + 1
@@ -129,12 +131,13 @@ class ValueAxis(pg.AxisItem):
         if specs is None:
             return None
         axis, ticks, texts = specs
-        return axis, [(_opaque(pen), start, end) for pen, start, end in ticks], texts
+        opaque = [(_opaque(pen, self.background), start, end) for pen, start, end in ticks]
+        return axis, opaque, texts
 
 
-def _opaque(pen: QPen) -> QPen:
-    """The pen in the opaque colour its translucent one has on the background."""
-    color, background = pen.color(), QColor(BACKGROUND)
+def _opaque(pen: QPen, on: str) -> QPen:
+    """The pen in the opaque colour its translucent one has on the background `on`."""
+    color, background = pen.color(), QColor(on)
     alpha = color.alphaF()
 
     def mix(mine: float, theirs: float) -> float:
@@ -181,11 +184,11 @@ class Chart(QFrame):
         self._kept: dict[str, pg.GraphicsObject] = {}  # its items, made once, by key
         self._on_plot: set[str] = set()  # the keys of the kept items put on the plot
         self._drawn: set[str] = set()  # the keys of the items the figures shown use
+        self.ink = ink()  # the theme's, again at each change of the app's palette
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setObjectName("chart")
         self.setMinimumHeight(280)
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground(BACKGROUND)
         self.graphics.ci.setContentsMargins(6, 6, END_LABEL_OVERHANG + 2, 4)
         axes: dict[str, pg.AxisItem] = {"left": ValueAxis()}
         if self.time_axis:
@@ -196,10 +199,10 @@ class Chart(QFrame):
         self.plot: pg.PlotItem = self.graphics.addPlot(
             row=0, col=0, axisItems=axes, enableMenu=False
         )
-        self.legend = pg.LegendItem(colCount=LEGEND_COLUMNS, labelTextColor=TEXT, horSpacing=14)
+        self.legend = pg.LegendItem(colCount=LEGEND_COLUMNS, horSpacing=14)
         self.graphics.addItem(self.legend, row=1, col=0)
         self.summary = QLabel()
-        self.summary.setStyleSheet(f"color: {MUTED};")
+        quiet(self.summary)
         self.png_button = self._tool_button("PNG", "Save this chart as a PNG picture", "png")
         self.csv_button = self._tool_button("CSV", "Save the data of this chart as CSV", "csv")
         header = QHBoxLayout()
@@ -215,7 +218,7 @@ class Chart(QFrame):
         # axes' text above all) held the GUI thread for a quarter of a second on opening.
         self.placeholder = QLabel("Loading…")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setStyleSheet(f"color: {MUTED};")
+        quiet(self.placeholder)
         layout.addWidget(self.placeholder, 1)
         layout.addWidget(self.graphics, 1)
         self.graphics.hide()
@@ -231,24 +234,43 @@ class Chart(QFrame):
         return button
 
     def _style_plot(self) -> None:
-        title_font = QFont()
-        title_font.setPointSizeF(title_font.pointSizeF() + 1.5)
-        title_font.setBold(True)
-        self.plot.setTitle(
-            self.title, color=TEXT, size=f"{title_font.pointSizeF():.1f}pt", bold=True
-        )
         for side, text in (("bottom", self.x_label), ("left", self.y_label)):
-            axis = self.plot.getAxis(side)
-            axis.setPen(pg.mkPen(MUTED))
-            axis.setTextPen(pg.mkPen(TEXT))
-            axis.setLabel(text, color=TEXT)
-        self.plot.showGrid(x=False, y=True, alpha=GRID_ALPHA)
+            self.plot.getAxis(side).setLabel(text)
+        self._apply_ink()
         # two levels of grid lines, not three: each faint line costs the paint of every frame
         self.plot.getAxis("left").setStyle(maxTickLevel=1)
         self.plot.getAxis("left").setZValue(-1000)  # its grid under the data, not over it
         # the labels of the ends may reach past the axis (into the margin), not be left out
         self.plot.getAxis("bottom").setStyle(hideOverlappingLabels=END_LABEL_OVERHANG)
         self.plot.hideButtons()
+
+    def _apply_ink(self) -> None:
+        """The frame and words of the chart in `self.ink`: background, title, axes, legend."""
+        self.graphics.setBackground(self.ink.background)
+        title_font = QFont()
+        title_font.setPointSizeF(title_font.pointSizeF() + 1.5)
+        size = f"{title_font.pointSizeF():.1f}pt"
+        self.plot.setTitle(self.title, color=self.ink.text, size=size, bold=True)
+        for side in ("bottom", "left"):
+            axis = self.plot.getAxis(side)
+            axis.setPen(pg.mkPen(self.ink.muted))
+            axis.setTextPen(pg.mkPen(self.ink.text))
+            axis.setLabel(axis.labelText, color=self.ink.text)
+            if isinstance(axis, ValueAxis):
+                axis.background = self.ink.background
+        self.plot.showGrid(x=False, y=True, alpha=GRID_ALPHA)  # in the axis's new pen
+        self.legend.setLabelTextColor(self.ink.text)
+        for _, label in self.legend.items:
+            label.setText(label.text)  # drawn again in the new colour
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() != QEvent.Type.PaletteChange or ink(self.palette()) == self.ink:
+            return
+        self.ink = ink(self.palette())
+        self._apply_ink()
+        if self.placeholder.isHidden():  # figures are shown: their dots and lines again
+            self.show_figures(self.figures)
 
     # -- data -----------------------------------------------------------------------------------
 
@@ -320,7 +342,8 @@ class Chart(QFrame):
 
     def show_empty(self) -> None:
         """Say why there is nothing to draw, on axes of no data."""
-        label = self.kept("empty", lambda: pg.TextItem(color=MUTED, anchor=(0.5, 0.5)))
+        label = self.kept("empty", lambda: pg.TextItem(anchor=(0.5, 0.5)))
+        label.setColor(self.ink.muted)
         _set_centred_text(label, self.empty_text())
         label.setPos(sum(self.empty_x) / 2, sum(self.empty_y) / 2)
         self.plot.setRange(xRange=self.empty_x, yRange=self.empty_y, padding=0)
@@ -329,7 +352,7 @@ class Chart(QFrame):
         if self.time_axis:  # no times to tell: no "1 Jan" (1970), nor the dates of earlier data
             axis = self.plot.getAxis("bottom")
             axis.setTicks([])
-            axis.setLabel(self.x_label, color=TEXT)
+            axis.setLabel(self.x_label, color=self.ink.text)
 
     def fit_times(self) -> None:
         """The x axis from the first bin to the end of the last (rows start with their bin's
@@ -340,7 +363,7 @@ class Chart(QFrame):
         dates = date_span(datetime.fromtimestamp(first), datetime.fromtimestamp(end - 1))
         axis = self.plot.getAxis("bottom")
         axis.setTicks(None)  # its own times again (see show_empty)
-        axis.setLabel(f"{self.x_label}, {dates}", color=TEXT)
+        axis.setLabel(f"{self.x_label}, {dates}", color=self.ink.text)
 
     def fit_values(self, largest: float) -> None:
         """The y axis from 0 to a little above `largest`."""
@@ -361,7 +384,8 @@ class Chart(QFrame):
 
     def add_dots(self, x: Sequence[float], y: Sequence[float], color: str, name: str) -> None:
         """A scatter of dots of one colour, named in the legend and kept in `self.dots`."""
-        style = {"size": 8, "brush": pg.mkBrush(color), "pen": pg.mkPen("w", width=0.8)}
+        outline = pg.mkPen(self.ink.outline, width=0.8)
+        style = {"size": 8, "brush": pg.mkBrush(color), "pen": outline}
         dots = self.kept(f"dots {name}", lambda: pg.ScatterPlotItem(antialias=True, **style))
         dots.setData(x=np.asarray(x, dtype=float), y=np.asarray(y, dtype=float), **style)
         self.add_legend(dots, name)
@@ -370,12 +394,14 @@ class Chart(QFrame):
     def add_threshold(self, value: float, name: str, angle: float, style: Qt.PenStyle) -> None:
         """A line across the plot at `value` (0: horizontal, 90: vertical), named in the legend
         rather than on the plot, where its label would hide what lies under it."""
-        pen = pg.mkPen(THRESHOLD, width=1.2, style=style)
+        pen = pg.mkPen(self.ink.threshold, width=1.2, style=style)
         key = f"threshold {angle} {style.name}"
-        self.kept(key, lambda: pg.InfiniteLine(angle=angle, pen=pen)).setValue(value)
-        self.add_legend(
-            self.kept(f"{key} in the legend", lambda: pg.PlotDataItem(pen=pen), False), name
-        )
+        line = self.kept(key, lambda: pg.InfiniteLine(angle=angle, pen=pen))
+        line.setPen(pen)
+        line.setValue(value)
+        sample = self.kept(f"{key} in the legend", lambda: pg.PlotDataItem(pen=pen), False)
+        sample.setPen(pen)
+        self.add_legend(sample, name)
 
     def add_legend(self, item: Any, name: str) -> None:
         self._entries.append((item, name))

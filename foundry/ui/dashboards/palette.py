@@ -3,13 +3,38 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication
 
 from foundry.metrics import PHASE_COLUMNS
+from foundry.ui.theme import is_dark
 
-TEXT = "#37474F"
-MUTED = "#78909C"
 GRID_ALPHA = 0.15
-BACKGROUND = "#FFFFFF"
+
+
+@dataclass(frozen=True)
+class Ink:
+    """The colours of a chart's frame and words (not of its data), for one theme."""
+
+    text: str
+    muted: str  # axes, summaries, an empty chart's words
+    background: str
+    threshold: str  # a line across the plot
+    outline: str  # around a dot: the background's colour, so dots that touch stay apart
+
+
+LIGHT_INK = Ink("#37474F", "#78909C", "#FFFFFF", "#546E7A", "#FFFFFF")
+DARK_INK = Ink("#E0E6EA", "#9AA8B0", "#1E1E1E", "#B0BEC5", "#1E1E1E")
+
+
+def ink(palette: QPalette | None = None) -> Ink:
+    """The ink of the app's theme (or of `palette`), on the background its lists have."""
+    palette = palette or QApplication.palette()
+    base = palette.color(QPalette.ColorRole.Base).name()
+    return replace(DARK_INK if is_dark(palette) else LIGHT_INK, background=base, outline=base)
+
 
 PHASE_COLORS = dict(
     zip(

@@ -29,8 +29,8 @@ from foundry.ui.dashboards.decision_charts import (
     ConfidenceTimeChart,
     DecisionsChart,
 )
-from foundry.ui.dashboards.palette import MUTED
 from foundry.ui.dashboards.task_charts import IterationsChart, PhaseSharesChart
+from foundry.ui.theme import quiet
 
 CUSTOM = "custom"
 TIME_RANGES: dict[str, timedelta | None] = {
@@ -98,7 +98,7 @@ class DashboardView(QWidget):
         self.export_all.setShortcut(QKeySequence("Ctrl+Shift+E"))
         self.export_all.setToolTip("Save every chart as PNG and every series as CSV (Ctrl+Shift+E)")
         self.status = QLabel("Loading…")
-        self.status.setStyleSheet(f"color: {MUTED};")
+        quiet(self.status)
         self.confidence_time = _chart(made, ConfidenceTimeChart)
         self.confidence_histogram = _chart(made, ConfidenceHistogramChart)
         self.iterations = _chart(made, IterationsChart)
@@ -235,7 +235,7 @@ class DashboardView(QWidget):
         self.set_choices(figures.agents, figures.tasks)
         self.data_span = figures.span() or self.data_span
         self.status.setText(status)
-        self.status.setStyleSheet(f"color: {MUTED};")
+        self.status.setStyleSheet("")  # quiet again after a problem
 
     def show_problem(self, text: str) -> None:
         self.status.setText(text)
