@@ -350,7 +350,7 @@ def supervise(mesh_url: str) -> list[str]:
             waiting = http.get("/approvals", params={"status": "pending"}).raise_for_status()
             for approval in waiting.json():
                 detail = http.get(f"/approvals/{approval['id']}").raise_for_status().json()
-                if detail["injection_risk"] or detail["tool"] != "mail.send":
+                if detail.get("injection_risk") or detail["tool"] != "mail.send":
                     continue
                 verdict = {
                     "resolved_by": "agent:supervisor",

@@ -9,41 +9,50 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 from asyncio import FIRST_COMPLETED
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, FastAPI, Query, Request, Security
+from fastapi import APIRouter, Depends, FastAPI, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from foundry.api.auth import TokenGuard, bearer_scheme
 from foundry.api.body_limit import MAX_BODY_BYTES, BodyLimit
 from foundry.api.grant_binding import BindingError, bind_grant
+from foundry.api.resolution_body import read_resolution
 from foundry.api.server import HELD_UNTIL_STOP
 from foundry.api.strict_json import StrictJsonRoute
 from foundry.api.token import check_token
 from foundry.api.views import (
+    STORE_STATUS,
+    ActedView,
     ApprovalDetail,
     ApprovalView,
-    ConflictView,
     ErrorView,
     GrantView,
     HealthView,
     NewGrant,
     Resolution,
     TraceView,
+    VersionView,
     approval_detail,
     approval_view,
-    conflict_view,
     grant_view,
     trace_view,
 )
 from foundry.runtime.approvals import AlreadyResolved, ApprovalRecord, Approvals, NotFound, utc_now
 from foundry.store import Store
-from foundry.supervision.resolution import api_resolver
+from foundry.supervision.resolution import api_resolver, resolver_level
 
 RECENT_TRACES = 10
+STATUSES = ("pending", "approved", "denied", "timeout", "timed_out")
+MIN_GRANT_PREFIX = 4  # agent-mesh's: a shorter prefix names no grant
+APPROVAL_NOT_FOUND = "approval not found"  # agent-mesh's error texts
+GRANT_NOT_FOUND = "grant not found"
+ALREADY_RESOLVED = "approval already resolved"
 MAX_WAIT_S = 60.0  # the longest a request for approvals is held: under common proxies' timeouts
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorView}}
 TOO_LARGE: dict[int | str, dict[str, Any]] = {
@@ -52,7 +61,16 @@ TOO_LARGE: dict[int | str, dict[str, Any]] = {
 CONFLICT: dict[int | str, dict[str, Any]] = {
     **NOT_FOUND,
     **TOO_LARGE,
-    409: {"model": ConflictView, "description": "already resolved: by whom and how"},
+    409: {"model": ErrorView, "description": "already resolved"},
+}
+RESOLUTION_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": False,
+        "content": {
+            "application/json": {"schema": Resolution.model_json_schema()},
+            "application/x-www-form-urlencoded": {"schema": Resolution.model_json_schema()},
+        },
+    }
 }
 
 
@@ -69,19 +87,38 @@ async def api_context(request: Request) -> ApiContext:
 
 
 Context = Annotated[ApiContext, Depends(api_context)]
-OptionalResolution = Annotated[Resolution | None, Body()]
 
 open_routes = APIRouter()
+
+
+def _agent_mesh_route(*args: Any, **kwargs: Any) -> StrictJsonRoute:
+    """A route that leaves out empty fields, as agent-mesh does."""
+    return StrictJsonRoute(*args, **{**kwargs, "response_model_exclude_none": True})
+
+
 routes = APIRouter(
     dependencies=[Security(bearer_scheme)],
     responses={401: {"model": ErrorView, "description": "missing or wrong token"}},
-    route_class=StrictJsonRoute,
+    route_class=_agent_mesh_route,  # type: ignore[arg-type]
 )
 
 
 @open_routes.get("/health")
 async def health() -> HealthView:
     return HealthView()
+
+
+@routes.get("/version")
+async def version() -> VersionView:
+    """Foundry's version, in agent-mesh's fields (Foundry does not know its commit or date)."""
+    return VersionView(version=_foundry_version(), commit="none", date="unknown")
+
+
+def _foundry_version() -> str:
+    try:
+        return importlib.metadata.version("foundry")
+    except importlib.metadata.PackageNotFoundError:
+        return "dev"
 
 
 @routes.get("/openapi.json", include_in_schema=False)
@@ -94,7 +131,14 @@ def openapi(request: Request) -> dict[str, Any]:
 async def list_approvals(
     context: Context,
     request: Request,
-    status: Annotated[str | None, Query(max_length=32, description="e.g. pending")] = None,
+    status: Annotated[
+        str | None,
+        Query(
+            max_length=32,
+            description="pending, approved, denied or timeout; another value lists every "
+            "approval, as agent-mesh does",
+        ),
+    ] = None,
     tool: Annotated[str | None, Query(max_length=200, description="glob, e.g. fs.*")] = None,
     wait: Annotated[
         float,
@@ -106,7 +150,8 @@ async def list_approvals(
         ),
     ] = 0,
 ) -> list[ApprovalView]:
-    records = await _approvals(context.approvals, status, tool, wait, request)
+    stored = STORE_STATUS.get(status, status) if status in STATUSES else None
+    records = await _approvals(context.approvals, stored, tool, wait, request)
     now = utc_now()
     return [approval_view(record, context.expose_content, now) for record in records]
 
@@ -148,8 +193,9 @@ async def _disconnected(request: Request) -> None:
 
 @routes.get("/approvals/{approval_id}", responses=NOT_FOUND)
 def get_approval(approval_id: str, context: Context) -> ApprovalDetail:
+    """The approval whose id is, or starts with, `approval_id`, and its context."""
     now = utc_now()
-    record = context.approvals.get(approval_id)
+    record = context.approvals.get(context.approvals.full_id(approval_id))
     traces = context.approvals.recent_calls(record.agent_id, RECENT_TRACES)
     grants = context.approvals.active_grants(now)
     return approval_detail(record, context.expose_content, now, traces, grants)
@@ -157,19 +203,15 @@ def get_approval(approval_id: str, context: Context) -> ApprovalDetail:
 
 # Async routes whose store work takes one thread hop: FastAPI runs a plain route in a thread
 # and then checks its response in another, two hops on the way of every decision.
-@routes.post("/approvals/{approval_id}/approve", responses=CONFLICT)
-async def approve(
-    approval_id: str, context: Context, request: Request, body: OptionalResolution = None
-) -> ApprovalView:
-    resolution = body or Resolution()
+@routes.post("/approvals/{approval_id}/approve", responses=CONFLICT, openapi_extra=RESOLUTION_BODY)
+async def approve(approval_id: str, context: Context, request: Request) -> ActedView:
+    resolution = await read_resolution(request)
     return await asyncio.to_thread(_resolve, context, approval_id, "approved", resolution, request)
 
 
-@routes.post("/approvals/{approval_id}/deny", responses=CONFLICT)
-async def deny(
-    approval_id: str, context: Context, request: Request, body: OptionalResolution = None
-) -> ApprovalView:
-    resolution = body or Resolution()
+@routes.post("/approvals/{approval_id}/deny", responses=CONFLICT, openapi_extra=RESOLUTION_BODY)
+async def deny(approval_id: str, context: Context, request: Request) -> ActedView:
+    resolution = await read_resolution(request)
     return await asyncio.to_thread(_resolve, context, approval_id, "denied", resolution, request)
 
 
@@ -200,9 +242,24 @@ def create_grant(context: Context, request: Request, body: NewGrant) -> GrantVie
     return grant_view(grant, now)
 
 
-@routes.delete("/grants/{grant_id}", status_code=204, responses=NOT_FOUND)
-def revoke_grant(grant_id: str, context: Context) -> None:
-    context.approvals.revoke(grant_id)
+@routes.delete("/grants/{grant_id}", responses=NOT_FOUND)
+def revoke_grant(grant_id: str, context: Context) -> ActedView:
+    """End the active grant whose id is, or starts with, `grant_id` (4 characters at least)."""
+    context.approvals.revoke(_grant_id(context.approvals, grant_id))
+    return ActedView(status="revoked", id=grant_id)
+
+
+def _grant_id(approvals: Approvals, given: str) -> str:
+    """The id of the active grant `given` names: its id, or else the first whose id starts
+    with it, as agent-mesh finds one."""
+    active = [grant.id for grant in approvals.active_grants()]
+    if given in active:
+        return given
+    if len(given) >= MIN_GRANT_PREFIX:
+        for grant_id in active:
+            if grant_id.startswith(given):
+                return grant_id
+    raise NotFound(GRANT_NOT_FOUND)
 
 
 @routes.get("/traces")
@@ -210,8 +267,10 @@ def list_traces(
     context: Context,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     agent: Annotated[str | None, Query(max_length=200)] = None,
+    tool: Annotated[str | None, Query(max_length=200, description="a tool's name")] = None,
 ) -> list[TraceView]:
-    return [trace_view(trace) for trace in context.approvals.recent_calls(agent, limit)]
+    traces = context.approvals.recent_calls(agent, limit, tool)
+    return [trace_view(trace, context.expose_content) for trace in traces]
 
 
 def _caller(request: Request) -> str:
@@ -221,34 +280,46 @@ def _caller(request: Request) -> str:
 
 def _resolve(
     context: ApiContext, approval_id: str, status: str, resolution: Resolution, request: Request
-) -> ApprovalView:
-    """Resolve (one resolver wins), then trace the decision: a human's, whatever name the body
-    claims, since all the API knows is that the caller holds the token."""
+) -> ActedView:
+    """Resolve (one resolver wins), then trace the decision at the level the resolver's name
+    claims: a supervisor's (`supervisor:NAME`, agent-mesh's convention) at L1, any other a
+    human's."""
+    resolver = api_resolver(resolution.resolved_by, _caller(request))
     record = context.approvals.resolve(
-        approval_id,
+        context.approvals.full_id(approval_id),
         status,
-        api_resolver(resolution.resolved_by, _caller(request)),
+        resolver,
         resolution.reasoning,
         resolution.confidence,
-        level="human",
+        level=resolver_level(resolver),
     )
-    return approval_view(record, context.expose_content, utc_now())
+    return ActedView(status=status, id=record.id)
 
 
 async def _not_found(request: Request, error: Exception) -> JSONResponse:
-    return JSONResponse(ErrorView(detail=str(error)).model_dump(), status_code=404)
+    grant = request.scope["path"].startswith("/grants/")
+    return JSONResponse({"error": GRANT_NOT_FOUND if grant else APPROVAL_NOT_FOUND}, 404)
 
 
 async def _already_resolved(request: Request, error: Exception) -> JSONResponse:
-    assert isinstance(error, AlreadyResolved)
-    return JSONResponse(conflict_view(error.approval).model_dump(mode="json"), status_code=409)
+    return JSONResponse({"error": ALREADY_RESOLVED}, status_code=409)
+
+
+async def _http_error(request: Request, error: Exception) -> JSONResponse:
+    """Starlette's errors (405, 413 while reading) with agent-mesh's key beside FastAPI's."""
+    assert isinstance(error, StarletteHTTPException)
+    body = {"error": str(error.detail), "detail": error.detail}
+    return JSONResponse(body, status_code=error.status_code, headers=error.headers)
 
 
 async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
     """422 with each problem's type, place and message; never the input echoed back, which can
     be large and which, being the client's mistake, may not even be sendable as JSON."""
     assert isinstance(error, RequestValidationError)
-    return JSONResponse({"detail": [_problem(item) for item in error.errors()]}, status_code=422)
+    problems = [_problem(item) for item in error.errors()]
+    first = problems[0] if problems else {"loc": ["body"], "msg": "invalid request"}
+    summary = f"{'.'.join(str(part) for part in first['loc'])}: {first['msg']}"
+    return JSONResponse({"error": summary, "detail": problems}, status_code=422)
 
 
 def _problem(error: dict[str, Any]) -> dict[str, Any]:
@@ -278,6 +349,7 @@ def create_app(store: Store, token: str, expose_content: bool = False) -> FastAP
     app.add_exception_handler(NotFound, _not_found)
     app.add_exception_handler(AlreadyResolved, _already_resolved)
     app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.add_middleware(TokenGuard, token=token)
     return app

@@ -74,8 +74,9 @@ class TokenGuard:
 
 
 def _unauthorized(reason: str) -> JSONResponse:
+    message = f"not authorized: {reason}"
     return JSONResponse(
-        {"detail": f"not authorized: {reason}"},
+        {"error": message, "detail": message},  # agent-mesh's key, and FastAPI's
         status_code=401,
         headers={"WWW-Authenticate": "Bearer"},
     )

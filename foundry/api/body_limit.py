@@ -41,7 +41,8 @@ class BodyLimit:
             return
         declared = _content_length(scope)
         if declared is not None and declared > self.max_bytes:
-            message = {"detail": too_large_message(self.max_bytes)}
+            text = too_large_message(self.max_bytes)
+            message = {"error": text, "detail": text}  # agent-mesh's key, and FastAPI's
             response = JSONResponse(message, status_code=413, headers=CLOSE)
             await response(scope, receive, send)
             return

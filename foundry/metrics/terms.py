@@ -26,6 +26,7 @@ _LEVEL_OF_PREFIX = {
     "policy": "policy",
     "grant": "grant",
     "agent": "supervisor",
+    "supervisor": "supervisor",  # a supervisor through the approvals API (supervisor:agent7)
     "timeout": "timeout",
 }
 

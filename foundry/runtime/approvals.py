@@ -136,9 +136,24 @@ class Approvals:
         """The approval with this id; NotFound if there is none."""
         return self._store.approvals.get(approval_id)
 
-    def recent_calls(self, agent_id: str | None = None, limit: int = 100) -> list[TraceRecord]:
-        """How the latest tool calls (of one agent, by its name) were decided, newest first."""
-        return list(self._store.traces.list(agent_id, limit))
+    def full_id(self, given: str) -> str:
+        """The id of the approval that `given` names: its id, or a prefix of exactly one
+        approval's id (as agent-mesh's clients may name it); NotFound otherwise."""
+        if not given:
+            raise NotFound("no approval has an empty id")
+        found = self._store.approvals.ids_starting(given)
+        if given in found or len(found) == 1:
+            return given if given in found else found[0]
+        if found:
+            raise NotFound(f"more than one approval has an id starting with {given!r}")
+        raise NotFound(f"no approval with id {given!r}")
+
+    def recent_calls(
+        self, agent_id: str | None = None, limit: int = 100, tool: str | None = None
+    ) -> list[TraceRecord]:
+        """How the latest tool calls (of one agent, by its name; of one tool) were decided,
+        newest first."""
+        return list(self._store.traces.list(agent_id, limit, tool))
 
     def active_grants(self, now: datetime | None = None) -> list[GrantRecord]:
         """The grants neither revoked nor expired, soonest to expire first."""

@@ -440,6 +440,15 @@ class ApprovalRepository(_Repository):
             raise NotFound(f"no approval with id {approval_id!r}")
         return approval
 
+    def ids_starting(self, prefix: str, limit: int = 2) -> list[str]:
+        """The ids of up to `limit` approvals whose id starts with `prefix` (agent-mesh's
+        clients name an approval by a prefix of its id)."""
+        query = sa.select(_APPROVALS.c.id).where(
+            _APPROVALS.c.id.startswith(prefix, autoescape=True)
+        )
+        with self._session() as session:
+            return list(session.execute(query.limit(limit)).scalars())
+
     def list(
         self, status: str | None = None, tool_glob: str | None = None, limit: int | None = None
     ) -> list[ApprovalRecord]:
@@ -626,11 +635,15 @@ class TraceRepository(_Repository):
     def add(self, trace: TraceRecord) -> TraceRecord:
         return self._add(trace)
 
-    def list(self, agent_id: str | None = None, limit: int = 100) -> Sequence[TraceRecord]:
+    def list(
+        self, agent_id: str | None = None, limit: int = 100, tool: str | None = None
+    ) -> Sequence[TraceRecord]:
         with self._session() as session:
             query = select(TraceRecord)
             if agent_id:
                 query = query.where(TraceRecord.agent_id == agent_id)
+            if tool:
+                query = query.where(TraceRecord.tool == tool)
             query = query.order_by(col(TraceRecord.created_at).desc()).limit(limit)
             return session.exec(query).all()
 

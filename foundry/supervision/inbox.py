@@ -255,10 +255,14 @@ class HumanInbox:
         reason = approval.reasoning or ""
         if approval.status == "timed_out":
             return GateDecision(allowed=self._on_timeout == "allow", by=by, reason=reason)
+        confidence = approval.confidence  # a supervisor's, when one resolved it through the API
         if approval.status != "approved":
-            return GateDecision(allowed=False, by=by, reason=reason or "denied without a reason")
+            reason = reason or "denied without a reason"
+            return GateDecision(allowed=False, by=by, reason=reason, confidence=confidence)
         edited = approval.params if approval.params != call.arguments else None
-        return GateDecision(allowed=True, by=by, reason=reason, arguments=edited)
+        return GateDecision(
+            allowed=True, by=by, reason=reason, arguments=edited, confidence=confidence
+        )
 
     async def _edit_judged(
         self, call: ToolCall, approval: ApprovalRecord, approved: GateDecision

@@ -1,10 +1,12 @@
 """Resolving an approval from outside the gate (API, CLI, GUI, a timeout): the winner, traced.
 
 Who resolved decides the level a decision is counted at, and only Foundry names resolvers:
-`human:<channel>:<login>` for the GUI and the CLI, `timeout` for the inbox's own timeout, and
-`api:<claimed name>` for whoever holds the API token, which counts as a human decision whatever
-name the client claims (metrics count levels by the resolver's prefix, see
-foundry.metrics.series.resolution_level).
+`human:<channel>:<login>` for the GUI and the CLI, `timeout` for the inbox's own timeout, and,
+for whoever holds the API token, `supervisor:<name>` when it names itself a supervisor as
+agent-mesh's supervisors do (`resolved_by: supervisor:agent7`), counted at L1 with its
+confidence, else `api:<claimed name>`, counted as a human's (metrics count levels by the
+resolver's prefix, see foundry.metrics.terms.resolution_level). Neither can pass for Foundry's
+own L1 supervisor (`agent:`), a timeout or the GUI.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from foundry.supervision.tracing import ResolvedLevel, decision_trace
 from foundry.supervision.wakeups import APPROVAL_WAKEUPS
 
 API_PREFIX = "api:"
+SUPERVISOR_PREFIX = "supervisor:"  # agent-mesh's convention for a supervisor's resolved_by
 MAX_CLAIMED_NAME = 200
 
 
@@ -31,14 +34,25 @@ def human_resolver(channel: str) -> str:
 
 
 def api_resolver(claimed: str | None, caller: str) -> str:
-    """Who acts through the approvals API: `api:<claimed name>`, else `api:<caller>`.
+    """Who acts through the approvals API: `supervisor:<name>` for a claimed `supervisor:<name>`,
+    else `api:<claimed name>`, else `api:<caller>`.
 
     The token proves only that a client may use the API, not who it is, so the name it claims
     (agent-mesh's `resolved_by`, `granted_by`) is kept as a label: printable characters only, at
-    most 200, always under `api:`. A client cannot pass for the supervisor, a timeout or the GUI.
+    most 200. A client cannot pass for Foundry's own supervisor, a timeout or the GUI.
     """
     name = "".join(char for char in claimed or "" if char.isprintable()).strip()
-    return API_PREFIX + (name[:MAX_CLAIMED_NAME].strip() or caller)
+    name = name[:MAX_CLAIMED_NAME].strip()
+    supervisor = name.removeprefix(SUPERVISOR_PREFIX).strip()
+    if name.startswith(SUPERVISOR_PREFIX) and supervisor:
+        return SUPERVISOR_PREFIX + supervisor
+    return API_PREFIX + (name or caller)
+
+
+def resolver_level(resolver: str) -> ResolvedLevel:
+    """The level a resolution through the API is traced at: L1 for a supervisor, else a
+    human's."""
+    return "supervisor" if resolver.startswith(SUPERVISOR_PREFIX) else "human"
 
 
 def resolve_approval(

@@ -120,8 +120,9 @@ async def test_agent7_handles_every_approval_when_one_is_a_message_review(
     resolved = await asyncio.to_thread(agent7_poll, f"{base_url}/t/{TOKEN}")
 
     assert sorted(resolved) == sorted([review, write])
-    assert store.approvals.get(review).resolved_by == "api:supervisor:agent7"
-    assert {t.resolved_level for t in store.traces.list("claude") if t.approval_id} == {"human"}
+    assert store.approvals.get(review).resolved_by == "supervisor:agent7"
+    traced = [t for t in store.traces.list("claude") if t.approval_id]
+    assert {(t.resolved_level, t.confidence) for t in traced} == {("supervisor", 0.9)}
 
 
 async def test_agent7_reads_a_detail_with_traces_and_grants(
@@ -170,10 +171,19 @@ def nulls(value: Any, key: str = "") -> set[str]:
 
 @pytest.mark.parametrize(
     ("duration", "seconds"),
-    [("45s", 45), ("30m", 1800), ("2h", 7200), ("1h30m", 5400), ("1.5h", 5400), ("7d", 604800)],
+    [
+        ("45s", 45),
+        ("30m", 1800),
+        ("2h", 7200),
+        ("1h30m", 5400),
+        ("1.5h", 5400),
+        ("168h", 604800),
+        ("500ms", 0.5),
+        ("1m30.5s", 90.5),
+    ],
 )
 async def test_a_grant_takes_agent_meshs_duration_form(
-    client: httpx.AsyncClient, duration: str, seconds: int
+    client: httpx.AsyncClient, duration: str, seconds: float
 ) -> None:
     body = {"agent": "claude", "tools": "filesystem.write_*", "duration": duration}
 
@@ -189,19 +199,20 @@ async def test_a_grant_takes_agent_meshs_duration_form(
 @pytest.mark.parametrize(
     "body",
     [
-        {"tools": "fs.*", "duration": "30"},
-        {"tools": "fs.*", "duration": "m"},
-        {"tools": "fs.*", "duration": "30x"},
-        {"tools": "fs.*", "duration": "-5m"},
-        {"tools": "fs.*", "duration": "0s"},
-        {"tools": "fs.*", "duration": "3651d"},
-        {"tools": "fs.*", "duration": "9" * 60 + "d"},
-        {"tools": "fs.*", "duration": "1e3h"},
-        {"tools": "fs.*", "duration": "500ms"},
-        {"tools": "fs.*", "duration": " 30m"},
-        {"tools": "fs.*", "duration": ""},
-        {"tools": "fs.*", "duration": "30m", "duration_seconds": 1800},
-        {"tools": "fs.*", "duration": "30m", "expires_at": "2099-01-01T00:00:00Z"},
+        {"agent": "*", "tools": "fs.*", "duration": "30"},
+        {"agent": "*", "tools": "fs.*", "duration": "m"},
+        {"agent": "*", "tools": "fs.*", "duration": "30x"},
+        {"agent": "*", "tools": "fs.*", "duration": "-5m"},
+        {"agent": "*", "tools": "fs.*", "duration": "0s"},
+        {"agent": "*", "tools": "fs.*", "duration": "87601h"},
+        {"agent": "*", "tools": "fs.*", "duration": "9" * 60 + "h"},
+        {"agent": "*", "tools": "fs.*", "duration": "1e3h"},
+        {"agent": "*", "tools": "fs.*", "duration": "7d"},  # Go has no days
+        {"agent": "*", "tools": "fs.*", "duration": " 30m"},
+        {"agent": "*", "tools": "fs.*", "duration": ""},
+        {"agent": "*", "tools": "fs.*", "duration": 1800},
+        {"agent": "*", "tools": "fs.*", "duration": "30m", "duration_seconds": 1800},
+        {"agent": "*", "tools": "fs.*", "duration": "30m", "expires_at": "2099-01-01T00:00:00Z"},
     ],
 )
 async def test_a_duration_that_is_not_one_is_refused(

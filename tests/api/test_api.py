@@ -43,7 +43,24 @@ async def test_lists_approvals_filtered_by_status_and_tool_glob(
     assert view["status"] == "pending"
     assert view["created_at"].endswith("Z")
     assert view["remaining"] in ("4m59s", "5m0s")
-    assert view["injection_risk"] is False
+    assert "injection_risk" not in view  # left out when false, as agent-mesh does
+    assert "resolved_by" not in view and "resolved_at" not in view
+
+
+async def test_a_status_filter_takes_agent_meshs_names(
+    store: Store, client: httpx.AsyncClient
+) -> None:
+    """timeout is agent-mesh's name for a timed-out approval, in answers and filters; a status
+    no approval can have lists every approval, as agent-mesh does."""
+    late = pending(store)
+    store.approvals.resolve(late.id, "timed_out", "timeout")
+    waiting = pending(store)
+
+    timed_out = (await client.get("/approvals", params={"status": "timeout"})).json()
+    unknown = (await client.get("/approvals", params={"status": "anything"})).json()
+
+    assert [(a["id"], a["status"]) for a in timed_out] == [(late.id, "timeout")]
+    assert {a["id"] for a in unknown} == {late.id, waiting.id}
 
 
 async def test_a_waiting_list_answers_when_an_approval_appears(
@@ -134,7 +151,7 @@ async def test_remaining_is_empty_without_expiry(store: Store, client: httpx.Asy
 
     view = (await client.get(f"/approvals/{approval.id}")).json()
 
-    assert view["remaining"] == ""
+    assert "remaining" not in view
 
 
 async def test_detail_shows_recent_traces_and_active_grants(
@@ -154,7 +171,9 @@ async def test_detail_shows_recent_traces_and_active_grants(
     detail = response.json()
     assert detail["id"] == approval.id
     assert len(detail["recent_traces"]) == 10
-    assert set(detail["recent_traces"][0]) == {"trace_id", "tool", "policy", "timestamp"}
+    assert {"trace_id", "agent_id", "tool", "params", "policy", "policy_rule"} <= set(
+        detail["recent_traces"][0]
+    )
     assert detail["recent_traces"][0]["policy"] == "allow"
     assert [g["id"] for g in detail["active_grants"]] == [mine.id]
     assert detail["active_grants"][0]["tools"] == "filesystem.read_*"
@@ -178,10 +197,11 @@ async def test_grants_show_the_agent_file_they_are_bound_to(
         ApprovalRecord(agent_id="claude", agent_path="/downloads/claude", tool="fs.read")
     )
 
-    listed = {g["id"]: g["agent_path"] for g in (await client.get("/grants")).json()}
+    listed = {g["id"]: g.get("agent_path", "") for g in (await client.get("/grants")).json()}
     shown_mine = (await client.get(f"/approvals/{mine.id}")).json()["active_grants"]
     shown_copy = (await client.get(f"/approvals/{copy.id}")).json()["active_grants"]
 
+    assert "agent_path" not in (await client.get("/grants")).json()[-1]  # left out when none
     assert listed == {bound.id: "/agents/claude", by_name.id: ""}
     assert {g["id"] for g in shown_mine} == {bound.id, by_name.id}
     assert {g["id"] for g in shown_copy} == {by_name.id}
@@ -192,20 +212,18 @@ async def test_approvals_show_the_agent_file_that_asked(
     store: Store, serve: Serve, expose_content: bool
 ) -> None:
     """Two agents named claude: a supervisor tells them apart by their file, content exposed
-    or not; an approval that recorded no file shows an empty one, never null."""
+    or not; of an approval that recorded no file, it is left out (never null)."""
     mine = pending(store, agent_path="/agents/claude")
     copy = pending(store, agent_path="/downloads/claude")
     unknown = pending(store)
     base = await serve(expose_content=expose_content)
 
     async with httpx.AsyncClient(base_url=base, headers=AUTH, timeout=10) as client:
-        listed = {a["id"]: a["agent_path"] for a in (await client.get("/approvals")).json()}
+        listed = {a["id"]: a.get("agent_path") for a in (await client.get("/approvals")).json()}
         detail = (await client.get(f"/approvals/{mine.id}")).json()
-        approved = (await client.post(f"/approvals/{copy.id}/approve")).json()
 
-    assert listed == {mine.id: "/agents/claude", copy.id: "/downloads/claude", unknown.id: ""}
+    assert listed == {mine.id: "/agents/claude", copy.id: "/downloads/claude", unknown.id: None}
     assert detail["agent_path"] == "/agents/claude"
-    assert approved["agent_path"] == "/downloads/claude"
 
 
 async def test_a_grant_on_an_approval_is_bound_to_the_agent_that_asked(
@@ -223,9 +241,9 @@ async def test_a_grant_on_an_approval_is_bound_to_the_agent_that_asked(
     assert made.status_code == 201, made.text
     assert (made.json()["agent"], made.json()["agent_path"]) == ("claude[*]", "/agents/claude")
     shown_mine = (await client.get(f"/approvals/{mine.id}")).json()["active_grants"]
-    shown_copy = (await client.get(f"/approvals/{copy.id}")).json()["active_grants"]
+    shown_copy = (await client.get(f"/approvals/{copy.id}")).json().get("active_grants")
     assert [g["id"] for g in shown_mine] == [made.json()["id"]]
-    assert shown_copy == []
+    assert shown_copy is None  # left out when there are none, as agent-mesh does
 
 
 async def test_a_bound_grant_keeps_an_agent_glob_that_names_its_agent(
@@ -271,8 +289,7 @@ async def test_approve_resolves_and_traces_the_decision(
     response = await client.post(f"/approvals/{approval.id}/approve")
 
     assert response.status_code == 200
-    assert response.json()["status"] == "approved"
-    assert response.json()["remaining"] == ""
+    assert response.json() == {"status": "approved", "id": approval.id}  # agent-mesh's answer
     stored = store.approvals.get(approval.id)
     assert (stored.status, stored.resolved_by) == ("approved", "api:http:127.0.0.1")
     [recorded] = store.traces.list("claude")
@@ -311,21 +328,30 @@ async def test_unknown_approval_is_not_found(client: httpx.AsyncClient) -> None:
         await client.post("/approvals/nope/deny", json={}),
     ]:
         assert response.status_code == 404
-        assert "nope" in response.json()["detail"]
+        assert response.json() == {"error": "approval not found"}  # agent-mesh's body
 
 
-async def test_second_resolution_conflicts_naming_who_won(
+async def test_an_approval_is_named_by_a_unique_prefix_of_its_id(
     store: Store, client: httpx.AsyncClient
 ) -> None:
+    approval = pending(store)
+
+    shown = await client.get(f"/approvals/{approval.id[:6]}")
+    approved = await client.post(f"/approvals/{approval.id[:6]}/approve")
+
+    assert shown.json()["id"] == approval.id
+    assert approved.json() == {"status": "approved", "id": approval.id}
+    assert store.approvals.get(approval.id).status == "approved"
+
+
+async def test_second_resolution_conflicts(store: Store, client: httpx.AsyncClient) -> None:
     approval = pending(store)
     await client.post(f"/approvals/{approval.id}/approve", json={"resolved_by": "alice"})
 
     response = await client.post(f"/approvals/{approval.id}/deny", json={"resolved_by": "bob"})
 
     assert response.status_code == 409
-    conflict = response.json()
-    assert (conflict["status"], conflict["resolved_by"]) == ("approved", "api:alice")
-    assert "approved by api:alice" in conflict["detail"]
+    assert response.json() == {"error": "approval already resolved"}  # agent-mesh's body
     assert store.approvals.get(approval.id).status == "approved"
     assert len(store.traces.list("claude")) == 1
 
@@ -346,9 +372,9 @@ async def test_confidence_outside_zero_to_one_is_rejected(
     ("content", "reason"),
     [
         (b'{"reasoning": ', "JSON"),
-        (b'{"approver": "me"}', "Extra inputs"),
-        (b'{"resolved_by": 5}', "valid string"),
-        (b"[1, 2]", "valid dictionary"),
+        (b'{"reasoning": 5}', "valid string"),
+        (b'{"resolved_by": ["me"]}', "valid string"),
+        (b"[1, 2]", "JSON object"),
     ],
 )
 async def test_malformed_resolution_body_is_rejected_with_the_reason(
@@ -480,7 +506,7 @@ async def test_injection_risk_is_flagged_for_a_malicious_param(
     views = {a["id"]: a for a in (await client.get("/approvals")).json()}
 
     assert views[bad.id]["injection_risk"] is True
-    assert views[good.id]["injection_risk"] is False
+    assert "injection_risk" not in views[good.id]  # left out when false, as agent-mesh does
     assert attack not in str(views[bad.id]["params"])
 
 
@@ -492,7 +518,9 @@ async def test_grants_can_be_created_listed_and_revoked(client: httpx.AsyncClien
         "/grants", json={"tools": "filesystem.read_*", "agent": "claude", "duration_seconds": 600}
     )
     until = (utc_now() + timedelta(hours=1)).isoformat()
-    by_time = await client.post("/grants", json={"tools": "gmail.*", "expires_at": until})
+    by_time = await client.post(
+        "/grants", json={"tools": "gmail.*", "agent": "*", "expires_at": until}
+    )
 
     assert by_duration.status_code == by_time.status_code == 201
     first, second = by_duration.json(), by_time.json()
@@ -502,13 +530,18 @@ async def test_grants_can_be_created_listed_and_revoked(client: httpx.AsyncClien
         "10m0s",
     )
     assert (second["agent"], second["granted_by"]) == ("*", "api:http:127.0.0.1")
-    assert first["agent_path"] == second["agent_path"] == ""  # by name, as agent-mesh means
+    assert "agent_path" not in first and "agent_path" not in second  # by name, as agent-mesh
     listed = (await client.get("/grants")).json()
     assert {g["id"] for g in listed} == {first["id"], second["id"]}
 
-    assert (await client.delete(f"/grants/{first['id']}")).status_code == 204
+    revoked = await client.delete(f"/grants/{first['id']}")
+    assert revoked.json() == {"status": "revoked", "id": first["id"]}  # agent-mesh's answer
     assert [g["id"] for g in (await client.get("/grants")).json()] == [second["id"]]
-    assert (await client.delete("/grants/g_nothing")).status_code == 404
+    missing = await client.delete("/grants/g_nothing")
+    assert (missing.status_code, missing.json()) == (404, {"error": "grant not found"})
+    by_prefix = await client.delete(f"/grants/{second['id'][:4]}")
+    assert by_prefix.json() == {"status": "revoked", "id": second["id"][:4]}
+    assert (await client.get("/grants")).json() == []
 
 
 @pytest.mark.parametrize(
@@ -520,7 +553,11 @@ async def test_grants_can_be_created_listed_and_revoked(client: httpx.AsyncClien
         {"tools": "fs.*", "expires_at": "2001-01-01T00:00:00Z"},
         {"tools": "fs.*", "expires_at": "2099-01-01T00:00:00"},
         {"tools": "", "duration_seconds": 60},
-        {"tools": "fs.*", "duration_seconds": 60, "scope": "all"},
+        {"tools": "fs.*", "duration_seconds": 60},  # no agent: agent-mesh requires one
+        {"tools": "fs.*", "agent": "*", "duration_seconds": "60"},
+        {"tools": "fs.*", "agent": "*", "duration_seconds": True},
+        {"tools": "fs.*", "agent": "*", "duration": "7d"},  # Go has no days: 168h
+        {"tools": "fs.*", "agent": 5, "duration": "1h"},
     ],
 )
 async def test_invalid_grants_are_rejected(client: httpx.AsyncClient, body: dict[str, Any]) -> None:
@@ -539,17 +576,23 @@ async def test_traces_list_with_agent_filter_and_limit(
         f"/approvals/{approval.id}/approve",
         json={"resolved_by": "agent:supervisor", "reasoning": "inside project", "confidence": 0.9},
     )
+    trace(store, agent="mailer", tool="gmail.send")
 
     everything = (await client.get("/traces")).json()
     claude = (await client.get("/traces", params={"agent": "claude"})).json()
     one = (await client.get("/traces", params={"limit": 1})).json()
+    mail = (await client.get("/traces", params={"tool": "gmail.send"})).json()
 
-    assert len(everything) == 2
+    assert len(everything) == 3
+    assert [t["tool"] for t in mail] == ["gmail.send"]
     assert len(one) == 1
     [resolved] = claude
     assert resolved["agent_id"] == "claude"
     assert resolved["tool"] == "filesystem.write_file"
-    assert resolved["decision"] == resolved["policy"] == "allow"
+    assert resolved["decision"] == "allow"
+    assert resolved["policy"] == "human_approval"  # agent-mesh's name for a call a person decided
+    assert resolved["approval_status"] == "approved"
+    assert resolved["params"] == {"path": "/home/user/project/main.go"}
     assert resolved["resolved_level"] == "human"  # whoever holds the token, whatever it claims
     assert resolved["resolved_by"] == resolved["approved_by"] == "api:agent:supervisor"
     assert resolved["reasoning"] == resolved["supervisor_reasoning"] == "inside project"
@@ -565,7 +608,7 @@ PROJECT = "/home/user/project/"
 
 def evaluate(detail: dict[str, Any]) -> dict[str, Any]:
     """Structural judgement only: where the write goes, and whether the params look hostile."""
-    if detail["injection_risk"]:
+    if detail.get("injection_risk"):
         return {"action": "deny", "confidence": 0.2, "reasoning": "suspicious params; escalate"}
     path = str(detail["params"].get("path", ""))
     if path.startswith(PROJECT):
@@ -669,6 +712,7 @@ async def test_a_grant_can_be_scoped_to_parameters(client: httpx.AsyncClient) ->
         "/grants",
         json={
             "tools": "files.write_*",
+            "agent": "*",
             "duration_seconds": 60,
             "params": [{"param": "path", "op": "within", "value": "src"}],
         },
@@ -676,6 +720,7 @@ async def test_a_grant_can_be_scoped_to_parameters(client: httpx.AsyncClient) ->
     assert response.status_code == 201
     assert response.json()["params"] == [{"param": "path", "op": "within", "value": "src"}]
     bad = await client.post(
-        "/grants", json={"tools": "x", "duration_seconds": 60, "params": [{"param": "p"}]}
+        "/grants",
+        json={"tools": "x", "agent": "*", "duration_seconds": 60, "params": [{"param": "p"}]},
     )
     assert bad.status_code == 422

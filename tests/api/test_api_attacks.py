@@ -34,14 +34,14 @@ async def test_a_race_of_resolutions_has_one_winner(
     assert codes == [200] + [409] * 19
     [winner] = [answer.json() for answer in answers if answer.status_code == 200]
     stored = store.approvals.get(approval.id)
-    assert (stored.status, stored.resolved_by) == (winner["status"], winner["resolved_by"])
+    assert stored.status == winner["status"]
     assert len(store.traces.list("claude")) == 1
 
 
 @pytest.mark.parametrize(
     ("claimed", "recorded"),
     [
-        ("supervisor:l1", "api:supervisor:l1"),
+        ("agent:l1", "api:agent:l1"),
         ("timeout", "api:timeout"),
         ("withdrawn", "api:withdrawn"),
         ("gui", "api:gui"),
@@ -52,7 +52,8 @@ async def test_a_race_of_resolutions_has_one_winner(
 async def test_a_claimed_resolver_is_only_a_label_under_api(
     store: Store, client: httpx.AsyncClient, claimed: str, recorded: str
 ) -> None:
-    """allowed, as the API's: whatever name the body claims is kept printable under `api:`."""
+    """allowed, as the API's: whatever name the body claims is kept printable under `api:`
+    (but a supervisor's: see test_a_supervisor_resolver_is_recorded_and_traced_at_l1)."""
     approval = pending(store)
     answer = await client.post(f"/approvals/{approval.id}/approve", json={"resolved_by": claimed})
     assert answer.status_code == 200
@@ -68,20 +69,42 @@ async def test_a_claimed_resolver_is_only_a_label_under_api(
         {"resolved_level": "policy"},
         {"level": "supervisor"},
         {"resolved_at": "2020-01-01T00:00:00Z"},
-        {"arguments": {"path": "/etc/passwd"}},
-        {"params": {"path": "/etc/passwd"}},
-        {"approved": False},
-        {"resolved_by": ""},
+        {"approved": True},
+    ],
+)
+async def test_a_forged_resolution_field_changes_nothing(
+    store: Store, client: httpx.AsyncClient, body: Any
+) -> None:
+    """ignored, as agent-mesh ignores fields it does not know: the deny is a plain deny by the
+    caller, with the call's own parameters, traced as a human's."""
+    approval = pending(store)
+    answer = await client.post(f"/approvals/{approval.id}/deny", json=body)
+    assert answer.json() == {"status": "denied", "id": approval.id}
+    stored = store.approvals.get(approval.id)
+    assert (stored.status, stored.resolved_by) == ("denied", "api:http:127.0.0.1")
+    assert stored.params == approval.params
+    [trace] = store.traces.list("claude")
+    assert (trace.resolved_level, trace.decision) == ("human", "deny")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
         {"resolved_by": "x" * 201},
+        {"resolved_by": True},
         {"reasoning": "x" * 10_001},
+        {"confidence": "0.9"},
+        {"arguments": {"path": "/etc/passwd"}},  # an edit would not be what runs: refused
+        {"params": {"path": "/etc/passwd"}},
         [],
         "approve",
     ],
 )
-async def test_a_forged_resolution_field_is_refused(
+async def test_a_resolution_field_of_the_wrong_kind_is_refused(
     store: Store, client: httpx.AsyncClient, body: Any
 ) -> None:
-    """rejected 422: the body may carry only resolved_by, reasoning and confidence."""
+    """rejected 422: too long, of another type (strict: "0.9" is not a number), an edit, or no
+    object."""
     approval = pending(store)
     answer = await client.post(f"/approvals/{approval.id}/deny", json=body)
     assert answer.status_code == 422, answer.text

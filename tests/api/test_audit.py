@@ -38,7 +38,6 @@ async def test_a_client_cannot_claim_a_level_foundry_reserves(
     )
 
     assert response.status_code == 200
-    assert response.json()["resolved_by"] == f"api:{claimed}"
     stored = store.approvals.get(approval.id)
     assert stored.resolved_by == f"api:{claimed}"
     assert resolution_level(stored.resolved_by) == "human"
@@ -75,9 +74,12 @@ async def test_a_name_over_200_characters_is_refused(
 
 async def test_a_grant_records_who_made_it_under_api(client: httpx.AsyncClient) -> None:
     claimed = await client.post(
-        "/grants", json={"tools": "fs.*", "duration": "5m", "granted_by": "human:gui:ana"}
+        "/grants",
+        json={"agent": "*", "tools": "fs.*", "duration": "5m", "granted_by": "human:gui:ana"},
     )
-    unclaimed = await client.post("/grants", json={"tools": "gmail.*", "duration": "5m"})
+    unclaimed = await client.post(
+        "/grants", json={"agent": "*", "tools": "gmail.*", "duration": "5m"}
+    )
 
     assert claimed.json()["granted_by"] == "api:human:gui:ana"
     assert unclaimed.json()["granted_by"] == "api:http:127.0.0.1"

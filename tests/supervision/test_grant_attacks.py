@@ -484,7 +484,7 @@ async def make_api_grant(store: Store) -> None:
     async with api_client(store) as api:
         body = {"tools": "files.read_file", "agent": "worker", "duration": "1h"}
         made = await api.post("/grants", json=body)
-    assert made.status_code == 201 and made.json()["agent_path"] == "", made.text
+    assert made.status_code == 201 and "agent_path" not in made.json(), made.text
 
 
 @pytest.mark.parametrize("make", [make_api_grant, make_old_grant], ids=["by the API", "old row"])
@@ -536,7 +536,7 @@ async def test_the_inbox_and_the_api_show_the_grants_the_gate_applies(
         shown = Approvals(store).context(asking).grants
         listed = approval_detail(asking, False, utc_now(), [], store.grants.active())
         assert {g.id for g in shown} == {g.id for g in gate_grants}, agent
-        assert {g.id for g in listed.active_grants} == {g.id for g in gate_grants}, agent
+        assert {g.id for g in listed.active_grants or []} == {g.id for g in gate_grants}, agent
     assert len(store.grants.covering("worker", "files.read_file", None, trust_key(first))) == 2
     assert len(store.grants.covering("worker", "files.read_file", None, trust_key(copy))) == 1
 
