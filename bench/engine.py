@@ -352,9 +352,11 @@ def unsupervised_copy(agent: Path, workdir: Path, trust: TrustStore) -> Path:
     """The same agent (prompt, rules, references, tools, settings) without its supervisors."""
     copy = workdir / "unsupervised-assistant"
     shutil.copytree(agent, copy)
-    config = json.loads((copy / "tsagent.json").read_text())
-    config["supervisors"] = []
-    (copy / "tsagent.json").write_text(json.dumps(config))
+    for name in ("tsagent.json", "foundry.json"):  # Foundry's own supervisors may be beside
+        if (copy / name).exists():
+            config = json.loads((copy / name).read_text())
+            config["supervisors"] = []
+            (copy / name).write_text(json.dumps(config))
     trust.grant(load_agent(copy))  # its time server, as the shipped agent's is trusted
     return copy
 
