@@ -49,8 +49,9 @@ class InboxController(QObject):
     resolver wins, so another Foundry, the API or the CLI may have answered first.
 
     Every call of the service runs on the inbox's own worker thread, one at a time, and hands
-    its result back to the GUI thread through a queued signal. (Not as asyncio tasks: a task stepped by a
-    nested Qt event loop inside another coroutine is abandoned, which would stop the polling.)
+    its result back to the GUI thread through a queued signal. (Not as asyncio tasks: a task
+    stepped by a nested Qt event loop inside another coroutine is abandoned, which would stop the
+    polling.)
     """
 
     pending_changed = Signal(int)
