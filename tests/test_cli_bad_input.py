@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from foundry.cli import build_parser
+from foundry.cli.main import build_parser
 from foundry.home import FoundryHome
 from foundry.store import Store
 from tests.runtime.conftest import write_agent
