@@ -100,6 +100,10 @@ CASES = {
     "approvals list with a database URL that is not one": Case(
         "approvals list", "cannot use the database URL", env={"FOUNDRY_DATABASE_URL": "nope://"}
     ),
+    "models find with no server answering": Case(
+        "models find", "no model server answered", env={"OLLAMA_HOST": "http://127.0.0.1:9"}
+    ),
+    "models use on a broken agent": Case("models use {bad}/broken ollama:qwen3", "invalid JSON"),
 }
 
 

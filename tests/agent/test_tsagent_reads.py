@@ -4,7 +4,6 @@ agent tsagent saved afterwards still has its Foundry settings (policy, disabled 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,16 +13,12 @@ import pytest
 from foundry.agent import load_agent, read_agent
 from foundry.agent.relocate import convert_agent
 from foundry.agent.templates import create_agent, new_agent
+from tests.tsagent_loader import TSAGENT, needs_tsagent
 
-TSAGENT = Path(__file__).resolve().parent / "tsagent"
 LOADER = TSAGENT / "load.mjs"
 SAMPLES = Path(__file__).resolve().parents[2] / "agents"
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("node") is None or not (TSAGENT / "node_modules" / "@tsagent" / "core").is_dir(),
-    reason="tsagent's loader is not installed: npm ci --ignore-scripts --prefix "
-    "tests/agent/tsagent",
-)
+pytestmark = needs_tsagent
 
 
 def tsagent_load(path: Path, save: bool = False) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from foundry.runtime.engine import Engine
 from foundry.session.events import ApprovalRequested, ContextChanged, ContextItemSaved
 from foundry.session.gate import GateDecision
 from tests.runtime.conftest import write_agent
+from tests.tsagent_loader import TSAGENT, needs_tsagent
 
 OPEN = {"permissionRequired": False, "include": "always"}
 SERVERS = {
@@ -169,12 +170,7 @@ def test_a_rule_named_as_a_path_or_with_undeclared_arguments_is_refused_or_trimm
 
 # -- against tsagent's own servers ----------------------------------------------------------------
 
-LOADER = Path(__file__).resolve().parents[1] / "agent" / "tsagent"
 ANSWERS = Path(__file__).resolve().parent / "tsagent_internal.mjs"
-needs_tsagent = pytest.mark.skipif(
-    shutil.which("node") is None or not (LOADER / "node_modules" / "@tsagent" / "core").is_dir(),
-    reason="tsagent is not installed: npm ci --ignore-scripts --prefix tests/agent/tsagent",
-)
 OWN_AGENT = """\
 metadata:
   name: Keeper
@@ -241,7 +237,7 @@ SERVER_OF = {"rules": "rules", "references": "refs"}
 
 
 def tsagent_answers(agent: Path, calls: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
-    command = ["node", str(ANSWERS), str(LOADER), str(agent), json.dumps(calls)]
+    command = ["node", str(ANSWERS), str(TSAGENT), str(agent), json.dumps(calls)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     return list(json.loads(done.stdout))

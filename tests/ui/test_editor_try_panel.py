@@ -128,12 +128,13 @@ def test_tried_and_replayed_calls_follow_the_agent_reloaded_from_disk(
     panel = editor.policy.try_panel
     panel.replay.click()
     qtbot.waitUntil(lambda: "no recorded tool calls" in panel.replay_summary.text())
-    config = json.loads((path / "tsagent.json").read_text())
+    sidecar = path / "foundry.json"  # where the policy tsagent has no place for is saved
+    config = json.loads(sidecar.read_text())
     rules = config["supervisors"][0]["config"]["rules"]
     routine = next(rule for rule in rules if rule["name"] == "current-time-is-routine")
     routine["action"] = "human"
     panel.replay_summary.clear()
-    (path / "tsagent.json").write_text(json.dumps(config, indent=2))  # nothing unsaved: reloads
+    sidecar.write_text(json.dumps(config, indent=2))  # nothing unsaved: reloads
 
     qtbot.waitUntil(lambda: verdict_starts(editor, "ASKS A PERSON"), timeout=10000)
     qtbot.waitUntil(lambda: "no recorded tool calls" in panel.replay_summary.text())

@@ -9,8 +9,10 @@ started them. The workspace is the agent's folder, as its chats use it, unless o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +39,9 @@ RECORDED_IN_PICKER = 50
 SHOWN_PARAMS = 80
 AGAIN_AFTER_EDIT_MS = 400
 OUTCOME_WORDS = {"allow": "ALLOWED", "deny": "DENIED", "human": "ASKS A PERSON"}
+# Opens the store of an editor without an engine; a future of its own lets `close` wait for a
+# store still opening, which a cancelled task would otherwise drop unclosed.
+STORE_OPENER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="try-panel-store")
 
 
 def verdict_text(result: CheckedCall) -> str:
@@ -58,8 +63,7 @@ class TryBinding(QObject):
         self.panel = panel
         self.editor = editor
         self.last_answer_ms: float | None = None
-        self._records: PolicyRecords | None = None  # its own, without an engine
-        self._opening_records = asyncio.Lock()
+        self._records: Future[PolicyRecords] | None = None  # its own, without an engine
         self._compiled: tuple[PolicyConfig, PolicyEngine] | None = None
         self._recorded: list[CallToCheck] = []
         self._recorded_tools: dict[str, dict[str, Any]] = {}
@@ -318,10 +322,9 @@ class TryBinding(QObject):
         bridge = self.editor.bridge
         if bridge is not None:
             return bridge.engine.policy_records
-        async with self._opening_records:
-            if self._records is None:
-                self._records = await asyncio.to_thread(PolicyRecords.opened)
-        return self._records
+        if self._records is None:
+            self._records = STORE_OPENER.submit(PolicyRecords.opened)
+        return await asyncio.wrap_future(self._records)
 
     def _agent_name(self) -> str:
         agent = self.editor.working
@@ -329,9 +332,10 @@ class TryBinding(QObject):
 
     def close(self) -> None:
         self._again.stop()
-        if self._records is not None:
-            self._records.close()
-            self._records = None
+        records, self._records = self._records, None
+        if records is not None and not records.cancelled():
+            with contextlib.suppress(Exception):  # a store that failed to open is not open
+                records.result().close()  # waits for one still opening: never left open
 
 
 def _shortened(text: str) -> str:

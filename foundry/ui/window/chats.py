@@ -87,7 +87,7 @@ class ChatTabs:
         controller = self._add_tab(session_id, title, title)
         self.agents[controller.view] = agent
         controller.show_trust(trust)
-        offer_capable_model(controller.view, window.bridge, agent.path)  # D's first_run.py
+        offer_capable_model(controller.view, window.bridge, agent.path)
         window.statusBar().showMessage("Ready.", 3000)
         return session_id
 

@@ -52,6 +52,7 @@ WINDOW_PARTS = (
     "foundry.llm.discovery",
     "foundry.ui.bridge",
     "foundry.ui.editor",
+    "foundry.ui.first_run",
     "foundry.ui.gateway_view",
     "foundry.ui.help",
     "foundry.ui.inbox",
