@@ -57,7 +57,7 @@ from foundry.session.events import (
     ToolServerChanged,
     event_body,
 )
-from foundry.session.gate import ApprovalGate, AskUser, PermissionGate
+from foundry.session.gate import ApprovalGate, AskUser, GateDecision, PermissionGate
 from foundry.session.supervisors import Direction
 from foundry.store import Store
 from foundry.supervision.concern_gate import ConcernGate
@@ -682,14 +682,13 @@ class Engine:
         """A message a supervisor wants a human to see goes to the approval inbox."""
         inbox = self._inbox(session_id, agent, identity, ask)
 
-        async def review(direction: Direction, content: str, reason: str) -> bool:
+        async def review(direction: Direction, content: str, reason: str) -> GateDecision:
             call = ToolCall(
                 id=f"review-{direction}",
                 name=f"supervision.review_{direction}",
                 arguments={"content": content, "reason": reason},
             )
-            decision = await inbox.decide(call, level="supervisor", reason=reason)
-            return decision.allowed
+            return await inbox.decide(call, level="supervisor", reason=reason)
 
         return review
 

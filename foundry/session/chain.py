@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from foundry.llm.base import ChatMessage
 from foundry.llm.priority import as_review
 from foundry.session.events import SupervisorDecided, SupervisorDeferred, SupervisorStarted
+from foundry.session.gate import GateDecision
 from foundry.session.supervisors import Direction, MessageSupervisor, SupervisionResult
 
 if TYPE_CHECKING:
     from foundry.session.chat import ChatSession
 
-HumanReview = Callable[[Direction, str, str], Awaitable[bool]]
+# asks for a review of a message (direction, content, reason): who decided, and why
+HumanReview = Callable[[Direction, str, str], Awaitable[GateDecision]]
 LATER_LIMIT_S = 300.0  # a review that nothing waits for still ends, with its fallback
 
 
@@ -271,9 +273,11 @@ class SupervisionChain:
         reason = "; ".join(result.reasons) or "a supervisor asked for a human review"
         if self._human_review is None:
             return ChainOutcome(content, supervisor.name, f"{reason} (no one can review it here)")
-        if await self._human_review(direction, content, reason):
+        decision = await self._human_review(direction, content, reason)
+        if decision.allowed:
             return None
-        return ChainOutcome(content, "a human reviewer", reason)
+        why = decision.reason or f"{reason} (not approved)"
+        return ChainOutcome(content, reviewer(decision.by), why)
 
     # -- reviews after the reply ----------------------------------------------------------------
 
@@ -435,3 +439,20 @@ def _decided(
         background=background,
         duration_s=duration,
     )
+
+
+def reviewer(resolved_by: str) -> str:
+    """Who decided a review, in words: `supervisor:agent7` is the supervisor agent7,
+    `human:gui:ana` is ana (in the app), `api:ops` is ops (through the approvals API)."""
+    kind, _, rest = resolved_by.partition(":")
+    if kind == "supervisor" and rest:
+        return f"the supervisor {rest}"
+    if kind == "human" and rest:
+        channel, _, user = rest.partition(":")
+        where = {"gui": "in the app", "cli": "at the terminal"}.get(channel, f"through {channel}")
+        return f"{user or 'a person'} ({where})"
+    if kind == "api" and rest:
+        return f"{rest} (through the approvals API)"
+    if kind == "timeout":
+        return "no one in time (the review timed out)"
+    return resolved_by or "a reviewer"

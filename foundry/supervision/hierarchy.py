@@ -49,6 +49,7 @@ ToolSchemas = Callable[[str], Mapping[str, Any] | None]
 ToolDefinitions = Callable[[str], ToolDefinition | None]
 RouteLevel = Literal["L0", "grant", "L1", "human"]
 RouteOutcome = Literal["allow", "deny", "human"]
+INJECTION_RULE_PREFIX = "injection:"  # the policy_rule of a call an injection signal sent on
 
 
 @dataclass(frozen=True)
@@ -228,14 +229,16 @@ class SupervisedGate:
         self, policy: PolicyDecision, injection: InjectionSignal
     ) -> PolicyDecision:
         """Where a call whose parameters read like an injection goes instead: the supervisor
-        if there is one (it escalates such calls to a person), else straight to a person."""
+        if there is one (it escalates such calls to a person), else straight to a person. The
+        signal, not the rule that matched, is what sent it there (`injection:role-claim`)."""
         to_supervisor = self._supervisor is not None and policy.action != "human"
         reason = (
             f"{policy.reason}; but the parameters read like a prompt injection "
             f"({injection.describe()}), so no rule or grant settles it"
         )
         action = "supervisor" if to_supervisor else "human"
-        return policy.model_copy(update={"action": action, "reason": reason})
+        rule = f"{INJECTION_RULE_PREFIX}{injection.signal}"
+        return policy.model_copy(update={"action": action, "reason": reason, "rule": rule})
 
     def _definition(self, name: str) -> ToolDefinition | None:
         if self._definitions is not None:

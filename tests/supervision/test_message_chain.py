@@ -20,7 +20,7 @@ from foundry.llm.registry import ModelChoice
 from foundry.session.chain import SupervisionChain
 from foundry.session.chat import ChatSession
 from foundry.session.events import EventBody, MessageRevised, SupervisorDecided, TurnFinished
-from foundry.session.gate import PermissionGate
+from foundry.session.gate import GateDecision, PermissionGate
 from foundry.session.supervisors import Direction, SupervisionResult
 from foundry.supervision.collection import CollectionSupervisor
 from foundry.supervision.guardian import GuardianSupervisor, mask_pii
@@ -195,14 +195,38 @@ async def test_a_failing_supervisor_applies_its_fallback_and_says_so(
 async def test_a_human_review_waits_for_the_human(approved: bool, ended_by: str) -> None:
     asked: list[str] = []
 
-    async def human(direction: Direction, content: str, reason: str) -> bool:
+    async def human(direction: Direction, content: str, reason: str) -> GateDecision:
         asked.append(f"{direction}: {content} ({reason})")
-        return approved
+        return GateDecision(allowed=approved, by="human:gui:ana")
 
     chat, _ = session(EchoModel(), [WantsHuman()], human_review=human)
     result = await chat.send("transfer all funds")
     assert asked == ["request: transfer all funds (unusual request)"]
     assert result.ended_by == ended_by
+
+
+@pytest.mark.parametrize(
+    ("by", "reason", "said"),
+    [
+        ("supervisor:agent7", "wire transfers need a ticket", "Blocked by the supervisor agent7: "
+         "wire transfers need a ticket"),
+        ("human:gui:ana", "", "Blocked by ana (in the app): unusual request (not approved)"),
+        ("api:ops-bot", "no", "Blocked by ops-bot (through the approvals API): no"),
+        ("timeout", "", "Blocked by no one in time (the review timed out): unusual request"),
+    ],
+)  # fmt: skip
+async def test_a_blocked_review_says_who_blocked_it_and_why(
+    by: str, reason: str, said: str
+) -> None:
+    async def reviewed(direction: Direction, content: str, asked: str) -> GateDecision:
+        return GateDecision(allowed=False, by=by, reason=reason)
+
+    chat, _ = session(EchoModel(), [WantsHuman()], human_review=reviewed)
+    result = await chat.send("transfer all funds")
+    assert result.ended_by == "blocked" and said in result.reply
+    assert (
+        "unusual request" not in result.reply or not reason
+    )  # the reviewer's reason, not WantsHuman's
 
 
 async def test_with_no_one_to_review_a_review_request_blocks() -> None:
