@@ -46,6 +46,8 @@ DARK_DISABLED: dict[QPalette.ColorRole, str] = {
     _Role.HighlightedText: "#9a9a9a",
 }
 
+DARK_TEXT_LIGHTNESS = 0.7  # hand-picked text colours are lightened to at least this on dark
+
 _system: tuple[str, QPalette] | None = None  # the style and palette the app started with
 
 
@@ -91,6 +93,17 @@ def is_dark(palette: QPalette | None = None) -> bool:
     """Whether text is drawn light on dark (charts and hand-picked colours follow this)."""
     palette = palette or QApplication.palette()
     return palette.color(_Role.Window).lightness() < palette.color(_Role.WindowText).lightness()
+
+
+def readable(colour: str, palette: QPalette | None = None) -> str:
+    """A hand-picked text colour (`#2e7d32` for approved) as the theme draws it: itself on
+    light, the same hue lightened on dark, where a dark green or red on near black is hard to
+    read."""
+    if not is_dark(palette):
+        return colour
+    shade = QColor(colour)
+    lightness = max(shade.lightnessF(), DARK_TEXT_LIGHTNESS)
+    return QColor.fromHslF(shade.hslHueF(), shade.hslSaturationF(), lightness).name()
 
 
 def quiet(widget: QWidget) -> None:

@@ -43,6 +43,7 @@ from foundry.ui.editor.sections import (
 from foundry.ui.editor.supervisors_section import SupervisorsSection
 from foundry.ui.editor.tools_section import ToolsSection
 from foundry.ui.elided_label import ElidedLabel
+from foundry.ui.theme import quiet
 
 SECTIONS = (
     "Agent",
@@ -118,7 +119,7 @@ class AgentEditor(QWidget):
         self.heading = ElidedLabel()
         self.heading.setStyleSheet("font-size: 15pt; font-weight: bold;")
         self.status = QLabel()
-        self.status.setStyleSheet("color: #616161;")
+        quiet(self.status)
         self.status.setWordWrap(True)
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.save_action = _action(self, "Save", "Ctrl+S", "Write the agent's files")

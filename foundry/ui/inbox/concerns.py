@@ -11,6 +11,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QTextEdit, QVBoxLayout, QWidget
 
 from foundry.supervision.concerns import heading
+from foundry.ui.theme import readable
 
 ACCEPTING = {
     "definition-changed": "Approving (unedited) pins the new definition.",
@@ -28,6 +29,7 @@ DETAIL_PARTS = (
 BOX_STYLE = "background: #fff8e1; color: #4e342e; border: 1px solid #ffcc80; padding: 6px;"
 MAX_BOX_HEIGHT = 220
 DIFF_COLOURS = {"+": "#1b5e20", "-": "#b71c1c", "@": "#6a1b9a"}
+DIFF_CONTEXT = "#37474f"
 
 
 class ConcernsPanel(QWidget):
@@ -97,8 +99,9 @@ def _text_box(text: str, diff: bool) -> QTextEdit:
 def _diff_html(diff: str) -> str:
     rows = []
     for line in diff.splitlines():
-        colour = DIFF_COLOURS.get(line[:1], "#37474f")
+        colour = DIFF_COLOURS.get(line[:1], DIFF_CONTEXT)
         if line.startswith(("+++", "---")):
-            colour = "#37474f"
+            colour = DIFF_CONTEXT
+        colour = readable(colour)
         rows.append(f"<span style='color:{colour}'>{escape(line) or '&nbsp;'}</span>")
     return "<pre style='margin:0'>" + "\n".join(rows) + "</pre>"

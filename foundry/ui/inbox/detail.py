@@ -32,12 +32,13 @@ from foundry.ui.clock import local_time
 from foundry.ui.inbox.concerns import ConcernsPanel
 from foundry.ui.inbox.model import (
     LEVELS,
-    STATUS_COLOURS,
     describe_remaining,
     remaining,
+    status_colour,
     waited,
 )
 from foundry.ui.inbox.params import ParamNode
+from foundry.ui.theme import quiet, readable
 
 GRANT_DURATIONS = (
     ("15 minutes", timedelta(minutes=15)),
@@ -193,7 +194,7 @@ class ApprovalDetailView(QWidget):
         )
         self.action_panel = self._action_panel()
         self.placeholder = QLabel()
-        self.placeholder.setStyleSheet("color: #757575;")
+        quiet(self.placeholder)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._tick = QTimer(self)
         self._tick.setInterval(1000)
@@ -306,7 +307,7 @@ class ApprovalDetailView(QWidget):
             self.grants.setText("<i>loading…</i>")
             self.why.setText(_why_before_context(record))
             self.concerns.show_concerns(record.concerns)
-        colour = STATUS_COLOURS.get(record.status, "#000")
+        colour = status_colour(record.status)
         status = record.status.replace("_", " ")
         self.title.setText(
             f"<span style='font-size:15pt; font-weight:600'>{escape(record.tool)}</span>"
@@ -412,7 +413,7 @@ class ApprovalDetailView(QWidget):
         self.outcome.setVisible(record.status != "pending")
         if record.status == "pending":
             return
-        colour = STATUS_COLOURS.get(record.status, "#000")
+        colour = status_colour(record.status)
         reasoning = f": {escape(record.reasoning)}" if record.reasoning else ""
         self.outcome.setText(
             f"<span style='color:{colour}; font-weight:600'>"
@@ -429,7 +430,7 @@ class ApprovalDetailView(QWidget):
             return
         shown = describe_remaining(left)
         urgent = left < timedelta(minutes=1)
-        colour = "#c62828" if urgent else "#ef6c00"
+        colour = readable("#c62828" if urgent else "#ef6c00")
         text = (
             "Expired: the policy's timeout outcome applies"
             if shown == "expired"
@@ -457,10 +458,8 @@ class ApprovalDetailView(QWidget):
         return self.params_stack.currentIndex() == 1
 
     def show_edit_problem(self, problem: str | None) -> None:
-        if problem is None:
-            self.editor_problem.setText("<span style='color:#2e7d32'>Valid JSON object</span>")
-        else:
-            self.editor_problem.setText(f"<span style='color:#c62828'>{escape(problem)}</span>")
+        colour, said = ("#2e7d32", "Valid JSON object") if problem is None else ("#c62828", problem)
+        self.editor_problem.setText(f"<span style='color:{readable(colour)}'>{escape(said)}</span>")
         self.apply_edit.setEnabled(problem is None)
 
     def _propose_scopes(self, record: ApprovalRecord) -> None:

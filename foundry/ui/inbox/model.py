@@ -30,6 +30,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 from foundry.runtime.approvals import ApprovalRecord, utc_now
 from foundry.runtime.grant_scopes import describe_duration
 from foundry.ui.clock import local_time
+from foundry.ui.theme import readable
 
 Index = QModelIndex | QPersistentModelIndex
 RECORD_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -41,6 +42,13 @@ STATUS_COLOURS = {
     "denied": "#c62828",
     "timed_out": "#757575",
 }
+
+
+def status_colour(status: str) -> str:
+    """The colour an approval's status is written in, readable on the theme in force."""
+    return readable(STATUS_COLOURS.get(status, "#757575"))
+
+
 ROLES = frozenset(
     {
         Qt.ItemDataRole.DisplayRole,
@@ -167,7 +175,7 @@ class ApprovalTableModel(QAbstractTableModel):
         if role == RECORD_ROLE:
             return record
         if role == Qt.ItemDataRole.ForegroundRole and column == Column.STATUS:
-            return QColor(STATUS_COLOURS.get(record.status, "#000000"))
+            return QColor(status_colour(record.status))
         if role == Qt.ItemDataRole.DecorationRole and column == Column.TOOL:
             return self._warning if record.injection_risk else None
         if role == Qt.ItemDataRole.ToolTipRole and column == Column.TOOL:

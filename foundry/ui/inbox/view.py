@@ -30,6 +30,7 @@ from foundry.ui.inbox.model import (
     ApprovalTableModel,
     Column,
 )
+from foundry.ui.theme import quiet
 
 STATUSES: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("Pending", frozenset({"pending"})),
@@ -154,7 +155,7 @@ class InboxView(QWidget):
         self.deny_selected.setToolTip("Deny every selected pending approval (Ctrl+Shift+D)")
         self.detail = ApprovalDetailView()
         self.keys = QLabel(KEYS_HINT)
-        self.keys.setStyleSheet("color: #757575;")
+        quiet(self.keys)
         self.shortcuts = self._shortcuts()
         self._split = False
         self.status_filter.currentIndexChanged.connect(self._status_column_if_mixed)
