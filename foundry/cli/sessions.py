@@ -49,6 +49,7 @@ def _printer(show_tokens: bool) -> Callable[[Event], None]:
         ErrorOccurred,
         SupervisorDecided,
         SupervisorDeferred,
+        SupervisorOff,
         TokenDelta,
         ToolCallFinished,
     )
@@ -69,6 +70,11 @@ def _printer(show_tokens: bool) -> Callable[[Event], None]:
             print(f"\n[supervisor fallback] {escaped(_fallback_line(body))}", file=sys.stderr)
         elif isinstance(body, SupervisorDeferred):
             print(f"\n[supervisor deferred] {escaped(body.reason)}", file=sys.stderr)
+        elif isinstance(body, SupervisorOff):
+            print(
+                f"\n[supervisor off] {escaped(body.supervisor)}: {escaped(body.reason)}",
+                file=sys.stderr,
+            )
         elif isinstance(body, ApprovalRequested):
             print(
                 f"\n[waiting for a person] {escaped(body.tool)}: approve or deny it in the app's "

@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from foundry.llm.base import ChatMessage
 from foundry.llm.priority import as_review
-from foundry.session.events import SupervisorDecided, SupervisorDeferred, SupervisorStarted
+from foundry.session.events import (
+    SupervisorDecided,
+    SupervisorDeferred,
+    SupervisorOff,
+    SupervisorStarted,
+)
 from foundry.session.gate import GateDecision
 from foundry.session.supervisors import Direction, MessageSupervisor, SupervisionResult
 
@@ -131,7 +136,7 @@ class SupervisionChain:
     async def run(
         self, session: ChatSession, direction: Direction, index: int, message: ChatMessage
     ) -> ChainOutcome:
-        await self._say_dormant(session, direction, index)
+        await self._say_dormant(session)
         reviewing = [s for s in self.supervisors if direction in s.directions]
         holding = [s for s in reviewing if s.reach == "message"]
         outcome = await self._hold(session, direction, index, message, holding)
@@ -146,7 +151,7 @@ class SupervisionChain:
         reviews = tuple(LaterReview(s, direction, index, passed) for s in later)
         return replace(outcome, later=reviews)
 
-    async def _say_dormant(self, session: ChatSession, direction: Direction, index: int) -> None:
+    async def _say_dormant(self, session: ChatSession) -> None:
         """Once a session: the supervisors left off (a model too small for them), and why."""
         if self._dormant_said:
             return
@@ -154,15 +159,10 @@ class SupervisionChain:
         for supervisor in self.supervisors:
             reason = getattr(supervisor, "dormant_reason", None)
             if isinstance(reason, str):
-                await session.record(
-                    SupervisorDeferred(
-                        supervisor_id=supervisor.id,
-                        supervisor=supervisor.name,
-                        direction=direction,
-                        message_index=index,
-                        reason=reason,
-                    )
+                off = SupervisorOff(
+                    supervisor_id=supervisor.id, supervisor=supervisor.name, reason=reason
                 )
+                await session.record(off)
 
     async def _hold(
         self,

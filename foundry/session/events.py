@@ -192,6 +192,16 @@ class SupervisorDeferred(EventBody):
     reason: str
 
 
+class SupervisorOff(EventBody):
+    """A supervisor left off for this session (its model is too small for it: needsCapableModel),
+    said once, on the first request: why, and what turns it on."""
+
+    kind: Literal["supervisor_off"] = "supervisor_off"
+    supervisor_id: str
+    supervisor: str
+    reason: str
+
+
 class SupervisorDecided(EventBody):
     """A message supervisor's decision on the message at `message_index` of the session.
 
@@ -266,6 +276,7 @@ EVENT_TYPES: dict[str, type[EventBody]] = {
         ApprovalResolved,
         SupervisorStarted,
         SupervisorDeferred,
+        SupervisorOff,
         SupervisorDecided,
         MessageRevised,
         AgentApplied,

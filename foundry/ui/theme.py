@@ -95,7 +95,7 @@ def is_dark(palette: QPalette | None = None) -> bool:
     return palette.color(_Role.Window).lightness() < palette.color(_Role.WindowText).lightness()
 
 
-def readable(colour: str, palette: QPalette | None = None) -> str:
+def themed_colour(colour: str, palette: QPalette | None = None) -> str:
     """A hand-picked text colour (`#2e7d32` for approved) as the theme draws it: itself on
     light, the same hue lightened on dark, where a dark green or red on near black is hard to
     read."""

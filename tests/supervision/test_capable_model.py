@@ -13,7 +13,7 @@ from foundry.agent.document import load_agent
 from foundry.agent.models import AgentSupervisorEntry
 from foundry.llm.base import ProviderError
 from foundry.session.chain import SupervisionChain
-from foundry.session.events import SupervisorDeferred, SupervisorStarted
+from foundry.session.events import SupervisorDeferred, SupervisorOff, SupervisorStarted
 from foundry.session.supervisors import MessageSupervisor
 from foundry.supervision.agent_supervisor import AgentSupervisor
 from foundry.supervision.capable_model import give_capable_model, waiting_supervisors
@@ -108,9 +108,10 @@ async def test_a_session_says_once_which_supervisors_are_off_and_why(tmp_path: P
     assert isinstance(chain, SupervisionChain)
     await asyncio.wait_for(session.send("Write to the board."), HUNG_S)
     await asyncio.wait_for(session.send("Now to the shareholders."), HUNG_S)
-    said = [e for e in events if isinstance(e, SupervisorDeferred)]
-    assert [(e.supervisor, e.reason, e.message_index) for e in said] == [
-        ("Architect", "Architect is off: it needs a capable model", said[0].message_index)
+    said = [e for e in events if isinstance(e, SupervisorOff)]
+    assert [(e.supervisor, e.reason) for e in said] == [
+        ("Architect", "Architect is off: it needs a capable model")
     ]
+    assert not any(isinstance(e, SupervisorDeferred) for e in events)  # off is not deferred
     assert not any(isinstance(e, SupervisorStarted) for e in events)
     assert chain.reviewing_later == 0  # nothing runs after the replies

@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from foundry.session.events import ApprovalRequested, Event, EventBody, ToolConcernRaised
+from foundry.session.events import (
+    ApprovalRequested,
+    Event,
+    EventBody,
+    SupervisorOff,
+    ToolConcernRaised,
+)
 from foundry.supervision.concerns import Concern
 from foundry.ui.session.timeline import COLOURS, TimelineModel, describe
 
@@ -28,6 +34,16 @@ def test_a_flagged_result_is_a_row_of_its_own() -> None:
     assert row.title == "tool web.fetch · ⚠ The result reads like a prompt injection"
     assert (row.reasoning, row.action) == ("'ignore previous' in ROT13", "concern")
     assert "concern" in COLOURS
+
+
+def test_a_supervisor_left_off_is_said_to_be_off_not_deferred() -> None:
+    off = SupervisorOff(
+        supervisor_id="architect", supervisor="Architect", reason="it needs a capable model"
+    )
+    row = describe(event(off))
+    assert row is not None
+    assert (row.title, row.verdict) == ("Architect · off for this chat", "off")
+    assert "deferred" not in row.title and row.reasoning == "it needs a capable model"
 
 
 def test_a_held_call_says_what_held_it() -> None:

@@ -11,7 +11,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QTextEdit, QVBoxLayout, QWidget
 
 from foundry.supervision.concerns import heading
-from foundry.ui.theme import readable
+from foundry.ui.theme import themed_colour
 
 ACCEPTING = {
     "definition-changed": "Approving (unedited) pins the new definition.",
@@ -102,6 +102,6 @@ def _diff_html(diff: str) -> str:
         colour = DIFF_COLOURS.get(line[:1], DIFF_CONTEXT)
         if line.startswith(("+++", "---")):
             colour = DIFF_CONTEXT
-        colour = readable(colour)
+        colour = themed_colour(colour)
         rows.append(f"<span style='color:{colour}'>{escape(line) or '&nbsp;'}</span>")
     return "<pre style='margin:0'>" + "\n".join(rows) + "</pre>"

@@ -38,7 +38,7 @@ from foundry.ui.inbox.model import (
     waited,
 )
 from foundry.ui.inbox.params import ParamNode
-from foundry.ui.theme import quiet, readable
+from foundry.ui.theme import quiet, themed_colour
 
 GRANT_DURATIONS = (
     ("15 minutes", timedelta(minutes=15)),
@@ -430,7 +430,7 @@ class ApprovalDetailView(QWidget):
             return
         shown = describe_remaining(left)
         urgent = left < timedelta(minutes=1)
-        colour = readable("#c62828" if urgent else "#ef6c00")
+        colour = themed_colour("#c62828" if urgent else "#ef6c00")
         text = (
             "Expired: the policy's timeout outcome applies"
             if shown == "expired"
@@ -459,7 +459,9 @@ class ApprovalDetailView(QWidget):
 
     def show_edit_problem(self, problem: str | None) -> None:
         colour, said = ("#2e7d32", "Valid JSON object") if problem is None else ("#c62828", problem)
-        self.editor_problem.setText(f"<span style='color:{readable(colour)}'>{escape(said)}</span>")
+        self.editor_problem.setText(
+            f"<span style='color:{themed_colour(colour)}'>{escape(said)}</span>"
+        )
         self.apply_edit.setEnabled(problem is None)
 
     def _propose_scopes(self, record: ApprovalRecord) -> None:

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 from foundry.runtime.approvals import ApprovalRecord, utc_now
 from foundry.runtime.grant_scopes import describe_duration
 from foundry.ui.clock import local_time
-from foundry.ui.theme import readable
+from foundry.ui.theme import themed_colour
 
 Index = QModelIndex | QPersistentModelIndex
 RECORD_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -45,8 +45,8 @@ STATUS_COLOURS = {
 
 
 def status_colour(status: str) -> str:
-    """The colour an approval's status is written in, readable on the theme in force."""
-    return readable(STATUS_COLOURS.get(status, "#757575"))
+    """The colour an approval's status is written in, themed_colour on the theme in force."""
+    return themed_colour(STATUS_COLOURS.get(status, "#757575"))
 
 
 ROLES = frozenset(

@@ -23,6 +23,7 @@ from foundry.session.events import (
     MessageAdded,
     SupervisorDecided,
     SupervisorDeferred,
+    SupervisorOff,
     ToolCallDecided,
     ToolCallFinished,
     ToolConcernRaised,
@@ -58,6 +59,7 @@ VERDICTS = {
     "asked": Verdict("asked", "?", "#b45309"),
     "failed": Verdict("failed", "!", "#7b1fa2"),  # failures, fallbacks, timeouts, errors
     "deferred": Verdict("deferred", "»", "#5d4037"),
+    "off": Verdict("off", "○", "#616161"),  # a supervisor left off for the session
     "concern": Verdict("concern", "⚠", "#ad1457"),
     "statistics": Verdict("statistics", "Σ", "#546e7a"),
 }
@@ -103,6 +105,15 @@ def describe(event: Event) -> Decision | None:
             title, readable(body.reason), "deferred", body.message_index, "deferred",
             body.supervisor, fold_key=("deferred", body.supervisor_id, body.direction, body.reason),
         )  # fmt: skip
+    if isinstance(body, SupervisorOff):
+        return Decision(
+            f"{body.supervisor} · off for this chat",
+            readable(body.reason),
+            "off",
+            None,
+            "off",
+            body.supervisor,
+        )
     if isinstance(body, ToolCallDecided):
         action = "allow" if body.allowed else "deny"
         return Decision(

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from foundry.ui.tasks.progress import LEVEL_COLOURS, SESSION_ROLE, TaskProgress
-from foundry.ui.theme import readable
+from foundry.ui.theme import themed_colour
 
 STATUS_COLOURS = {
     **LEVEL_COLOURS,
@@ -126,7 +126,7 @@ class TaskView(QWidget):
 
     def refresh(self) -> None:
         summary = self.progress.summary
-        colour = readable(STATUS_COLOURS.get(summary.status, "#616161"))
+        colour = themed_colour(STATUS_COLOURS.get(summary.status, "#616161"))
         self.title.setText(f"<h3 style='margin:0'>{summary.name or 'Task'}</h3>")
         elapsed = ""
         if summary.started and summary.last:

@@ -1,5 +1,5 @@
 """Hand-picked text colours (an approval's status, a diff's lines, a task's state) stay as picked
-on the light theme and are readable on the dark one: WCAG's 4.5:1 against the dark lists."""
+on the light theme and are themed_colour on the dark one: WCAG's 4.5:1 against the dark lists."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QPalette
 from foundry.ui.inbox.concerns import DIFF_COLOURS, DIFF_CONTEXT
 from foundry.ui.inbox.model import STATUS_COLOURS
 from foundry.ui.tasks.view import STATUS_COLOURS as TASK_COLOURS
-from foundry.ui.theme import dark_palette, light_palette, readable
+from foundry.ui.theme import dark_palette, light_palette, themed_colour
 
 PICKED = sorted(
     {*STATUS_COLOURS.values(), *DIFF_COLOURS.values(), DIFF_CONTEXT, *TASK_COLOURS.values()}
@@ -36,6 +36,6 @@ def test_a_picked_colour_is_readable_on_the_dark_lists_and_unchanged_on_light(
 ) -> None:
     dark = dark_palette()
     base = dark.color(QPalette.ColorRole.Base).name()
-    assert contrast(readable(colour, dark), base) >= 4.5
-    assert readable(colour, light_palette()) == colour
-    assert abs(QColor(readable(colour, dark)).hue() - QColor(colour).hue()) <= 2  # its hue
+    assert contrast(themed_colour(colour, dark), base) >= 4.5
+    assert themed_colour(colour, light_palette()) == colour
+    assert abs(QColor(themed_colour(colour, dark)).hue() - QColor(colour).hue()) <= 2  # its hue
