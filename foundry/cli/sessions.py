@@ -43,8 +43,11 @@ async def ask_in_terminal(call: ToolCall) -> GateDecision:
     return GateDecision(allowed=allowed, by="human:terminal", reason="" if allowed else "refused")
 
 
-def _printer(show_tokens: bool) -> Callable[[Event], None]:
+def event_printer(show_tokens: bool) -> Callable[[Event], None]:
+    """What `run` and `chat` print of a session's events: the reply as it streams (with
+    `show_tokens`), and on stderr what a person must know: failures, fallbacks, waits, saves."""
     from foundry.session.events import (
+        AgentApplied,
         ApprovalRequested,
         ErrorOccurred,
         SupervisorDecided,
@@ -70,6 +73,9 @@ def _printer(show_tokens: bool) -> Callable[[Event], None]:
             print(f"\n[supervisor fallback] {escaped(_fallback_line(body))}", file=sys.stderr)
         elif isinstance(body, SupervisorDeferred):
             print(f"\n[supervisor deferred] {escaped(body.reason)}", file=sys.stderr)
+        elif isinstance(body, AgentApplied):
+            restart = f"leave, then `foundry chat --session {event.session_id}` runs it"
+            print(f"\n[agent saved] {body.describe(restart)}", file=sys.stderr)
         elif isinstance(body, SupervisorOff):
             print(
                 f"\n[supervisor off] {escaped(body.supervisor)}: {escaped(body.reason)}",
@@ -152,7 +158,7 @@ def run_command(args: argparse.Namespace) -> int:
         session_id = engine.submit(
             engine.open_session(Path(args.agent), args.model, ask=ask)
         ).result()
-        engine.bus.subscribe(_printer(show_tokens=not args.json))
+        engine.bus.subscribe(event_printer(show_tokens=not args.json))
         result = _turn(engine, session_id, args.message)
         _settle(engine, session_id, wait=args.wait_reviews)
         if args.json:
@@ -220,7 +226,7 @@ def chat_command(args: argparse.Namespace) -> int:
             session_id = engine.submit(
                 engine.open_session(Path(args.agent), args.model, ask=ask_in_terminal)
             ).result()
-        engine.bus.subscribe(_printer(show_tokens=True))
+        engine.bus.subscribe(event_printer(show_tokens=True))
         print(f"session {session_id}\n{CHAT_HELP}", file=sys.stderr)
         if engine.session(session_id).needs_resume:
             print("[resuming the interrupted turn]", file=sys.stderr)

@@ -240,6 +240,25 @@ class AgentApplied(EventBody):
     applied: tuple[str, ...] = ()
     pending: tuple[str, ...] = ()
 
+    def describe(self, how_to_restart: str) -> str:
+        """What the save changed in the session, in a sentence or two; `how_to_restart` says
+        how the pending parts are taken (a button in the app, a command in a terminal)."""
+        parts = ["The agent was saved."]
+        if self.applied:
+            parts.append(f"This chat follows its {_listed(self.applied)} from the next step.")
+        if self.pending:
+            parts.append(
+                f"Not in this chat until it restarts: the saved {_listed(self.pending)} "
+                f"({how_to_restart})."
+            )
+        return " ".join(parts)
+
+
+def _listed(parts: tuple[str, ...]) -> str:
+    """("its prompt", "its rules") as "prompt and rules"."""
+    words = [part.removeprefix("its ") for part in parts]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
 
 class SessionRestarted(EventBody):
     """The session runs its agent as saved from here on (servers, model, supervisors started

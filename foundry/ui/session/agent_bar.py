@@ -13,21 +13,7 @@ RESTART_KEYS = "Ctrl+Alt+R"  # (Ctrl+Shift+R adds a rule in the editor)
 
 def applied_notice(body: AgentApplied) -> str:
     """What a save of the agent changed in this chat, in a sentence or two."""
-    parts = ["The agent was saved."]
-    if body.applied:
-        parts.append(f"This chat follows its {_listed(body.applied)} from the next step.")
-    if body.pending:
-        parts.append(
-            f"Not in this chat until it restarts: the saved {_listed(body.pending)} (Restart "
-            "chat runs the saved agent and keeps the conversation)."
-        )
-    return " ".join(parts)
-
-
-def _listed(parts: tuple[str, ...]) -> str:
-    """("its prompt", "its rules") as "prompt and rules"."""
-    words = [part.removeprefix("its ") for part in parts]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    return body.describe("Restart chat runs the saved agent and keeps the conversation")
 
 
 class AgentBar(QWidget):
