@@ -179,3 +179,17 @@ def test_sessions_list_says_when_there_are_none(capsys: pytest.CaptureFixture[st
     shown = capsys.readouterr()
     assert shown.out == ""  # nothing for a script to read as a session
     assert "no sessions yet" in shown.err
+
+
+@pytest.mark.parametrize("given", ["folder", "tsagent.json"])
+def test_gui_opens_the_agent_folder_given_it_or_its_tsagent_json(
+    sample_agents: Path, given: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import foundry.ui.app
+
+    opened: list[Path | None] = []
+    monkeypatch.setattr(foundry.ui.app, "run", lambda agent: opened.append(agent) or 0)
+    assistant = sample_agents / "assistant"
+    path = assistant if given == "folder" else assistant / "tsagent.json"
+    assert main(["gui", str(path)]) == 0
+    assert opened == [assistant]

@@ -118,7 +118,15 @@ def _gui(args: argparse.Namespace) -> int:
     from foundry.ui.app import run
 
     agent = getattr(args, "agent", None)
-    return run(Path(agent) if agent else None)
+    return run(agent_to_open(Path(agent)) if agent else None)
+
+
+def agent_to_open(path: Path) -> Path:
+    """The agent a path names: a folder's `tsagent.json`, which a file manager's "Open with"
+    hands over, stands for its folder; any other path is the agent itself."""
+    from foundry.agent.folder import CONFIG_FILE
+
+    return path.parent if path.name == CONFIG_FILE and path.is_file() else path
 
 
 class _PrintVersion(argparse.Action):
