@@ -373,3 +373,18 @@ def test_help_lists_the_keyboard_shortcuts_and_says_what_foundry_is(
     about = window.show_about()
     assert f"Foundry {foundry.__version__}" in about.text()  # type: ignore[attr-defined]
     about.close()
+
+
+def test_a_chat_says_in_the_log_when_its_input_is_ready(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    worker = agent_at(tmp_path / "worker")
+    window = new_window(qtbot, bridge)
+    with caplog.at_level("INFO", logger="foundry.ui.window.chats"):
+        open_in(qtbot, window, worker)
+    ready = [
+        record.getMessage() for record in caplog.records if "ready for input" in record.message
+    ]
+    view = window.tabs.currentWidget()
+    assert len(ready) == 1 and f"(agent {worker})" in ready[0]
+    assert view.input.isEnabled() and view.input.hasFocus()

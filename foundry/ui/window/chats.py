@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
     from foundry.ui.session.controller import SessionController
     from foundry.ui.session.view import SessionView
     from foundry.ui.window.main_window import MainWindow
+
+
+log = logging.getLogger(__name__)
 
 
 def chat_model(agent: AgentDocument) -> str | None:
@@ -89,6 +93,8 @@ class ChatTabs:
         controller.show_trust(trust)
         offer_capable_model(controller.view, window.bridge, agent.path)
         window.statusBar().showMessage("Ready.", 3000)
+        # What packaging/check-linux.sh waits for before it types into the chat.
+        log.info("chat %s is ready for input (agent %s)", session_id, agent.path)
         return session_id
 
     def _add_tab(self, session_id: str, title: str, agent_label: str) -> SessionController:
