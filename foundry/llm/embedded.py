@@ -27,7 +27,7 @@ from foundry.llm.base import (
     no_answer_in_time,
 )
 from foundry.llm.model_queue import Listener, ModelQueue
-from foundry.llm.priority import ModelUse, QueueState, current_use
+from foundry.llm.priority import ModelUse, QueueState, WaitClock, current_use, wait_clock
 from foundry.llm.repetition import REPETITION, RepetitionGuard
 from foundry.llm.saved_prompts import Loopback, SavedPrompts, prompt_key
 from foundry.llm.tool_choice import ChoiceReader, choice_request, offered_tools
@@ -139,11 +139,13 @@ class EmbeddedRuntime:
         on_chunk: Callable[[dict[str, Any]], bool],
         use: ModelUse | None = None,
         should_stop: Callable[[], bool] | None = None,
+        clock: WaitClock | None = None,
     ) -> Future[Any]:
         """Queue one streamed completion on the worker; `on_chunk` returns True to stop it (the
         worker then ends at the next chunk). Cancelling the future drops a request not started.
-        A review (`use`) waits behind chats' requests and hands its chunks over once complete."""
-        return self._queue.submit(body, on_chunk, use, should_stop)
+        A review (`use`) waits behind chats' requests and hands its chunks over once complete;
+        `clock` counts its waits for its turn."""
+        return self._queue.submit(body, on_chunk, use, should_stop, clock)
 
     def queue_state(self) -> QueueState:
         """What the model runs now and what waits for it, in order."""
@@ -277,9 +279,10 @@ class EmbeddedProvider:
         if request.tools and not await runtime.native_tool_calling():
             choice = ChoiceReader(offered_tools(request))
             request = choice_request(request)
-        handover = _Handover(asyncio.get_running_loop(), request.timeout_s)
+        clock = wait_clock()
+        handover = _Handover(asyncio.get_running_loop(), request.timeout_s, clock)
         body = chat_completion_body(request, with_model=False)
-        job = runtime.submit(body, handover.on_chunk, current_use(), handover.stop.is_set)
+        job = runtime.submit(body, handover.on_chunk, current_use(), handover.stop.is_set, clock)
         job.add_done_callback(handover.finish)
         reader = ChunkReader(started, tool_names(request))
         guard = RepetitionGuard()
@@ -322,8 +325,11 @@ def _translated(chunks: list[Chunk], choice: ChoiceReader | None) -> list[Chunk]
 class _Handover:
     """Chunks from the worker thread to the stream's loop, until done, stopped or past due."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, timeout_s: float) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, timeout_s: float, clock: WaitClock | None = None
+    ) -> None:
         self._loop = loop
+        self._clock = clock if clock is not None else WaitClock(waiting=False)
         self._items: deque[dict[str, Any] | Exception | None] = deque()
         self._arrived = asyncio.Event()
         self._woken = False  # a wake-up of the loop is on its way: the next chunks ride with it
@@ -335,7 +341,7 @@ class _Handover:
 
     def on_chunk(self, chunk: dict[str, Any]) -> bool:
         """On the worker: hand a chunk over; True tells llama.cpp to stop generating."""
-        if time.monotonic() > self._due:
+        if time.monotonic() > self._due + self._clock.waited():
             self._expired = True  # the worker may notice before the loop does
         if self.stop.is_set() or self._expired:
             return True
@@ -357,8 +363,13 @@ class _Handover:
     async def next(self) -> dict[str, Any] | None:
         """The next chunk, None at the end; raises TimeoutError past the deadline."""
         while (item := self._take()) is _NOTHING:
-            async with asyncio.timeout_at(self._deadline):
-                await self._arrived.wait()
+            try:
+                async with asyncio.timeout_at(self._deadline + self._clock.waited()):
+                    await self._arrived.wait()
+            except TimeoutError:
+                if self._loop.time() >= self._deadline + self._clock.waited():
+                    raise
+                # the call waited for the model's turn: its limit counts the model's work
         if isinstance(item, Exception):
             raise item
         return item  # type: ignore[return-value]

@@ -13,12 +13,13 @@ import heapq
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from foundry.llm.priority import ModelUse, QueueState
+from foundry.llm.priority import ModelUse, QueueState, WaitClock
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,8 @@ class _Job:
     started: bool = field(compare=False, default=False)
     interrupted: bool = field(compare=False, default=False)
     runs: int = field(compare=False, default=0)
+    clock: WaitClock = field(compare=False, default_factory=WaitClock)
+    run_started_at: float = field(compare=False, default=0.0)
 
     def stopped(self) -> bool:
         return self.should_stop is not None and self.should_stop()
@@ -65,13 +68,18 @@ class ModelQueue:
         on_chunk: OnChunk,
         use: ModelUse | None = None,
         should_stop: Callable[[], bool] | None = None,
+        clock: WaitClock | None = None,
     ) -> Future[Any]:
         """Queue one call. The future ends with the completion's result; cancelling it drops a
         call not started. `should_stop` is asked between a review's chunks (a chat's
-        `on_chunk` answers for itself)."""
+        `on_chunk` answers for itself). `clock` counts the call's waits for its turn (a run
+        lost to an interruption counts as waiting), so that its limits can leave them out."""
         use = use or ModelUse()
         job = _Job(int(use.priority), next(self._order), body, on_chunk, use)
         job.should_stop = should_stop
+        if clock is not None:
+            job.clock = clock
+        job.clock.waiting()
         with self._changed:
             if self._closed:
                 raise RuntimeError("the model's queue is closed")
@@ -138,6 +146,7 @@ class ModelQueue:
                     job.started = True
                     job.interrupted = False
                     self._running = job
+                    job.clock.running()
                     break
         self._tell()
         return job
@@ -157,13 +166,15 @@ class ModelQueue:
         with self._changed:
             self._running = None
             again = again and not self._closed and not job.stopped()
-            if again:
-                heapq.heappush(self._jobs, job)  # its place among the reviews is kept
+            if again:  # its place among the reviews is kept; the lost run counts as waiting
+                job.clock.lost(job.run_started_at)
+                heapq.heappush(self._jobs, job)
         self._tell()
         return not again
 
     def _execute(self, job: _Job) -> Any:
         job.runs += 1
+        job.run_started_at = time.monotonic()
         if not job.use.is_review:
             return self._complete(job.body, job.on_chunk)
         kept: list[dict[str, Any]] = []

@@ -4,14 +4,22 @@ A model run in-process answers one request at a time; its queue serves a chat's 
 queued reviews. The caller says which by running the call inside `as_review(...)` (reviews after
 a reply do); everything else is a chat's. The values ride on a context variable, so they follow
 the call into the tasks and providers it awaits without every signature carrying them.
+
+Waiting for the model's turn is not working: a call's limits leave out its waits in the queue
+(`WaitClock`), and `within_limit` gives a review its time limit for the review's own work.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from enum import IntEnum
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -41,6 +49,59 @@ _CHAT = ModelUse()
 _current: ContextVar[ModelUse | None] = ContextVar("foundry_model_use", default=None)
 
 
+class WaitClock:
+    """How long one model call has waited for its turn in a model's queue: the queue says when
+    it waits and when it runs; a time limit reads `waited()` to leave the wait out (any thread)."""
+
+    def __init__(self, waiting: bool = True) -> None:
+        self._lock = threading.Lock()
+        self._total = 0.0
+        self._since = time.monotonic() if waiting else None  # a queued call starts waiting
+
+    def waiting(self) -> None:
+        with self._lock:
+            if self._since is None:
+                self._since = time.monotonic()
+
+    def running(self) -> None:
+        with self._lock:
+            if self._since is not None:
+                self._total += time.monotonic() - self._since
+                self._since = None
+
+    def lost(self, run_started_at: float) -> None:
+        """The run begun at `run_started_at` (monotonic) was stopped for another call's: it
+        counts as waiting, and the call waits again from now."""
+        with self._lock:
+            self._total += time.monotonic() - run_started_at
+            self._since = time.monotonic()
+
+    def waited(self) -> float:
+        with self._lock:
+            now = 0.0 if self._since is None else time.monotonic() - self._since
+            return self._total + now
+
+
+class QueueWaits:
+    """The wait clocks of the model calls made inside `counting_queue_waits`."""
+
+    def __init__(self) -> None:
+        self._clocks: list[WaitClock] = []
+
+    def clock(self) -> WaitClock:
+        """A clock for one more call, counted here."""
+        clock = WaitClock()
+        self._clocks.append(clock)
+        return clock
+
+    def waited(self) -> float:
+        """How long the calls have waited for their turn, all told."""
+        return sum(clock.waited() for clock in self._clocks)
+
+
+_waits: ContextVar[QueueWaits | None] = ContextVar("foundry_queue_waits", default=None)
+
+
 def current_use() -> ModelUse:
     """The use of the model calls made here: a chat's unless inside `as_review`."""
     return _current.get() or _CHAT
@@ -55,6 +116,52 @@ def as_review(reviewer: str) -> Iterator[None]:
         yield
     finally:
         _current.reset(token)
+
+
+@contextmanager
+def counting_queue_waits(waits: QueueWaits) -> Iterator[None]:
+    """Model calls made inside count their waits for a model's turn in `waits`, so that a time
+    limit around them can leave the waits out: a review's limit is for the review, not for the
+    chats the model served first."""
+    token = _waits.set(waits)
+    try:
+        yield
+    finally:
+        _waits.reset(token)
+
+
+class LimitExpired(TimeoutError):
+    """`within_limit`'s limit passed (a timeout of the work's own is another TimeoutError)."""
+
+
+T = TypeVar("T")
+
+
+async def within_limit(work: Awaitable[T], limit_s: float) -> T:
+    """`work`'s result within `limit_s` seconds, not counting its model calls' waits for their
+    turn in a model's queue; past that it is cancelled and LimitExpired raised."""
+    waits = QueueWaits()
+    with counting_queue_waits(waits):
+        task = asyncio.ensure_future(work)  # the task takes the counting context with it
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        while (left := started + limit_s + waits.waited() - loop.time()) > 0:
+            done, _ = await asyncio.wait({task}, timeout=left)
+            if done:
+                return task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    raise LimitExpired
+
+
+def wait_clock() -> WaitClock:
+    """The wait clock of a model call made here: counted by `counting_queue_waits` if inside."""
+    waits = _waits.get()
+    return waits.clock() if waits is not None else WaitClock()
 
 
 @contextmanager

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from foundry.llm.base import ChatMessage
-from foundry.llm.priority import as_review
+from foundry.llm.priority import LimitExpired, as_review, within_limit
 from foundry.session.events import (
     SupervisorDecided,
     SupervisorDeferred,
@@ -252,13 +252,12 @@ class SupervisionChain:
         """The supervisor's result within `limit_s` and how long it took; if it fails or takes
         too long, its fallback, said so."""
         started = time.perf_counter()
-        limit = asyncio.timeout(limit_s)
-        try:
-            async with limit:
-                result = await supervisor.review(session, direction, message)
+        try:  # its limit is for its own work: waits for the model's turn are left out
+            result = await within_limit(supervisor.review(session, direction, message), limit_s)
         except Exception as error:  # any failure of a supervisor is reported, never ignored
             took = time.perf_counter() - started
-            result = _fallback(supervisor, error, limit_s if limit.expired() else None, took)
+            expired = isinstance(error, LimitExpired)
+            result = _fallback(supervisor, error, limit_s if expired else None, took)
         duration = time.perf_counter() - started
         self._times.note(supervisor, duration)
         return result, duration

@@ -23,6 +23,7 @@ from foundry.llm.base import (
     ToolCallChunk,
     ToolSpec,
 )
+from foundry.llm.priority import within_limit
 from foundry.llm.registry import ModelChoice, open_provider
 from foundry.session.supervisors import Action, Direction, Reach, SupervisionResult
 from foundry.supervision.supervised_tools import SupervisedTools, budget_of, reach_of
@@ -195,9 +196,8 @@ class AgentSupervisor:
             max_tokens=settings.max_output_tokens,
             timeout_s=self._timeout_s,
         )
-        try:
-            async with asyncio.timeout(self._timeout_s):
-                return await _reply(loaded.provider, request)
+        try:  # its limit is for the model's work on it, not for its wait for the model's turn
+            return await within_limit(_reply(loaded.provider, request), self._timeout_s)
         except TimeoutError as error:  # said with the limit that applied (not the chain's)
             limit = f"its model call did not finish within {self._timeout_s:g} s"
             raise TimeoutError(limit) from error

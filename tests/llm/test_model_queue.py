@@ -13,7 +13,16 @@ import pytest
 from foundry.llm.base import ChatMessage, ChatRequest, TextDelta
 from foundry.llm.embedded import EmbeddedProvider, EmbeddedRuntime
 from foundry.llm.model_queue import ModelQueue, OnChunk
-from foundry.llm.priority import ModelUse, Priority, QueueState, as_review, current_use
+from foundry.llm.priority import (
+    LimitExpired,
+    ModelUse,
+    Priority,
+    QueueState,
+    WaitClock,
+    as_review,
+    current_use,
+    within_limit,
+)
 
 CHAT = ModelUse()
 WAIT_S = 30  # a hang guard only: every test waits on events, never on time
@@ -243,3 +252,62 @@ async def test_through_the_provider_a_chat_goes_ahead_of_a_review_queued_before_
         assert runtime.started == ["first chat", "second chat", "review"]
     finally:
         runtime.close()
+
+
+def test_a_call_counts_its_waits_for_its_turn_and_a_run_it_lost(
+    model: FakeModel, queue: ModelQueue
+) -> None:
+    model.hold("review")
+    review_clock, chat_clock = WaitClock(), WaitClock()
+    running = queue.submit({"name": "review"}, collector()[1], review("a"), clock=review_clock)
+    assert model.first_chunk_sent["review"].wait(WAIT_S)
+    before_chat = review_clock.waited()
+    chat = queue.submit({"name": "chat"}, collector()[1], CHAT, clock=chat_clock)
+    model.held["review"].set()
+    chat.result(WAIT_S)
+    running.result(WAIT_S)
+    assert chat_clock.waited() > 0  # it waited for the review to stop
+    assert review_clock.waited() > before_chat  # its lost run and the chat's count as waiting
+    assert review_clock.waited() == review_clock.waited()  # it ran to the end: no longer waiting
+
+
+async def test_a_review_waiting_for_the_model_is_not_timed_out_by_the_wait() -> None:
+    """Its call's limit (0.5 s) and the review's (1 s) count from when the model takes it up:
+    here it waits 1.5 s behind a chat, then answers."""
+    runtime = RecordingRuntime(hold="chat")
+    provider = EmbeddedProvider(runtime)
+    try:
+        chat = asyncio.create_task(reply(provider, "chat"))
+        await asyncio.to_thread(runtime.first_chunk_sent.wait, WAIT_S)
+        request = said("review").model_copy(update={"timeout_s": 0.5})
+
+        async def review_call() -> str:
+            with as_review("architect"):
+                chunks = [chunk async for chunk in provider.stream(request)]
+            return "".join(chunk.text for chunk in chunks if isinstance(chunk, TextDelta))
+
+        review_task = asyncio.create_task(within_limit(review_call(), 1.0))
+        await queued(runtime, 1)
+        await asyncio.sleep(1.5)  # past both limits, while it waits its turn
+        runtime.release.set()
+        assert await asyncio.wait_for(asyncio.gather(chat, review_task), WAIT_S) == [
+            "chat",
+            "review",
+        ]
+    finally:
+        runtime.close()
+
+
+async def test_work_past_its_limit_is_cancelled_and_said_to_be() -> None:
+    cancelled = asyncio.Event()
+
+    async def forever() -> None:
+        try:
+            await asyncio.sleep(WAIT_S)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    with pytest.raises(LimitExpired):
+        await within_limit(forever(), 0.05)
+    assert cancelled.is_set()
