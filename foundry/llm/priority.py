@@ -111,11 +111,8 @@ def current_use() -> ModelUse:
 def as_review(reviewer: str) -> Iterator[None]:
     """Model calls made inside (and in tasks started inside) are `reviewer`'s review: they wait
     behind every chat's request, and a chat's request may interrupt them."""
-    token = _current.set(ModelUse(priority=Priority.REVIEW, caller=f"review by {reviewer}"))
-    try:
+    with _set(_current, ModelUse(priority=Priority.REVIEW, caller=f"review by {reviewer}")):
         yield
-    finally:
-        _current.reset(token)
 
 
 @contextmanager
@@ -123,11 +120,8 @@ def counting_queue_waits(waits: QueueWaits) -> Iterator[None]:
     """Model calls made inside count their waits for a model's turn in `waits`, so that a time
     limit around them can leave the waits out: a review's limit is for the review, not for the
     chats the model served first."""
-    token = _waits.set(waits)
-    try:
+    with _set(_waits, waits):
         yield
-    finally:
-        _waits.reset(token)
 
 
 class LimitExpired(TimeoutError):
@@ -135,6 +129,7 @@ class LimitExpired(TimeoutError):
 
 
 T = TypeVar("T")
+V = TypeVar("V")
 
 
 async def within_limit(work: Awaitable[T], limit_s: float) -> T:
@@ -167,11 +162,17 @@ def wait_clock() -> WaitClock:
 @contextmanager
 def as_chat(caller: str = "chat") -> Iterator[None]:
     """Model calls made inside are a chat's, named `caller` (a session's title, say)."""
-    token = _current.set(ModelUse(priority=Priority.CHAT, caller=caller))
+    with _set(_current, ModelUse(priority=Priority.CHAT, caller=caller)):
+        yield
+
+
+@contextmanager
+def _set(variable: ContextVar[V], value: V) -> Iterator[None]:
+    token = variable.set(value)
     try:
         yield
     finally:
-        _current.reset(token)
+        variable.reset(token)
 
 
 class QueueState(BaseModel):
