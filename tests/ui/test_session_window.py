@@ -22,6 +22,7 @@ from foundry.ui.session.view import (
     EMPTY_TIMELINE,
     NO_CONTEXT,
     HintedListView,
+    HintedListWidget,
     SessionView,
 )
 from foundry.ui.window.main_window import MainWindow
@@ -149,6 +150,18 @@ def test_the_hint_goes_once_the_list_has_rows(qtbot: QtBot) -> None:
     assert ink(view) == 0
     listed.setStringList([])
     assert ink(view) > 0
+
+
+def test_a_list_of_items_says_what_will_appear_while_it_is_empty(qtbot: QtBot) -> None:
+    items = HintedListWidget("Nothing yet.")
+    qtbot.addWidget(items)
+    items.resize(300, 200)
+    items.addItem("")  # a row that paints nothing itself
+    items.show()
+    qtbot.waitExposed(items)
+    assert ink(items) == 0
+    items.clear()
+    assert ink(items) > 0
 
 
 def test_tab_moves_from_the_message_to_the_buttons_and_panels(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from PySide6.QtCore import QSettings, Qt, Signal, Slot
 from PySide6.QtGui import QFocusEvent, QKeyEvent, QKeySequence, QPainter, QPaintEvent, QShortcut
 from PySide6.QtWidgets import (
@@ -58,36 +60,28 @@ def paint_hint(view: QListView, hint: str) -> None:
         painter.drawText(area, flags | Qt.TextFlag.TextWordWrap, hint)
 
 
-class HintedListView(QListView):
+class _EmptyListHint:
+    """Mixed in before a Qt list class: the list says, while it is empty, what will appear."""
+
+    def __init__(self, hint: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)  # type: ignore[call-arg]  # the Qt list class after this one
+        self.hint = hint
+
+    def show_hint(self, hint: str) -> None:
+        self.hint = hint
+        cast(QListView, self).viewport().update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)  # type: ignore[misc]
+        paint_hint(cast(QListView, self), self.hint)
+
+
+class HintedListView(_EmptyListHint, QListView):
     """A list that says, while it is empty, what will appear in it."""
 
-    def __init__(self, hint: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.hint = hint
 
-    def show_hint(self, hint: str) -> None:
-        self.hint = hint
-        self.viewport().update()
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        super().paintEvent(event)
-        paint_hint(self, self.hint)
-
-
-class HintedListWidget(QListWidget):
+class HintedListWidget(_EmptyListHint, QListWidget):
     """A list of items that says, while it is empty, what will appear in it."""
-
-    def __init__(self, hint: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.hint = hint
-
-    def show_hint(self, hint: str) -> None:
-        self.hint = hint
-        self.viewport().update()
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        super().paintEvent(event)
-        paint_hint(self, self.hint)
 
 
 class MessageInput(QPlainTextEdit):
