@@ -14,6 +14,7 @@ from foundry.metrics.terms import (
     decider_of_call,
     message_outcome,
     resolution_level,
+    waited_for_a_person,
 )
 from foundry.orchestration.events import (
     AgentConsulted,
@@ -250,7 +251,7 @@ class Folding:
             elif isinstance(body, ApprovalRequested):
                 if body.level == "L1":  # the L1 supervisor sent the call on to a person
                     self._add(RESOLUTION, event.time, agent, "supervisor/escalated", 1.0)
-            elif isinstance(body, ApprovalResolved):
+            elif isinstance(body, ApprovalResolved) and waited_for_a_person(body.resolved_by):
                 self._add(HUMAN_WAIT, event.time, agent, body.status, body.waited_s)
 
     def _confidence(self, event: Event, agent: str, decider: str, confidence: float) -> None:

@@ -22,7 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from foundry.metrics.rows import StoreRows, open_rows, store_error
-from foundry.metrics.terms import MetricsFilter, phase_shares, resolution_level
+from foundry.metrics.terms import (
+    MetricsFilter,
+    phase_shares,
+    resolution_level,
+    waited_for_a_person,
+)
 
 Fields = tuple[Any, ...]
 TASK_COLUMNS = ("time", "task_id", "task")  # of every point
@@ -41,6 +46,7 @@ class PointSeries:
     types: frozenset[tuple[type, ...]]  # of the fields, as the event type writes them
     columns: tuple[str, ...] = ()  # the fields' names unless given
     make: Callable[[Fields], Fields | None] | None = None  # the columns from the fields
+    keeps: Callable[[Fields], bool] | None = None  # which points of the kind are the series'
     of_chat: bool = True
 
     @property
@@ -88,6 +94,7 @@ HUMAN_WAITS = PointSeries(
     "approval_resolved",
     ("approval_id", "status", "resolved_by", "waited_s"),
     frozenset({(str, str, str, float)}),
+    keeps=lambda columns: waited_for_a_person(columns[2]),  # resolved_by
 )
 ITERATIONS_HEADER = (*TASK_COLUMNS, "iterations", "status")
 PHASE_SHARES_HEADER = (*TASK_COLUMNS, "phase", "seconds", "share")
@@ -179,11 +186,11 @@ class Export:
             "FROM events WHERE kind = ? ORDER BY time, id"
         )
         admits = self.admits if self.filtered else None
-        columns_of, fields = series.columns_of, self.rows.fields
+        columns_of, fields, keeps = series.columns_of, self.rows.fields, series.keeps
         for row in self.rows.rows(query, series.kind):  # the loop of a million rows: lean
             time, session_id = row[0], row[1]
             columns = columns_of(fields(row[3:])) or self._read_as_typed(series, row[2])
-            if columns is None:
+            if columns is None or (keeps is not None and not keeps(columns)):
                 continue
             if series.of_chat:
                 agent, task_id = self.chats.get(session_id, _NO_CHAT)

@@ -17,6 +17,7 @@ from foundry.metrics.terms import (
     decider_of_call,
     message_outcome,
     resolution_level,
+    waited_for_a_person,
 )
 from foundry.orchestration.events import (
     AgentConsulted,
@@ -437,5 +438,6 @@ def _human_waits(
                 waited_s=body.waited_s,
             )
             for event, body, fields in _session_events(events, index, where, ApprovalResolved)
+            if waited_for_a_person(body.resolved_by)
         ]
     )

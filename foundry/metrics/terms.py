@@ -55,6 +55,12 @@ def resolution_level(by: str) -> str:
     return _LEVEL_OF_PREFIX.get(by.split(":", 1)[0], "human")
 
 
+def waited_for_a_person(resolved_by: str) -> bool:
+    """Whether an approval's resolution ended a wait for a person: not when a supervisor
+    resolved it through the approvals API (`supervisor:agent7`), which decided it at L1."""
+    return resolution_level(resolved_by) != "supervisor"
+
+
 def message_outcome(action: str) -> str:
     """The outcome (one of OUTCOMES) of a message supervisor's action."""
     return _OUTCOME_OF_ACTION.get(action, "escalated")

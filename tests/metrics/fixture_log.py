@@ -293,3 +293,16 @@ def full_log() -> list[Event]:
     docs_task(log)
     ordinary_chat(log)
     return sorted(log.events, key=lambda event: event.time)
+
+
+def api_resolutions_log() -> list[Event]:
+    """An ordinary chat's two write calls sent to a person, denied through the approvals API:
+    one by agent7 naming itself a supervisor (in 0.4 s), one by a person at the terminal (2.5 s)."""
+    log = LogWriter()
+    for number, (by, waited) in enumerate([("supervisor:agent7", 0.4), ("human:cli:ana", 2.5)]):
+        resolved = ApprovalResolved(
+            approval_id=f"ap{number}", status="denied", resolved_by=by, waited_s=waited
+        )
+        log.add("chat-free", 10 + number, resolved)
+        log.add("chat-free", 10 + number, decided("fs.write_file", False, by))
+    return log.events

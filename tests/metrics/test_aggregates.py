@@ -30,7 +30,7 @@ from foundry.store import Store
 from foundry.store.tables import MetricBinRecord, MetricSessionRecord, MetricTaskRecord
 
 from ..store.conftest import database_url  # noqa: F401  (the SQLite and PostgreSQL fixture)
-from .fixture_log import DOCS_TASK, TASK, at, full_log
+from .fixture_log import DOCS_TASK, TASK, api_resolutions_log, at, full_log
 from .synthetic_log import synthetic_log
 from .test_loader import write
 
@@ -143,6 +143,21 @@ def test_the_filters_list_every_agent_and_the_tasks_started_last(store: Store) -
     newest_first = sorted(expected.tasks, key=lambda task: task.started_at, reverse=True)
     assert figures.tasks == tuple(newest_first)
     assert figures.events == len([e for e in full_log() if e.kind != "token"])
+
+
+def test_an_approval_a_supervisor_resolved_through_the_api_is_no_wait_for_a_person(
+    store: Store,
+) -> None:
+    """agent7 (resolved_by supervisor:agent7) decided at L1: its approvals count among the
+    supervisor's decisions, not among the waits of approvals for their human."""
+    events = api_resolutions_log()
+    write(store, events)
+
+    figures = read_figures(store)
+
+    assert summary_of_figures(figures)["waits"] == (1, 2.5)
+    assert [p.resolved_by for p in dashboard_series(events).human_waits] == ["human:cli:ana"]
+    assert figures.resolutions["supervisor/denied"] == figures.resolutions["human/denied"] == 1
 
 
 def table_rows(store: Store) -> dict[str, list[tuple[Any, ...]]]:

@@ -37,7 +37,7 @@ from foundry.store import EventRecord, Store
 from foundry.store.database import create_database_engine, migrate
 
 from ..store.conftest import database_url  # noqa: F401  (the SQLite and PostgreSQL fixture)
-from .fixture_log import DOCS_TASK, T0, TASK, at, full_log
+from .fixture_log import DOCS_TASK, T0, TASK, api_resolutions_log, at, full_log
 from .synthetic_log import synthetic_log
 from .test_loader import write
 
@@ -155,6 +155,17 @@ def test_an_empty_store_gives_the_headers_alone(store_url: str, tmp_path: Path) 
     assert rows_of(tmp_path / "human_waits.csv") == [
         [*POINTS["human_waits"].model_fields],
     ]
+
+
+def test_human_waits_leave_out_what_a_supervisor_resolved_through_the_api(
+    store_url: str, tmp_path: Path
+) -> None:
+    stored(store_url, api_resolutions_log())
+    export(tmp_path)
+    waits = rows_of(tmp_path / "human_waits.csv")[1:]
+    assert [(row[-4], row[-2], row[-1]) for row in waits] == [("ap1", "human:cli:ana", "2.5")]
+    levels = [row[-3] for row in rows_of(tmp_path / "resolutions.csv")[1:]]
+    assert levels == ["supervisor", "human"]
 
 
 def rows_of(path: Path) -> list[list[str]]:
