@@ -520,9 +520,13 @@ async def broken_agent(walk: Walk) -> None:
     from foundry.ui.editor import AgentEditor
 
     walk.window.agent_panel.linkActivated.emit("edit")  # the panel's link, as a click on it
-    await walk.until(
-        lambda: isinstance(walk.window.tabs.currentWidget(), AgentEditor), "the editor"
-    )
+    tabs = walk.window.tabs
+
+    def broken_agent_edited() -> bool:  # (another agent's editor is open from journey 2)
+        shown = tabs.currentWidget()
+        return isinstance(shown, AgentEditor) and path.name in tabs.tabText(tabs.currentIndex())
+
+    await walk.until(broken_agent_edited, "the broken agent's editor")
     editor = walk.window.tabs.currentWidget()
     raw = editor.raw_files
     await walk.until(lambda: raw.isVisible() and raw.text.toPlainText(), "the Files page")

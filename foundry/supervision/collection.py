@@ -13,6 +13,7 @@ from foundry.agent.atomic import write_file_atomically
 from foundry.agent.models import CollectionSupervisorEntry
 from foundry.llm.base import ChatMessage
 from foundry.session.supervisors import Direction, Reach, SupervisionResult
+from foundry.words import counted
 
 if TYPE_CHECKING:
     from foundry.session.chat import ChatSession
@@ -60,8 +61,12 @@ class CollectionSupervisor:
                 stats.tools_used[call.name] = stats.tools_used.get(call.name, 0) + 1
         if self._export is not None:
             await asyncio.to_thread(self.export, self._export)
-        summary = (
-            f"{stats.requests} requests, {stats.responses} responses, {stats.tool_calls} tool calls"
+        summary = ", ".join(
+            (
+                counted(stats.requests, "request"),
+                counted(stats.responses, "response"),
+                counted(stats.tool_calls, "tool call"),
+            )
         )
         return SupervisionResult(action="allow", reasons=(summary,), confidence=1.0)
 

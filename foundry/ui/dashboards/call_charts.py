@@ -19,14 +19,11 @@ from foundry.ui.dashboards.palette import (
     TOTAL_TIME,
 )
 from foundry.ui.dashboards.task_charts import BAR_SHARE
+from foundry.words import counted
 
 FEW_POINTS = 200
 MEAN_LINE = Qt.PenStyle.DashLine
 NO_CALLS = "No model calls yet:\nthey appear when a chat or task calls a model"
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 class TokensChart(Chart):
@@ -89,7 +86,7 @@ class TokensChart(Chart):
             return None
         start, _, calls, tokens_in, tokens_out = self.rows[index]
         return (
-            f"{_plural(calls, 'call')} · {tokens_in:,} in · {tokens_out:,} out\n"
+            f"{counted(calls, 'call')} · {tokens_in:,} in · {tokens_out:,} out\n"
             f"{self.bin_span(start)}"
         )
 
@@ -172,7 +169,7 @@ class LatencyChart(Chart):
         start, _, calls, mean, longest, _, first = self.rows[index]
         first_text = "-" if first is None else f"{first:.2f} s"
         return (
-            f"{_plural(calls, 'call')} · whole call {mean:.2f} s (longest {longest:.2f} s)\n"
+            f"{counted(calls, 'call')} · whole call {mean:.2f} s (longest {longest:.2f} s)\n"
             f"first token {first_text}\n{self.bin_span(start)}"
         )
 
@@ -218,7 +215,8 @@ class HumanWaitChart(Chart):
     def summarize(self) -> str:
         approvals = sum(row[3] for row in self.rows)
         longest = max(row[6] for row in self.rows)
-        return f"{approvals:,} approvals · mean {self._mean():.1f} s · longest {longest:.1f} s"
+        mean = self._mean()
+        return f"{counted(approvals, 'approval')} · mean {mean:.1f} s · longest {longest:.1f} s"
 
     def describe(self, x: float, y: float) -> str | None:
         xs = [self.bin_center(row[0]) for row in self.rows]
@@ -227,6 +225,6 @@ class HumanWaitChart(Chart):
             return None
         start, _, status, count, mean, low, high = self.rows[index]
         return (
-            f"{_plural(count, 'approval')} {status.replace('_', ' ')} · mean {mean:.1f} s\n"
+            f"{counted(count, 'approval')} {status.replace('_', ' ')} · mean {mean:.1f} s\n"
             f"from {low:.1f} to {high:.1f} s\n{self.bin_span(start)}"
         )

@@ -17,6 +17,7 @@ from foundry.metrics import aggregates as agg
 from foundry.ui.dashboards.chart import Chart
 from foundry.ui.dashboards.palette import OUTCOME_COLORS, supervisor_colors
 from foundry.ui.dashboards.task_charts import BAR_WIDTH
+from foundry.words import counted
 
 BIN_WIDTH = 100 / agg.HISTOGRAM_BINS  # percent
 PERCENT = (0.0, 100.0)
@@ -36,10 +37,6 @@ OUTCOME_WORDS = {  # what an outcome is called at a level, where it has a word o
     ("task", "denied"): "failed",
     ("message", "denied"): "blocked",
 }
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def _sample(color: str) -> pg.BarGraphItem:
@@ -84,8 +81,8 @@ class ConfidenceTimeChart(Chart):
         total = sum(row[3] * row[4] for row in self.rows)
         supervisors = len({row[2] for row in self.rows})
         return (
-            f"{_plural(decisions, 'decision')} · mean {total / decisions:.0f} % · "
-            f"{_plural(supervisors, 'supervisor')}"
+            f"{counted(decisions, 'decision')} · mean {total / decisions:.0f} % · "
+            f"{counted(supervisors, 'supervisor')}"
         )
 
     def describe(self, x: float, y: float) -> str | None:
@@ -96,7 +93,7 @@ class ConfidenceTimeChart(Chart):
             return None
         start, _, supervisor, count, mean, low, high = self.rows[index]
         return (
-            f"{supervisor}: {_plural(count, 'decision')} · mean {mean:.1f} %\n"
+            f"{supervisor}: {counted(count, 'decision')} · mean {mean:.1f} %\n"
             f"from {low:g} to {high:g} %\n{self.bin_span(start)}"
         )
 
@@ -152,7 +149,7 @@ class ConfidenceHistogramChart(Chart):
         return sum(self.counts.values(), np.zeros(agg.HISTOGRAM_BINS, dtype=int))
 
     def summarize(self) -> str:
-        return f"{_plural(int(self.totals().sum()), 'decision')} in bins of {BIN_WIDTH:g} %"
+        return f"{counted(int(self.totals().sum()), 'decision')} in bins of {BIN_WIDTH:g} %"
 
     def describe(self, x: float, y: float) -> str | None:
         if not 0 <= x <= 100:
@@ -165,7 +162,7 @@ class ConfidenceHistogramChart(Chart):
             for supervisor, counts in self.counts.items()
             if counts[index]
         )
-        head = f"{start:g} to {start + BIN_WIDTH:g} %: {_plural(count, 'decision')}"
+        head = f"{start:g} to {start + BIN_WIDTH:g} %: {counted(count, 'decision')}"
         return f"{head}\n{who}" if who else head
 
 
@@ -220,7 +217,7 @@ class DecisionsChart(Chart):
     def summarize(self) -> str:
         total = int(self.counts.sum())
         human = int(self.counts[DECISION_LEVELS.index("human")].sum())
-        return f"{_plural(total, 'decision')} · {human * 100 / total:.1f} % by a human"
+        return f"{counted(total, 'decision')} · {human * 100 / total:.1f} % by a human"
 
     def describe(self, x: float, y: float) -> str | None:
         index = round(x)
