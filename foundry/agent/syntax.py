@@ -6,7 +6,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from foundry.agent.limits import MAX_DEPTH, MAX_INT_DIGITS, MAX_YAML_CHARS
+from foundry.agent.numbers import js_number_text
 from foundry.agent.problems import AgentError, AgentProblem
 from foundry.agent.textfile import read_text as read_text
 from foundry.agent.yamlcore import YamlLimitError, round_trip_yaml
@@ -135,7 +136,43 @@ def _deeper_than(value: Any, limit: int) -> bool:
 
 
 def render_json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    """JSON as tsagent's JSON.stringify(data, null, 2) writes it: numbers in JavaScript's
+    spelling (js_number_text), NaN and infinities as null."""
+    return "".join(_json_parts(data, "\n")) + "\n"
+
+
+def _json_parts(value: Any, newline: str) -> Iterator[str]:
+    if isinstance(value, dict):
+        yield from _json_container(
+            [(_json_key(key), item) for key, item in value.items()], "{}", newline
+        )
+    elif isinstance(value, list | tuple):
+        yield from _json_container([("", item) for item in value], "[]", newline)
+    else:
+        yield _json_scalar(value)
+
+
+def _json_container(items: list[tuple[str, Any]], brackets: str, newline: str) -> Iterator[str]:
+    if not items:
+        yield brackets
+        return
+    inner = newline + "  "
+    yield brackets[0]
+    for index, (key, item) in enumerate(items):
+        yield ("," if index else "") + inner + key
+        yield from _json_parts(item, inner)
+    yield newline + brackets[1]
+
+
+def _json_key(key: Any) -> str:
+    text = key if isinstance(key, str) else _json_scalar(key).strip('"')
+    return json.dumps(text, ensure_ascii=False) + ": "
+
+
+def _json_scalar(value: Any) -> str:
+    if isinstance(value, float) and not isinstance(value, bool):
+        return js_number_text(value) if math.isfinite(value) else "null"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def parse_yaml(text: str, file: Path, first_line: int = 1) -> Any:

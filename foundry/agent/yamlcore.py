@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -10,11 +11,14 @@ from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.scalarfloat import ScalarFloat
 from ruamel.yaml.scanner import RoundTripScanner
 from ruamel.yaml.tag import Tag
 
 from foundry.agent.limits import MAX_DEPTH, MAX_INT_DIGITS, MAX_YAML_ALIASES, MAX_YAML_VALUES
+from foundry.agent.numbers import js_number_text
 
 _PREFIX = "tag:yaml.org,2002:"
 # The core schema of YAML 1.2 (spec 10.3.2), which tsagent's `yaml` library uses: no timestamps,
@@ -62,6 +66,20 @@ class LimitedScanner(RoundTripScanner):
         if self.flow_level >= MAX_DEPTH:
             raise _limit(f"nested more than {MAX_DEPTH} levels deep", self.reader.get_mark())
         super().fetch_flow_collection_start(TokenClass, to_push)
+
+    def scan_plain_spaces(self, indent: Any, start_mark: Any) -> Any:
+        """Takes tabs between the words of a plain text (`Tab<TAB>here`), as YAML 1.2 allows
+        and tsagent's library writes them; ruamel's scanner refuses them."""
+        length = 0
+        while self.reader.peek(length) in " \t":
+            length += 1
+        whitespace = self.reader.prefix(length)
+        if "\t" not in whitespace:
+            return super().scan_plain_spaces(indent, start_mark)
+        self.reader.forward(length)
+        if self.reader.peek() in "\r\n\x85\u2028\u2029":  # before a line break: not text
+            return super().scan_plain_spaces(indent, start_mark)
+        return [whitespace]
 
 
 class LimitedComposer(Composer):
@@ -176,12 +194,34 @@ def _int_too_long(literal: str) -> bool:
     return len(digits) > MAX_INT_DIGITS
 
 
+class CoreRepresenter(RoundTripRepresenter):
+    """Writes floats as tsagent does (JavaScript's spelling), also those read from a file:
+    ruamel rebuilds a read float from its digit counts and loses the last digit of some."""
+
+    def represent_js_float(self, value: float) -> Node:
+        return self.represent_scalar(str(_TAGS["float"]), yaml_float_text(value))
+
+
+CoreRepresenter.add_representer(float, CoreRepresenter.represent_js_float)
+CoreRepresenter.add_representer(ScalarFloat, CoreRepresenter.represent_js_float)
+
+
+def yaml_float_text(value: float) -> str:
+    """A float in YAML as tsagent's `yaml` library writes it (`.nan`, `-.inf`, `1e-8`)."""
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    return js_number_text(value)
+
+
 def round_trip_yaml() -> YAML:
     """ruamel's round-trip loader and dumper, reading and writing by the core schema."""
     yaml = YAML(typ="rt")
     yaml.Resolver = CoreResolver
     yaml.Scanner = LimitedScanner
     yaml.Composer = LimitedComposer
+    yaml.Representer = CoreRepresenter
     yaml.preserve_quotes = True
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)

@@ -19,6 +19,7 @@ from foundry.agent.syntax import (
     yaml_line_of,
 )
 from foundry.agent.textmerge import carry_changes
+from foundry.agent.tsyaml import render_tsagent_yaml
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -70,7 +71,7 @@ def render_yaml_agent(document: dict[str, Any], source: YamlSource | None) -> st
     not read back as `document`.
     """
     if source is None or source.root is None:
-        return render_yaml(document)
+        return _new_text(document)
     merged = overlay(source.root, document)
     if merged is source.root and source.text is not None:
         return source.text
@@ -80,12 +81,22 @@ def render_yaml_agent(document: dict[str, Any], source: YamlSource | None) -> st
     return _edited_text(source.text, source.root, merged, source.path)
 
 
+def _new_text(document: dict[str, Any]) -> str:
+    """A new file as tsagent writes it; in ruamel's spelling should that not read back."""
+    text = render_tsagent_yaml(document)
+    return text if _reads_as(text, plain(document), Path("new.yaml")) else render_yaml(document)
+
+
 def _edited_text(text: str, root: Any, merged: Any, path: Path) -> str:
     """The changes from `root` to `merged` carried over to `text`; the whole file re-rendered
     instead when the carried text would not read back as `merged`."""
     bom, original = split_bom(text)
-    rendered = render_yaml(merged)
     expected = plain(merged)
+    if original == render_tsagent_yaml(plain(root)):  # as tsagent wrote it: edit as tsagent does
+        in_tsagent_style = render_tsagent_yaml(expected)
+        if _reads_as(in_tsagent_style, expected, path):
+            return bom + in_tsagent_style
+    rendered = render_yaml(merged)
     carried = carry_changes(original, render_yaml(root), rendered)
     if _reads_as(carried, expected, path):
         return bom + carried
