@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QFontMetrics
 
 from foundry.metrics import DECISION_LEVELS, OUTCOMES, DashboardFigures
 from foundry.metrics import aggregates as agg
@@ -205,8 +206,15 @@ class DecisionsChart(Chart):
             )
             self.add_legend(bars, outcome)
             base += height
-        ticks = [(float(index), LEVEL_TITLES[level]) for index, level in enumerate(DECISION_LEVELS)]
-        self.plot.getAxis("bottom").setTicks([ticks])
+        # two lines each ("supervisor" over "(L1)"): seven sit side by side under a half-width chart
+        ticks = [
+            (float(index), LEVEL_TITLES[level].replace(" (", "\n("))
+            for index, level in enumerate(DECISION_LEVELS)
+        ]
+        axis = self.plot.getAxis("bottom")
+        axis.setTicks([ticks])
+        line = QFontMetrics(axis.font()).lineSpacing()
+        axis.setStyle(tickTextHeight=2 * line + line // 2)  # both lines, apart from the title
         self.plot.setXRange(-0.6, len(DECISION_LEVELS) - 0.4, padding=0)
         self.fit_counts(int(base.max()), headroom=1.15)
 
