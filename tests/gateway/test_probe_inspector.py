@@ -23,9 +23,22 @@ pytestmark = pytest.mark.skipif(
 LISTED = {"tools", "resources", "resourceTemplates", "prompts"}
 
 
+# the gateway starts its servers before it answers: on a loaded machine that takes longer than
+# the Inspector's 15 s default
+CONNECT = ("--connect-timeout", "90000")
+
+
 def inspect(target: list[str], home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(BIN / "mcp-inspector"), "--cli", "-e", f"FOUNDRY_HOME={home}", *target, *args],
+        [
+            str(BIN / "mcp-inspector"),
+            "--cli",
+            *CONNECT,
+            "-e",
+            f"FOUNDRY_HOME={home}",
+            *target,
+            *args,
+        ],
         capture_output=True,
         text=True,
         timeout=120,

@@ -174,4 +174,5 @@ def test_a_syntax_problem_double_clicked_in_the_problems_panel_goes_to_its_line(
     qtbot.waitUntil(lambda: page.file.currentText() == "rules/broken.mdt", timeout=10000)
     [problem] = [p for p in read_agent(path).problems if p.file == rule]
     assert problem.line is not None
-    assert files_page(editor) and page.text.marked_lines() == [problem.line]
+    qtbot.waitUntil(lambda: files_page(editor), timeout=10000)  # the page follows the file
+    qtbot.waitUntil(lambda: page.text.marked_lines() == [problem.line], timeout=10000)
