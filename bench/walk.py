@@ -134,13 +134,12 @@ class Walk:
         return path
 
     async def settle(self) -> None:
-        """Let pending events and paints run: two turns of the loop after a repaint."""
-        from PySide6.QtWidgets import QApplication
-
-        self.window.repaint()
+        """Let pending events and paints run: a few turns of the loop after an update. (Never
+        QApplication.processEvents() here: run inside this task, it would start other tasks'
+        steps within it, which asyncio refuses, and those tasks would never run.)"""
+        self.window.update()
         for _ in range(3):
-            QApplication.processEvents()
-            await asyncio.sleep(0)
+            await asyncio.sleep(0.05)
 
     # Input, as a user gives it
 
@@ -542,7 +541,9 @@ async def broken_agent(walk: Walk) -> None:
     walk.press("End", raw.text)
     walk.type_into(raw.text, ",")
     walk.press("Ctrl+S", raw.text)
-    await walk.until(lambda: raw.outcome.text(), "the save's outcome")
+    await walk.until(
+        lambda: raw.outcome.text().startswith(("Saved", "Not saved")), "the save's outcome"
+    )
     walk.say(f"saved: {raw.outcome.text()!r}; editor: {editor.status.text()!r}")
     await walk.shot("repaired")
     before = walk.window.tabs.count()
