@@ -577,3 +577,22 @@ def test_the_charts_follow_the_theme_dark_and_back(
     qtbot.waitUntil(lambda: chart.ink.text == LIGHT_INK.text)
     assert chart.graphics.backgroundBrush().color().lightness() > 200
     save_screenshot(view, tmp_path, "dashboards-light.png")
+
+
+def test_a_supervisors_legend_sample_takes_its_new_colour_when_others_appear(
+    qtbot: QtBot,
+) -> None:
+    from foundry.metrics.figures import DashboardFigures
+    from foundry.ui.dashboards.decision_charts import ConfidenceHistogramChart
+    from foundry.ui.dashboards.palette import supervisor_colors
+
+    chart = ConfidenceHistogramChart()
+    qtbot.addWidget(chart)
+    some = (0,) * 9 + (3,)
+    chart.show_figures(DashboardFigures(histograms={"guardian": some}))
+    both = {"architect": some, "guardian": some}
+    chart.show_figures(DashboardFigures(histograms=both))
+    colours = supervisor_colors(both)
+    samples = {label.text: sample.item for sample, label in chart.legend.items}
+    for name, colour in colours.items():
+        assert samples[name].opts["brush"] == colour, name  # the bars' colour, not its first

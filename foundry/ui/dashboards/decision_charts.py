@@ -139,9 +139,9 @@ class ConfidenceHistogramChart(Chart):
                 pen=None,
             )
             base += self.counts[supervisor]
-            self.add_legend(
-                self.kept(f"legend {supervisor}", partial(_sample, color), False), supervisor
-            )
+            sample = self.kept(f"legend {supervisor}", partial(_sample, color), False)
+            sample.setOpts(brush=color)  # a supervisor's colour changes as others appear
+            self.add_legend(sample, supervisor)
         self.plot.setXRange(0, 100, padding=0.02)
         self.fit_counts(int(base.max()))
 
