@@ -136,5 +136,10 @@ def test_tried_and_replayed_calls_follow_the_agent_reloaded_from_disk(
     panel.replay_summary.clear()
     sidecar.write_text(json.dumps(config, indent=2))  # nothing unsaved: reloads
 
-    qtbot.waitUntil(lambda: verdict_starts(editor, "ASKS A PERSON"), timeout=10000)
+    qtbot.waitUntil(
+        lambda: verdict_starts(
+            editor, "ASKS A PERSON (sent on to a person, rule 'current-time-is-routine')"
+        ),
+        timeout=10000,
+    )
     qtbot.waitUntil(lambda: "no recorded tool calls" in panel.replay_summary.text())

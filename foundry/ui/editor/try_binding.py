@@ -48,7 +48,8 @@ def verdict_text(result: CheckedCall) -> str:
     """`DENIED (decided at L0, rule 'deny-writing-outside-the-workspace'): path is outside…`."""
     rule = f", rule '{result.rule}'" if result.rule else ", no rule matched"
     outcome = OUTCOME_WORDS[result.outcome]
-    return f"{outcome} (decided at {result.level}{rule}): {result.reason}"
+    where = "sent on to a person" if result.level == "human" else f"decided at {result.level}"
+    return f"{outcome} ({where}{rule}): {result.reason}"
 
 
 def why_now(result: CheckedCall) -> str:
