@@ -151,3 +151,35 @@ def test_the_app_restarted_reopens_the_chat_it_left_instead_of_starting_another(
     again.close()
     qtbot.waitUntil(running.done, timeout=30000)
     running.result()
+
+
+def test_a_restart_reopens_a_task_runs_tab_and_says_when_a_run_is_gone(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    from foundry.ui.tasks.view import TaskView
+
+    from ..orchestration.conftest import GREET_CODE, agent, task_file, write
+
+    done = {"text": "Done: greetings.py has `greet`. STATUS: done"}
+    agent(
+        tmp_path / "agents" / "coder", [{"tool_calls": [write("greetings.py", GREET_CODE)]}, done]
+    )
+    path = task_file(tmp_path, limits={"interrogationRounds": 0, "stepTimeouts": [20]})
+    window = new_window(qtbot, bridge)
+    task_id = wait_for(qtbot, window.task_runs.run(path))
+    view = window.tabs.currentWidget()
+    assert isinstance(view, TaskView)
+    qtbot.waitUntil(lambda: view.progress.summary.status == "succeeded", timeout=30000)
+    window.close()
+
+    again = new_window(qtbot, bridge)
+    assert wait_for(qtbot, again.restore_tabs()) == 1
+    assert isinstance(again.tabs.widget(0), TaskView)
+    assert again.tabs.tabText(0) == "Task: greeting" and task_id in again.task_runs.controllers
+    again.close()
+
+    foundry_settings().setValue(TABS, '[{"task": "no-such-run"}]')
+    gone = new_window(qtbot, bridge)
+    assert wait_for(qtbot, gone.restore_tabs()) == 0
+    assert "no-such-run is no longer stored" in gone.statusBar().currentMessage()
+    gone.close()

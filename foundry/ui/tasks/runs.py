@@ -109,6 +109,17 @@ class TaskRuns(QObject):
         picker.chosen.connect(lambda run: self._spawn(self._show_run(run)))
         picker.open()
 
+    async def reopen(self, task_id: str) -> bool:
+        """The stored run `task_id` shown again (a restored window); False, and said, when the
+        store no longer has it."""
+        runs = await self.bridge.call(self.bridge.engine.task_runs())
+        run = next((run for run in runs if run.id == task_id), None)
+        if run is None:
+            self.say(f"The task run {task_id} is no longer stored: its tab was not reopened.")
+            return False
+        await self._show_run(run)
+        return True
+
     async def _show_run(self, run: Any) -> None:
         goal = await asyncio.to_thread(_goal_of, Path(run.task_file))
         await self.show(run.id, Path(run.task_file), run.name, goal)

@@ -1,6 +1,6 @@
 """The window as it was left: its size, place and docks, and its tabs (chats by session id,
-editors by agent file, the Approvals, Dashboards and Gateway views), saved at close and restored
-at the next start."""
+editors by agent file, task runs by task id, the Approvals, Dashboards and Gateway views), saved
+at close and restored at the next start."""
 
 from __future__ import annotations
 
@@ -59,8 +59,7 @@ def keep_on_screen(window: QWidget) -> None:
 
 
 def describe_tabs(window: MainWindow) -> list[tuple[QWidget, dict[str, str]]]:
-    """Each tab `restore_tabs` can reopen, in order, with what it shows (task runs are not
-    kept)."""
+    """Each tab `restore_tabs` can reopen, in order, with what it shows."""
     from foundry.ui.editor import AgentEditor
 
     views: dict[Any, str] = {
@@ -69,6 +68,8 @@ def describe_tabs(window: MainWindow) -> list[tuple[QWidget, dict[str, str]]]:
         window.gateway: "gateway",
     }
     sessions = {controller.view: controller.session_id for controller in window.controllers}
+    runs = getattr(window, "task_runs", None)  # (none before the engine is attached)
+    tasks = {c.view: task_id for task_id, c in runs.controllers.items()} if runs else {}
     described: list[tuple[QWidget, dict[str, str]]] = []
     for index in range(window.tabs.count()):
         widget = window.tabs.widget(index)
@@ -78,6 +79,8 @@ def describe_tabs(window: MainWindow) -> list[tuple[QWidget, dict[str, str]]]:
             described.append((widget, {"chat": sessions[widget]}))
         elif isinstance(widget, AgentEditor) and widget.controller.document is not None:
             described.append((widget, {"editor": str(widget.controller.document.path)}))
+        elif widget in tasks:
+            described.append((widget, {"task": tasks[widget]}))
         elif widget in views:
             described.append((widget, {"view": views[widget]}))
     return described
@@ -125,6 +128,8 @@ async def _reopen(window: MainWindow, tab: dict[str, str]) -> None:
         await window.reopen_session(target)
     elif kind == "editor" and isinstance(target, str):
         await window.edit_agent_at(Path(target))
+    elif kind == "task" and isinstance(target, str):
+        await window.task_runs.reopen(target)
     elif kind == "view" and target == "approvals":
         window.show_inbox()
     elif kind == "view" and target == "gateway":
