@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Checks the Linux build the way a user meets it, with no Python environment in sight:
 #   1. the bundle's `foundry doctor` (dist/foundry), under Xvfb so that Qt opens a real window;
-#   2. `dpkg -i` of the .deb, then the installed `foundry doctor`, desktop files and approvals API;
-#   3. the installed app under Xvfb: the sample assistant answers a message, and a screenshot of
-#      the window goes to docs/screenshots/packaged-app-xvfb.png (SCREENSHOT=path to change).
+#   2. lintian on the .deb (when installed): no errors;
+#   3. `dpkg -i` of the .deb, then the installed `foundry doctor`, desktop files and approvals API;
+#   4. the installed app opened as a file manager opens an agent (`gio open` on the sample's
+#      tsagent.json, through the MIME type and the desktop entry): once the chat says it is ready
+#      the sample assistant answers a message, and a screenshot of the window goes to
+#      docs/screenshots/packaged-app-xvfb.png (SCREENSHOT=path to change).
 #
 #   packaging/check-linux.sh [--build] [--keep-installed]
 #
-# --build runs packaging/build-linux.sh first (also done when dist/ has no build). The package
+# --build runs packaging/build-linux.sh first (also done when dist/ has no build); LINTIAN=false
+# leaves lintian out (it takes minutes). The package
 # is removed again at the end unless it was installed before or --keep-installed is given.
-# Needs root or sudo (dpkg, and apt-get for Xvfb, xdotool and ImageMagick when missing).
+# Every wait counts real seconds. Every process it starts runs in a session of its own, and
+# every process of those sessions is ended at exit, whatever happened.
+# Needs root or sudo (dpkg, and apt-get for Xvfb, xdotool, ImageMagick and the libraries).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,29 +33,45 @@ PACKAGE=foundry-studio
 COMMAND=foundry
 APP_ID=dev.foundry.Foundry
 SCREENSHOT=${SCREENSHOT:-docs/screenshots/packaged-app-xvfb.png}
+LINTIAN=${LINTIAN:-true}
 MESSAGE="Hello! My e-mail is ada@example.com. What can you do for me?"
 INSTALLED=/usr/bin/$COMMAND
+SAMPLE_AGENT_FILE=/usr/lib/foundry/_internal/agents/assistant/tsagent.json
 SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
 WORK=$(mktemp -d)
 USER_HOME=$WORK/home
-XVFB_PID=
-APP_PID=
-SERVER_PID=
+SESSIONS=()  # the session ids of the processes this script started
 REMOVE_PACKAGE=false
 
-step() { printf '\n== %s\n' "$*"; }
-fail() { echo "check-linux.sh: FAILED: $*" >&2; exit 1; }
+step() { printf '\n== %s (%d s)\n' "$*" "$SECONDS"; }
+fail() { echo "check-linux.sh: FAILED after $SECONDS s: $*" >&2; exit 1; }
 
-stop() {  # stop PID: end a process this script started, and reap it
-    if [ -n "$1" ] && kill "$1" 2>/dev/null; then
-        wait "$1" 2>/dev/null || true
-    fi
+# Starts a command in the background in a session of its own; its id (the session's) is $STARTED.
+start() {
+    setsid "$@" &
+    STARTED=$!
+    SESSIONS+=("$STARTED")
+}
+
+# Ends every process of the session $1 (TERM, then KILL after 10 s) and reaps its leader.
+stop_session() {
+    local session=$1 pids second signal=TERM
+    for second in $(seq 20); do
+        pids=$(ps -o pid= -s "$session" 2>/dev/null || true)
+        [ -n "$pids" ] || break
+        [ "$second" -le 10 ] || signal=KILL
+        # shellcheck disable=SC2086
+        kill -$signal $pids 2>/dev/null || true
+        sleep 1
+    done
+    wait "$session" 2>/dev/null || true
 }
 
 cleanup() {
-    stop "$APP_PID"
-    stop "$SERVER_PID"
-    stop "$XVFB_PID"
+    local session
+    for session in "${SESSIONS[@]}"; do
+        stop_session "$session"
+    done
     if $REMOVE_PACKAGE; then
         $SUDO dpkg -r "$PACKAGE" >/dev/null || echo "check-linux.sh: could not remove $PACKAGE" >&2
     fi
@@ -59,36 +81,68 @@ trap cleanup EXIT
 
 # A command as a user's desktop session runs it: no virtual environment, no pyenv, no
 # PYTHONPATH, the system PATH, a home of its own ($USER_HOME) and the X display of this check.
-clean_env() {
+user_env() {
     mkdir -p "$USER_HOME"
-    env -i PATH=/usr/bin:/bin HOME="$USER_HOME" LANG=C.UTF-8 DISPLAY=":$DISPLAY_NUMBER" "$@"
+    USER_ENV=(env -i PATH=/usr/bin:/bin HOME="$USER_HOME" LANG=C.UTF-8 DISPLAY=":$DISPLAY_NUMBER")
 }
 
-# The libraries the .deb depends on (DEPENDS in build-linux.sh): a tarball's user installs them as
-# the README says, and the bundle's doctor below needs them before any .deb brings them.
-deb_dependencies() {
-    sed -n '/^DEPENDS="/,/"$/p' packaging/build-linux.sh | tr -d '\\\n"' | sed 's/^DEPENDS=//' |
-        tr ',' ' '
+clean_env() {
+    user_env
+    "${USER_ENV[@]}" "$@"
 }
 
-install_tools() {
-    local missing=()
-    for package in $(deb_dependencies); do
-        dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+start_clean() {  # start_clean COMMAND...: start (below) in the clean environment
+    user_env
+    start "${USER_ENV[@]}" "$@"
+}
+
+# until_true SECONDS DESCRIPTION COMMAND...: runs COMMAND until it succeeds, for SECONDS real
+# seconds; fails the check when the app ($APP_SESSION, once started) is gone.
+until_true() {
+    local deadline=$((SECONDS + $1)) what=$2
+    shift 2
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        "$@" && return 0
+        [ -z "${APP_SESSION:-}" ] || [ -n "$(ps -o pid= -s "$APP_SESSION")" ] ||
+            fail "the app exited while waiting for $what: $(tail -20 "$(app_log)" 2>/dev/null)"
+        sleep 1
     done
-    command -v Xvfb >/dev/null || missing+=(xvfb)
-    command -v xdotool >/dev/null || missing+=(xdotool)
-    command -v import >/dev/null || missing+=(imagemagick)
-    command -v curl >/dev/null || missing+=(curl)
-    [ ${#missing[@]} = 0 ] && return
-    step "installing ${missing[*]}"
+    fail "no $what after $1 s"
+}
+
+apt_install() {
+    [ $# = 0 ] && return
+    step "installing $*"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
+
+missing_packages() {
+    local package
+    for package in "$@"; do
+        dpkg -s "$package" >/dev/null 2>&1 || echo "$package"
+    done
+}
+
+# What this check runs, and the libraries the build needs to compute Depends.
+install_tools() {
+    local build_libraries
+    build_libraries=$(sed -n 's/^BUILD_LIBRARIES="\(.*\)"$/\1/p' packaging/build-linux.sh)
+    # shellcheck disable=SC2046,SC2086
+    apt_install $(missing_packages xvfb xdotool imagemagick curl lintian libglib2.0-bin \
+        shared-mime-info desktop-file-utils $build_libraries)
+}
+
+# The .deb's Depends: a tarball's user installs them as the README says, and the bundle's doctor
+# below needs them before the .deb brings them.
+install_deb_dependencies() {
+    # shellcheck disable=SC2046
+    apt_install $(missing_packages $(dpkg-deb -f "$1" Depends | tr ',' '\n' |
+        sed 's/[(|].*//; s/ //g'))
 }
 
 start_xvfb() {
-    Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$WORK/display" 2>"$WORK/xvfb.log" &
-    XVFB_PID=$!
+    start Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$WORK/display" 2>"$WORK/xvfb.log"
     for _ in $(seq 50); do
         [ -s "$WORK/display" ] && break
         sleep 0.2
@@ -113,16 +167,21 @@ deb_file() {
     echo "dist/${PACKAGE}_${version}_$(dpkg --print-architecture).deb"
 }
 
+run_lintian() {
+    local report
+    report=$(lintian --tag-display-limit 0 "$1" 2>&1 || true)
+    echo "${report:-lintian: no tags}"
+    ! grep -q '^E: ' <<<"$report" || fail "lintian reports errors on $1"
+}
+
 install_deb() {
     local deb=$1
     dpkg -s "$PACKAGE" >/dev/null 2>&1 || $KEEP_INSTALLED || REMOVE_PACKAGE=true
-    if ! $SUDO dpkg -i "$deb"; then
-        echo "installing the missing dependencies with apt-get"
-        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -f -y -qq >/dev/null
-    fi
+    $SUDO dpkg -i "$deb" || fail "dpkg -i $deb failed"
     dpkg -s "$PACKAGE" | grep -q '^Status: install ok installed' || fail "$deb did not install"
     for file in $INSTALLED /usr/share/applications/$APP_ID.desktop \
-        /usr/share/metainfo/$APP_ID.metainfo.xml /usr/share/icons/hicolor/256x256/apps/$APP_ID.png; do
+        /usr/share/metainfo/$APP_ID.metainfo.xml /usr/share/icons/hicolor/256x256/apps/$APP_ID.png \
+        /usr/share/mime/packages/$APP_ID.xml $SAMPLE_AGENT_FILE; do
         [ -e "$file" ] || fail "$deb did not install $file"
     done
 }
@@ -130,38 +189,48 @@ install_deb() {
 # The approvals API (FastAPI on uvicorn) answers with the token and refuses without it.
 check_api() {
     local url token=check-linux-token
-    clean_env FOUNDRY_API_TOKEN=$token "$INSTALLED" serve --port 0 >"$WORK/serve.log" 2>&1 &
-    SERVER_PID=$!
-    for _ in $(seq 30); do
+    start_clean FOUNDRY_API_TOKEN=$token "$INSTALLED" serve --port 0 >"$WORK/serve.log" 2>&1
+    local server=$STARTED deadline=$((SECONDS + 60))
+    while [ "$SECONDS" -lt "$deadline" ]; do
         url=$(sed -n 's|^Foundry approvals API on \(http://[^ ]*\)$|\1|p' "$WORK/serve.log")
         [ -n "$url" ] && break
-        kill -0 "$SERVER_PID" 2>/dev/null || fail "foundry serve exited: $(cat "$WORK/serve.log")"
+        [ -n "$(ps -o pid= -s "$server")" ] || fail "foundry serve exited: $(cat "$WORK/serve.log")"
         sleep 1
     done
-    [ -n "$url" ] || fail "foundry serve did not announce its address in 30 s"
+    [ -n "$url" ] || fail "foundry serve did not announce its address in 60 s"
     [ "$(curl -s -H "Authorization: Bearer $token" "$url/approvals")" = "[]" ] ||
         fail "GET $url/approvals with the token did not list the (no) approvals"
     [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/approvals")" = 401 ] ||
         fail "GET $url/approvals without the token was not refused"
-    stop "$SERVER_PID"
-    SERVER_PID=
-    echo "the approvals API answered at $url"
+    stop_session "$server"
+    [ -z "$(ps -o pid= -s "$server")" ] || fail "foundry serve did not end"
+    echo "the approvals API answered at $url; foundry serve ended"
 }
 
-# The id of the newest session in the clean home, once the app has one.
+# The file manager's view: the sample's tsagent.json is an agent, opened by Foundry.
+check_file_association() {
+    local type app
+    type=$(clean_env gio info -a standard::content-type "$SAMPLE_AGENT_FILE" |
+        sed -n 's/^ *standard::content-type: //p')
+    app=$(clean_env gio mime "$type")
+    echo "$SAMPLE_AGENT_FILE: $type; $(tr '\n\t' '  ' <<<"$app")"
+    [ "$type" = application/x-tsagent+json ] || fail "tsagent.json is $type, not an agent"
+    grep -q "$APP_ID.desktop" <<<"$app" || fail "Foundry does not open $type"
+}
+
+app_log() {
+    find "$USER_HOME" -name foundry.log 2>/dev/null | head -1
+}
+
+chat_ready() {
+    local log
+    log=$(app_log)
+    [ -n "$log" ] &&
+        grep -q "chat .* is ready for input (agent $(dirname "$SAMPLE_AGENT_FILE"))" "$log"
+}
+
 newest_session() {
     clean_env "$INSTALLED" sessions list --limit 1 2>/dev/null | awk '{print $1}'
-}
-
-wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
-    local seconds=$1 what=$2
-    shift 2
-    for _ in $(seq "$seconds"); do
-        "$@" && return 0
-        kill -0 "$APP_PID" 2>/dev/null || fail "the app exited while waiting for $what"
-        sleep 1
-    done
-    fail "no $what after $seconds s"
 }
 
 assistant_answered() {
@@ -171,20 +240,23 @@ assistant_answered() {
         grep -q '^\[assistant\] .'
 }
 
-sample_agent_open() {
+app_window() {
     WINDOW=$(DISPLAY=":$DISPLAY_NUMBER" xdotool search --onlyvisible --name 'Supervised Assistant' \
         2>/dev/null | head -1)
     [ -n "$WINDOW" ]
 }
 
 run_app() {
-    clean_env "$INSTALLED" >"$WORK/app.log" 2>&1 &
-    APP_PID=$!
-    wait_for 60 "window with the sample assistant" sample_agent_open
-    sleep 2  # let the window finish its first paint and give the message field focus
+    start_clean gio open "$SAMPLE_AGENT_FILE" >"$WORK/open.log" 2>&1
+    APP_SESSION=$STARTED
+    until_true 180 "'chat is ready for input' in the app's log" chat_ready
+    until_true 30 "window with the sample assistant" app_window
+    ps -o args= -s "$APP_SESSION" | grep -q "$COMMAND gui $SAMPLE_AGENT_FILE\$" ||
+        fail "the app is not '$COMMAND gui $SAMPLE_AGENT_FILE': $(ps -o args= -s "$APP_SESSION")"
+    echo "the chat is ready in '$COMMAND gui $SAMPLE_AGENT_FILE', started by gio open"
     DISPLAY=":$DISPLAY_NUMBER" xdotool windowfocus "$WINDOW" sleep 0.5 type --delay 15 "$MESSAGE"
     DISPLAY=":$DISPLAY_NUMBER" xdotool key --window "$WINDOW" ctrl+Return
-    wait_for 120 "answer from the sample assistant" assistant_answered
+    until_true 240 "answer from the sample assistant" assistant_answered
     sleep 5  # the supervisors report after the answer is stored
     mkdir -p "$(dirname "$SCREENSHOT")"
     DISPLAY=":$DISPLAY_NUMBER" import -window "$WINDOW" "$SCREENSHOT"
@@ -193,15 +265,21 @@ run_app() {
 }
 
 DEB=$(deb_file)
+install_tools
 if $BUILD || [ ! -x "dist/$COMMAND/$COMMAND" ] || [ ! -f "$DEB" ]; then
     step "building"
     packaging/build-linux.sh
 fi
-install_tools
+install_deb_dependencies "$DEB"
 start_xvfb
 
 step "the bundle's doctor (dist/$COMMAND/$COMMAND)"
 USER_HOME=$WORK/bundle-home run_doctor "$PWD/dist/$COMMAND/$COMMAND"
+
+if $LINTIAN; then
+    step "lintian $DEB"
+    run_lintian "$DEB"
+fi
 
 step "dpkg -i $DEB"
 install_deb "$DEB"
@@ -212,7 +290,8 @@ run_doctor "$INSTALLED"
 step "the installed package's approvals API"
 check_api
 
-step "the installed app under Xvfb"
+step "the installed app, opened with gio open $SAMPLE_AGENT_FILE under Xvfb"
+check_file_association
 run_app
 
 step "all checks passed"
