@@ -54,7 +54,7 @@ def test_make_a_rule_from_an_approval_opens_the_policy_with_the_rule_above_the_o
     )
     assert editor.modified and (agent / "tsagent.json").read_text() == before  # not saved
     summary = editor.policy.try_panel.replay_summary
-    qtbot.waitUntil(lambda: summary.text() and "…" not in summary.text(), timeout=10000)
+    qtbot.waitUntil(lambda: bool(summary.text()) and "…" not in summary.text(), timeout=10000)
     editor.policy.try_panel.try_tool.setText("time.get_current_time")
     editor.policy.try_panel.try_params.setPlainText('{"timezone": "Asia/Tokyo"}')
     editor.policy.try_panel.decide.click()
