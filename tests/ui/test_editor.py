@@ -199,6 +199,17 @@ def test_a_change_on_disk_reloads_when_nothing_is_unsaved(qtbot: QtBot, tmp_path
     screenshot(editor, tmp_path)
 
 
+def test_a_closed_editor_no_longer_watches_its_files_or_checks_them(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path = make_agent(tmp_path / "closed")
+    editor = open_editor(qtbot, path)
+    editor.close()
+    with qtbot.assertNotEmitted(editor.controller.disk.changed, wait=1000):
+        (path / "prompt.md").write_text("Written after the editor closed.")
+    assert not editor.controller._check_timer.isActive()
+
+
 def test_a_change_on_disk_with_unsaved_edits_asks_first(qtbot: QtBot, tmp_path: Path) -> None:
     path = make_agent(tmp_path / "ask")
     editor = open_editor(qtbot, path)

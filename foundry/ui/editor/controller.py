@@ -559,7 +559,10 @@ class EditorController(QObject):
         return self._tasks.spawn(coroutine)
 
     def close(self) -> None:
-        """Cancel saves and reads still under way and stop its servers (the editor is closing)."""
+        """Cancel saves and reads still under way, stop watching the files and stop its servers
+        (the editor is closing)."""
+        self._check_timer.stop()
+        self.disk.stop()
         self._tasks.cancel_all()
         self.tools.close()
         self.policy.close()

@@ -43,6 +43,12 @@ class DiskWatch(QObject):
         self._document = document
         self._rewatch()
 
+    def stop(self) -> None:
+        """Watch nothing more (the editor is closing): no change is told after this."""
+        self._document = None
+        self._settle.stop()
+        self._rewatch()
+
     def _rewatch(self) -> None:
         old = self._watcher.files() + self._watcher.directories()
         if old:
