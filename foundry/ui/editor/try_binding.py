@@ -9,6 +9,7 @@ started them. The workspace is the agent's folder, as its chats use it, unless o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -38,8 +39,8 @@ RECORDED_IN_PICKER = 50
 SHOWN_PARAMS = 80
 AGAIN_AFTER_EDIT_MS = 400
 OUTCOME_WORDS = {"allow": "ALLOWED", "deny": "DENIED", "human": "ASKS A PERSON"}
-# Opens the store of an editor without an engine; a future of its own lets `close` close a
-# store still opening once it opens, which a cancelled task would otherwise drop unclosed.
+# Opens the store of an editor without an engine; a future of its own lets `close` wait for a
+# store still opening, which a cancelled task would otherwise drop unclosed.
 STORE_OPENER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="try-panel-store")
 
 
@@ -333,14 +334,9 @@ class TryBinding(QObject):
     def close(self) -> None:
         self._again.stop()
         records, self._records = self._records, None
-        if records is not None:  # closed once open: at once, or when one still opening opens
-            records.add_done_callback(_close_opened)
-
-
-def _close_opened(opening: Future[PolicyRecords]) -> None:
-    """Close the records' store, on the thread that opened it (no wait on the GUI thread)."""
-    if not opening.cancelled() and opening.exception() is None:
-        opening.result().close()
+        if records is not None and not records.cancelled():
+            with contextlib.suppress(Exception):  # a store that failed to open is not open
+                records.result().close()  # waits for one still opening: never left open
 
 
 def _shortened(text: str) -> str:
