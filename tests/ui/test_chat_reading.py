@@ -31,7 +31,7 @@ from foundry.session.events import (
 )
 from foundry.store import Store
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.session.picker import SessionPicker
+from foundry.ui.session.picker import SEARCH_PAUSE_MS, SessionPicker
 from foundry.ui.session.send_key import SEND_KEY_SETTING, send_key, set_send_key
 from foundry.ui.session.timeline import COLOURS, VERDICTS, TimelineModel
 from foundry.ui.session.view import MessageInput, SessionView
@@ -524,6 +524,28 @@ def test_the_search_finds_sessions_by_what_was_said_in_them(qtbot: QtBot, tmp_pa
         qtbot.waitUntil(lambda: "No session matches" in picker.nothing.text(), timeout=10000)
         assert picker.shown_titles() == []
         picker.reject()
+
+
+def test_a_search_still_due_when_the_reopen_dialog_closes_never_runs(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Found by a random-order run: a search due after the dialog closed ran in a later test,
+    where no loop was left to run it."""
+    with Store.open(f"sqlite:///{tmp_path / 'due.sqlite3'}") as store:
+        store.sessions.create("a/tsagent.json", "Assistant")
+        records = store.sessions.list()
+    searched: list[list[str]] = []
+
+    async def search(words: list[str]) -> set[str]:
+        searched.append(words)
+        return set()
+
+    picker = SessionPicker(records, search_messages=search)
+    qtbot.addWidget(picker)
+    qtbot.keyClicks(picker.search, "kyoto")
+    picker.reject()
+    qtbot.wait(SEARCH_PAUSE_MS * 4)
+    assert searched == []
 
 
 def test_the_window_lists_its_sessions_by_title_and_finds_one_by_its_reply(

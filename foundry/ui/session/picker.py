@@ -131,6 +131,7 @@ class SessionPicker(QDialog):
             self._filter(text)
 
     def done(self, result: int) -> None:
+        self._search_soon.stop()  # a search due after the dialog closed would find no loop
         if self._searching is not None:
             self._searching.cancel()
         super().done(result)
