@@ -159,12 +159,40 @@ class ApprovalRequested(EventBody):
 
 
 class ApprovalResolved(EventBody):
+    """An approval decided (or timed out). `edited`: approved with other parameters than the
+    call asked for; `flagged`: the call came with an injection signal or a concern. `shadow` is
+    the verdict the L1 supervisor gave unseen (shadow mode: approve, deny or escalate) when it
+    came before the resolution; one that comes later is its own ShadowVerdictGiven."""
+
     kind: Literal["approval_resolved"] = "approval_resolved"
     approval_id: str
     status: str
     resolved_by: str
     reasoning: str = ""
     waited_s: float = 0.0
+    tool: str = ""
+    edited: bool = False
+    flagged: bool = False
+    shadow: Literal["approve", "deny", "escalate"] | None = None
+    shadow_confidence: float | None = None
+
+
+class ShadowVerdictGiven(EventBody):
+    """The L1 supervisor's verdict on a call a person decides, given unseen (shadow mode): it
+    changes nothing. `person` is the approval's status when a person had already decided it
+    (else the ApprovalResolved that follows carries this verdict); `duration_s` and the tokens
+    are what it cost."""
+
+    kind: Literal["shadow_verdict"] = "shadow_verdict"
+    approval_id: str
+    tool: str
+    supervisor: str
+    decision: Literal["approve", "deny", "escalate"]
+    confidence: float | None = None
+    reasoning: str = ""
+    duration_s: float = 0.0
+    person: str | None = None
+    edited: bool = False
 
 
 class SupervisorStarted(EventBody):
@@ -293,6 +321,7 @@ EVENT_TYPES: dict[str, type[EventBody]] = {
         ToolConcernRaised,
         ApprovalRequested,
         ApprovalResolved,
+        ShadowVerdictGiven,
         SupervisorStarted,
         SupervisorDeferred,
         SupervisorOff,

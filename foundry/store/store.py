@@ -56,6 +56,14 @@ _RESOLVE = (  # its SET clause: the columns named by the parameters it is run wi
     .where(_APPROVALS.c.id == sa.bindparam("approval_id"), _APPROVALS.c.status == "pending")
     .returning(*_APPROVALS.c)
 )
+_ASKED_PARAMS = sa.select(_APPROVALS.c.params).where(
+    _APPROVALS.c.id == sa.bindparam("approval_id"), _APPROVALS.c.status == "pending"
+)
+_KEEP_SHADOW = (
+    sa.update(_APPROVALS)
+    .where(_APPROVALS.c.id == sa.bindparam("approval_id"))
+    .values(shadow_verdict=sa.bindparam("verdict", type_=sa.JSON))
+)
 _ADD_TRACE = sa.insert(_TRACES)
 _ADD_EVENT = sa.insert(EventRecord.__table__)  # type: ignore[attr-defined]
 _ACTIVE_GRANTS = (
@@ -500,9 +508,10 @@ class ApprovalRepository(_Repository):
     ) -> ApprovalRecord:
         """Resolve a pending approval; exactly one of several racing resolvers succeeds.
 
-        `params`, when given, replaces the call's parameters (edit, then approve); what `trace`
-        makes of the resolved approval is added in the same transaction; `committed` is given
-        the resolved approval once committed, before the store's subscribers are told.
+        `params`, when given, replaces the call's parameters (edit, then approve; `edited` says
+        whether they differ); what `trace` makes of the resolved approval is added in the same
+        transaction; `committed` is given the resolved approval once committed, before the
+        store's subscribers are told.
         """
         values: dict[str, Any] = {
             "approval_id": approval_id,
@@ -512,9 +521,10 @@ class ApprovalRepository(_Repository):
             "confidence": confidence,
             "resolved_at": utc_now(),
         }
-        if params is not None:
-            values["params"] = params
         with self._session() as session:
+            if params is not None:
+                values["params"] = params
+                values["edited"] = params != _asked_params(session, approval_id)
             row = session.execute(_RESOLVE, values).first()
             if row is None:
                 raise self._unresolvable(session, approval_id)
@@ -525,6 +535,13 @@ class ApprovalRepository(_Repository):
                 session, committed and functools.partial(committed, approval)
             )
         return approval
+
+    def keep_shadow_verdict(self, approval_id: str, verdict: dict[str, Any]) -> None:
+        """Keep the verdict the L1 supervisor gave unseen on this approval (shadow mode),
+        whether or not a person has decided it yet."""
+        with self._session() as session:
+            session.execute(_KEEP_SHADOW, {"approval_id": approval_id, "verdict": verdict})
+            session.commit()
 
     @staticmethod
     def _unresolvable(session: Session, approval_id: str) -> Exception:
@@ -551,6 +568,11 @@ def _approval(row: sa.Row[Any]) -> ApprovalRecord:
     # as the ORM loads a record: what the store holds is taken, not validated again (a row a
     # newer Foundry wrote must not break the inbox)
     return ApprovalRecord(**row._mapping)
+
+
+def _asked_params(session: Session, approval_id: str) -> Any:
+    """The parameters a pending approval's call asked for (None: no such pending approval)."""
+    return session.execute(_ASKED_PARAMS, {"approval_id": approval_id}).scalar()
 
 
 def _find_approval(session: Session, approval_id: str) -> ApprovalRecord | None:

@@ -115,6 +115,11 @@ class ApprovalRecord(SQLModel, table=True):
     resolved_by: str | None = None
     reasoning: str | None = None
     confidence: float | None = None
+    # approved with parameters other than those the call asked for
+    edited: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    # the L1 supervisor's verdict given unseen while a person decided (shadow mode): decision,
+    # confidence, reasoning, supervisor, seconds
+    shadow_verdict: dict[str, Any] | None = _json(default=None)
 
 
 class GrantRecord(SQLModel, table=True):

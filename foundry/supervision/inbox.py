@@ -111,6 +111,9 @@ class HumanInbox:
                 resolved_by=resolved.resolved_by or "",
                 reasoning=resolved.reasoning or "",
                 waited_s=time.perf_counter() - started,
+                tool=call.name,
+                edited=resolved.status == "approved" and resolved.params != call.arguments,
+                flagged=resolved.injection_risk or bool(resolved.concerns),
             )
         )
         decision = self._decision(call, resolved)

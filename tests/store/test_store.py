@@ -153,6 +153,38 @@ def test_racing_resolvers_produce_exactly_one_winner(store: Store) -> None:
         assert sum(pool.map(resolve, range(8))) == 1
 
 
+def test_an_approval_says_whether_it_was_approved_with_edited_parameters(store: Store) -> None:
+    asked = {"path": "notes/a.md", "text": "draft"}
+    plain, same, edited = (
+        store.approvals.create(ApprovalRecord(agent_id="a", tool="fs.write", params=asked))
+        for _ in range(3)
+    )
+    assert store.approvals.resolve(plain.id, "approved", "human:gui:ana").edited is False
+    # the parameters sent back as they were asked are not an edit
+    assert (
+        store.approvals.resolve(same.id, "approved", "human:gui:ana", params=dict(asked)).edited
+        is False
+    )
+    changed = {"path": "notes/b.md", "text": "draft"}
+    resolved = store.approvals.resolve(edited.id, "approved", "human:gui:ana", params=changed)
+    assert resolved.edited is True and resolved.params == changed
+    assert store.approvals.get(edited.id).edited is True
+
+
+def test_a_shadow_verdict_is_kept_before_or_after_a_person_decides(store: Store) -> None:
+    early, late = (
+        store.approvals.create(ApprovalRecord(agent_id="a", tool="fs.write")) for _ in range(2)
+    )
+    verdict = {"decision": "deny", "confidence": 0.4, "supervisor": "L1", "seconds": 1.5}
+    store.approvals.keep_shadow_verdict(early.id, verdict)
+    store.approvals.resolve(early.id, "approved", "human:gui:ana")
+    store.approvals.resolve(late.id, "denied", "human:gui:ana")
+    store.approvals.keep_shadow_verdict(late.id, verdict)
+    assert store.approvals.get(early.id).shadow_verdict == verdict
+    assert store.approvals.get(late.id).shadow_verdict == verdict
+    assert store.approvals.get(late.id).status == "denied"  # the verdict changes nothing
+
+
 def test_grants_match_by_glob_until_they_expire_or_are_revoked(store: Store) -> None:
     now = utc_now()
     grant = store.grants.add("filesystem.read_*", now + timedelta(minutes=30), "human:ana", "cl*")

@@ -20,7 +20,7 @@ import pytest
 from foundry.agent.default_policy import default_policy
 from foundry.llm.base import ToolCall
 from foundry.runtime.approvals import Approvals
-from foundry.session.events import EventBody
+from foundry.session.events import ApprovalResolved, EventBody
 from foundry.session.gate import GateDecision
 from foundry.store import Store
 from foundry.supervision.hierarchy import SupervisedGate
@@ -220,3 +220,29 @@ async def test_an_edited_call_does_not_count_again_towards_loop_detection(
         await approve_edited(store, edit)
         decision = await asyncio.wait_for(review, 30)
         assert decision.allowed, decision.reason
+
+
+async def test_the_resolution_says_the_person_edited_the_call_and_what_it_was(
+    store: Store, workspace: Path
+) -> None:
+    told: list[EventBody] = []
+
+    async def keep(body: EventBody) -> None:
+        told.append(body)
+
+    call = write_call(HOOK)  # the careful default asks before a hook is written
+    review = asyncio.create_task(
+        SupervisedGate(
+            store, default_policy(), "worker", "s1", workspace, keep, poll_s=0.02
+        ).review(call, True)
+    )
+    await approve_edited(store, {"path": HOOK, "content": "#!/bin/sh\nexit 0\n"})
+    await asyncio.wait_for(review, 30)
+    resolved = [body for body in told if isinstance(body, ApprovalResolved)]
+    assert len(resolved) == 1
+    assert (resolved[0].tool, resolved[0].edited, resolved[0].flagged) == (
+        "fs.write_file",
+        True,
+        False,
+    )
+    assert store.approvals.get(resolved[0].approval_id).edited is True
