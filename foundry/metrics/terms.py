@@ -22,6 +22,13 @@ _OUTCOME_OF_ACTION = {
     "block": "denied",
 }
 _OUTCOME_OF_CRITERION = {"pass": "allowed", "uncertain": "escalated", "fail": "denied"}
+# how a person answered a question (an approval): "unchanged" is a needless question, approved
+# as asked with nothing flagged about it
+QUESTION_OUTCOMES = ("unchanged", "edited", "denied", "flagged", "timed_out")
+# the L1 supervisor's unseen verdict (shadow mode) against the person's decision: agreed; it
+# would have let through a call the person denied or changed; denied, or sent on to a person,
+# a call the person approved as asked; sent on a call the person then denied or changed
+AGREEMENTS = ("agreed", "let_through", "denied_approved", "escalated_approved", "escalated_denied")
 _LEVEL_OF_PREFIX = {
     "policy": "policy",
     "grant": "grant",
@@ -59,6 +66,31 @@ def waited_for_a_person(resolved_by: str) -> bool:
     """Whether an approval's resolution ended a wait for a person: not when a supervisor
     resolved it through the approvals API (`supervisor:agent7`), which decided it at L1."""
     return resolution_level(resolved_by) != "supervisor"
+
+
+def question_outcome(status: str, edited: bool, flagged: bool) -> str:
+    """How a person answered a question (one of QUESTION_OUTCOMES)."""
+    if status == "timed_out":
+        return "timed_out"
+    if flagged:
+        return "flagged"
+    if status != "approved":
+        return "denied"
+    return "edited" if edited else "unchanged"
+
+
+def shadow_agreement(shadow: str, status: str, edited: bool) -> str | None:
+    """How the L1 supervisor's unseen verdict (approve, deny, escalate) compares with what a
+    person decided (one of AGREEMENTS); None when no person decided (a timeout). An approval
+    with edited parameters counts as a refusal of the call as it was asked."""
+    if status not in ("approved", "denied"):
+        return None
+    allowed = status == "approved" and not edited
+    if shadow == "approve":
+        return "agreed" if allowed else "let_through"
+    if shadow == "deny":
+        return "denied_approved" if allowed else "agreed"
+    return "escalated_approved" if allowed else "escalated_denied"
 
 
 def message_outcome(action: str) -> str:
