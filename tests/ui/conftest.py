@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,7 +53,21 @@ def gui_loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     loop.set_default_executor(executor)
     asyncio.set_event_loop(loop)
     yield loop
+    _cancel_left_over_tasks(qapp, loop)
     executor.shutdown(wait=True)
+
+
+def _cancel_left_over_tasks(qapp: QApplication, loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what tests left waiting (a window closed with unsaved edits still asks whether
+    to save them) and let it end, so that nothing is destroyed pending at exit."""
+    left = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in left:
+        task.cancel()
+    asyncio.events._set_running_loop(loop)
+    deadline = time.monotonic() + 5
+    while any(not task.done() for task in left) and time.monotonic() < deadline:
+        qapp.processEvents()
+    asyncio.events._set_running_loop(None)
 
 
 @pytest.fixture(autouse=True)
