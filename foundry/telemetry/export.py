@@ -54,10 +54,11 @@ def translator(
     return kind(tracer, mask, session_id)
 
 
-def stored_events(store: Store, session_id: str) -> list[Event]:
+def stored_events(store: Store, session_id: str, *kinds: str) -> list[Event]:
+    """The session's stored events (of `kinds` only, if given), typed."""
     return [
         Event(session_id=r.session_id, seq=r.seq, time=r.time, body=event_body(r.kind, r.payload))
-        for r in store.events.list(session_id)
+        for r in store.events.list(session_id, kinds=kinds)
     ]
 
 

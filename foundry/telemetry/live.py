@@ -61,7 +61,7 @@ class LiveExport:
             spans.finish(datetime.now(UTC))
 
     def _feed(self, event: Event) -> None:
-        from foundry.telemetry.export import stored_mask, translator
+        from foundry.telemetry.export import stored_events, stored_mask, translator
 
         spans = self._sessions.get(event.session_id)
         if spans is None:
@@ -69,6 +69,9 @@ class LiveExport:
             task = event.kind.startswith("task_")
             spans = translator(self.provider, mask, event.session_id, task)
             self._sessions[event.session_id] = spans
+            if not task and event.kind != "session_started":  # reopened: its agent and model
+                for started in stored_events(self._store, event.session_id, "session_started"):
+                    spans.feed(started)
         spans.feed(event)
         if event.kind == "task_finished":
             spans.finish(event.time)

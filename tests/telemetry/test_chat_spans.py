@@ -13,6 +13,7 @@ from opentelemetry.trace import StatusCode
 from foundry.runtime.engine import Engine
 from foundry.telemetry.export import spans_of
 from foundry.telemetry.live import LiveExport
+from tests.runtime.conftest import TOKYO_TURNS, engine_over, write_agent
 
 from .conftest import attributes, children, named, supervised_chat
 
@@ -119,3 +120,22 @@ def test_the_live_export_sends_the_spans_the_stored_events_make(
     stored = sorted(span.name for span in spans_of(engine.store, session_id))
     assert sent == stored
     assert len(sent) == 1 + 4 + 3 + 4  # the turn, model calls, tool calls, decisions and a wait
+
+
+def test_a_session_reopened_by_another_engine_keeps_its_agents_name_live(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
+    agent = write_agent(tmp_path / "tokyo", TOKYO_TURNS)
+    with engine_over(url) as first:
+        session_id = first.submit(first.open_session(agent)).result(30)
+        first.submit(first.send(session_id, "What time is it in Tokyo?")).result(60)
+    collected = InMemorySpanExporter()
+    with engine_over(url) as second:
+        live = LiveExport(second.store, second.bus.subscribe, collected)
+        try:
+            second.submit(second.reopen_session(session_id)).result(30)
+            second.submit(second.send(session_id, "Thanks!")).result(30)
+        finally:
+            live.close()
+    [turn] = named(list(collected.get_finished_spans()), "invoke_agent tokyo")
+    assert attributes(turn)["gen_ai.request.model"] == "turns.json"
+    assert attributes(turn)["output.value"] == "You are welcome."
