@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,13 +31,24 @@ def as_json(value: Any) -> str:
 
 class SpanBuilder:
     """Starts and ends the spans of one stored session (or task) with `tracer`; every string
-    that goes into an attribute or a span event passes `mask` first."""
+    that goes into an attribute or a span event passes `mask` first. A subclass says which
+    method makes the spans of each event type (`handlers`); `feed` the events in order, then
+    `finish`."""
 
     def __init__(self, tracer: trace.Tracer, mask: OutgoingMask, session_id: str) -> None:
         self.tracer = tracer
         self.mask = mask
         self.session_id = session_id
         self.spans = 0  # how many were started
+        self.handlers: dict[type[Any], Callable[[Event, Any], None]] = {}
+
+    def feed(self, event: Event) -> None:
+        handler = self.handlers.get(type(event.body))
+        if handler is not None:
+            handler(event, event.body)
+
+    def finish(self, at: datetime) -> None:
+        """End what is still open at `at` (the last event's time, or now)."""
 
     def start(
         self,

@@ -55,9 +55,18 @@ def decider(by: str) -> tuple[str, str]:
     return DECIDERS.get(prefix, (prefix or "unknown", "unknown"))
 
 
+def decided_by(by: str) -> dict[str, Any]:
+    """Who decided, its kind and its level, as Foundry's attributes."""
+    kind, level = decider(by)
+    return {
+        "foundry.decision.by": by,
+        "foundry.decision.kind": kind,
+        "foundry.decision.level": level,
+    }
+
+
 def tool_call_decision(body: ToolCallDecided) -> dict[str, Any]:
     """A tool call's decision: allowed or denied, and enforced so (the call runs or not)."""
-    kind, level = decider(body.by)
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": OPERATION,
         "openinference.span.kind": "GUARDRAIL",
@@ -66,11 +75,9 @@ def tool_call_decision(body: ToolCallDecided) -> dict[str, Any]:
         VERDICT: "allow" if body.allowed else "deny",
         ACTION: "allow" if body.allowed else "block",
         VERDICT_REASON: body.reason,
-        "foundry.decision.by": body.by,
-        "foundry.decision.kind": kind,
-        "foundry.decision.level": level,
+        **decided_by(body.by),
     }
-    if kind == "policy":
+    if decider(body.by)[0] == "policy" and ":" in body.by:
         attributes[POLICY_RULE] = body.by.split(":", 1)[1]
     if body.confidence is not None:
         attributes["foundry.decision.confidence"] = body.confidence

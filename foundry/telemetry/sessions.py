@@ -4,7 +4,6 @@ time (live) or all at once (a stored session)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,6 +17,7 @@ from foundry.session.events import (
     Event,
     MessageAdded,
     ModelCallFinished,
+    SessionRestarted,
     SessionStarted,
     SupervisorDecided,
     ToolCallDecided,
@@ -70,7 +70,7 @@ class SessionSpans(SpanBuilder):
         super().__init__(*args, **kwargs)
         self._tools: dict[str, _Tool] = {}
         self._waiting: dict[str, _Waiting] = {}  # by tool name: the next decision on it ends it
-        self._handlers: dict[type[Any], Callable[[Event, Any], None]] = {
+        self.handlers = {
             SessionStarted: self._session_started,
             TurnStarted: self._turn_started,
             MessageAdded: self._message,
@@ -83,22 +83,15 @@ class SessionSpans(SpanBuilder):
             ToolConcernRaised: self._concern,
             ErrorOccurred: self._error,
             TurnFinished: self._turn_finished,
+            SessionRestarted: self._restarted,
         }
-
-    def feed(self, event: Event) -> None:
-        handler = self._handlers.get(type(event.body))
-        if handler is not None:
-            handler(event, event.body)
 
     def finish(self, at: datetime) -> None:
         """End what is still open (a turn cut short, a call never answered) at `at`."""
-        for waiting in self._waiting.values():
-            self._escalated(waiting, at, self._parent())
-        for tool in self._tools.values():
-            self.end(tool.span, at, "unfinished")
+        self._end_calls(at)
         if self._turn is not None:
             self.end(self._turn.span, at, "unfinished")
-        self._waiting, self._tools, self._turn = {}, {}, None
+        self._turn = None
 
     def common(self) -> Attributes:
         return {
@@ -174,7 +167,8 @@ class SessionSpans(SpanBuilder):
             "gen_ai.tool.call.arguments": body.call.arguments,
             "foundry.gateway": self.gateway,
             "openinference.span.kind": "TOOL",
-            **_decided(body),
+            "foundry.decision.allowed": body.allowed,
+            **decisions.decided_by(body.by),
         }
         kind = SpanKind.SERVER if self.gateway else SpanKind.INTERNAL
         span = self.start(f"execute_tool {body.call.name}", start, attributes, self._parent(), kind)
@@ -237,24 +231,21 @@ class SessionSpans(SpanBuilder):
                 "foundry.turn.model_calls": body.model_calls,
             },
         )
+        self._end_calls(event.time)
         failed = body.ended_by if body.ended_by in ("error", "blocked", "max_turns") else None
-        for waiting in self._waiting.values():
-            self._escalated(waiting, event.time, turn.span)
-        for tool in self._tools.values():
-            self.end(tool.span, event.time, "unfinished")
-        self._waiting, self._tools = {}, {}
         self.end(turn.span, event.time, failed)
         self._last_turn, self._turn = turn.span, None
 
+    def _restarted(self, event: Event, body: SessionRestarted) -> None:
+        self.model = body.model
 
-def _decided(body: ToolCallDecided) -> Attributes:
-    kind, level = decisions.decider(body.by)
-    return {
-        "foundry.decision.allowed": body.allowed,
-        "foundry.decision.by": body.by,
-        "foundry.decision.kind": kind,
-        "foundry.decision.level": level,
-    }
+    def _end_calls(self, at: datetime) -> None:
+        """End the calls still open (waiting for a person, or never answered) at `at`."""
+        for waiting in self._waiting.values():
+            self._escalated(waiting, at, self._parent())
+        for tool in self._tools.values():
+            self.end(tool.span, at, "unfinished")
+        self._waiting, self._tools = {}, {}
 
 
 def _messages(direction: str, role: str, text: str) -> Attributes:

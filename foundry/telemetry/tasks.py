@@ -4,7 +4,6 @@ events."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -36,7 +35,7 @@ class TaskSpans(SpanBuilder):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._phases: dict[tuple[str, int], Span] = {}
-        self._handlers: dict[type[Any], Callable[[Event, Any], None]] = {
+        self.handlers = {
             TaskStarted: self._task_started,
             TaskResumed: self._resumed,
             PhaseStarted: self._phase_started,
@@ -49,17 +48,11 @@ class TaskSpans(SpanBuilder):
             TaskFinished: self._task_finished,
         }
 
-    def feed(self, event: Event) -> None:
-        handler = self._handlers.get(type(event.body))
-        if handler is not None:
-            handler(event, event.body)
-
     def finish(self, at: datetime) -> None:
-        for phase in self._phases.values():
-            self.end(phase, at, "unfinished")
+        self._finish_phases(at)
         if self._task is not None:
             self.end(self._task, at, "unfinished")
-        self._phases, self._task = {}, None
+        self._task = None
 
     def common(self) -> Attributes:
         return {"foundry.task.id": self.session_id, "session.id": self.session_id}
@@ -173,7 +166,7 @@ class TaskSpans(SpanBuilder):
             self.note(self._task, "foundry.rescue_decided", event, attributes)
 
     def _task_finished(self, event: Event, body: TaskFinished) -> None:
-        self.finish_phases(event.time)
+        self._finish_phases(event.time)
         if self._task is None:
             return
         attributes = {
@@ -186,7 +179,7 @@ class TaskSpans(SpanBuilder):
         self.end(self._task, event.time, None if body.status == "succeeded" else body.status)
         self._task = None
 
-    def finish_phases(self, at: datetime) -> None:
+    def _finish_phases(self, at: datetime) -> None:
         for phase in self._phases.values():
             self.end(phase, at, "unfinished")
         self._phases = {}

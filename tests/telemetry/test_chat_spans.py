@@ -107,6 +107,38 @@ def test_each_decision_says_its_verdict_the_action_enforced_and_who_decided(
     assert escalated.end_time and approved.end_time and escalated.end_time <= approved.end_time
 
 
+def test_a_message_supervisors_decisions_are_guardrail_spans_of_the_turn(
+    engine: Engine, tmp_path: Path
+) -> None:
+    guardian = {"type": "guardian", "id": "guard", "config": {"blockKeywords": ["mango"]}}
+    turns = {"turns": [{"text": "The secret word is mango."}]}
+    agent = write_agent(tmp_path / "guarded", turns, servers={}, supervisors=[guardian])
+    session_id = engine.submit(engine.open_session(agent)).result(30)
+    assert engine.submit(engine.send(session_id, "hi")).result(60).ended_by == "blocked"
+    spans = spans_of(engine.store, session_id)
+
+    [turn] = named(spans, "invoke_agent guarded")
+    assert turn.status.status_code is StatusCode.ERROR
+    decisions = {
+        attributes(span)["gen_ai.security.target.type"]: attributes(span)
+        for span in children(spans, turn)
+        if span.name.startswith("run_guardrail ")
+    }
+    assert set(decisions) == {"llm_input", "llm_output"}
+    request, reply = decisions["llm_input"], decisions["llm_output"]
+    assert (request["gen_ai.security.verdict.type"], request["gen_ai.security.action.type"]) == (
+        "allow",
+        "allow",
+    )
+    assert (reply["gen_ai.security.verdict.type"], reply["gen_ai.security.action.type"]) == (
+        "deny",
+        "block",
+    )
+    assert reply["foundry.supervisor.id"] == "guard"
+    assert reply["foundry.decision.level"] == "message"
+    assert "mango" in reply["gen_ai.security.verdict.reason"]
+
+
 def test_the_live_export_sends_the_spans_the_stored_events_make(
     engine: Engine, tmp_path: Path
 ) -> None:
