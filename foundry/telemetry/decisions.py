@@ -33,6 +33,7 @@ DECIDERS: dict[str, tuple[str, str]] = {
     "human": ("human", "L2"),
     "cli": ("human", "L2"),
     "timeout": ("timeout", "L2"),
+    "withdrawn": ("withdrawn", "L2"),  # the turn stopped while the call waited for a person
 }
 ESCALATED_BY = {"L0": "policy", "L1": "supervisor"}  # an approval's level: who sent it on
 MESSAGE_VERDICTS = {

@@ -4,6 +4,7 @@ engine's bus."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from opentelemetry.sdk.trace import ReadableSpan
@@ -15,7 +16,7 @@ from foundry.telemetry.export import spans_of
 from foundry.telemetry.live import LiveExport
 from tests.runtime.conftest import TOKYO_TURNS, engine_over, write_agent
 
-from .conftest import attributes, children, named, supervised_chat
+from .conftest import POLICY, TOKYO, attributes, children, named, supervised_chat
 
 
 def _tool_spans(spans: list[ReadableSpan]) -> dict[str, ReadableSpan]:
@@ -105,6 +106,47 @@ def test_each_decision_says_its_verdict_the_action_enforced_and_who_decided(
     # the wait for the person is inside the call's span, and the call's run after it
     assert approved.start_time == escalated.start_time
     assert escalated.end_time and approved.end_time and escalated.end_time <= approved.end_time
+
+
+def test_a_call_a_grant_covers_is_decided_by_the_grant_without_asking_anyone(
+    engine: Engine, tmp_path: Path
+) -> None:
+    expires = datetime.now(UTC) + timedelta(minutes=15)
+    grant = engine.store.grants.add("time.get_current_time", expires, "human:ana", "clock")
+    turns = {"turns": [{"tool_calls": [TOKYO]}, {"text": "Evening in Tokyo."}]}
+    agent = write_agent(tmp_path / "clock", turns, supervisors=[POLICY])
+    session_id = engine.submit(engine.open_session(agent)).result(30)
+    engine.submit(engine.send(session_id, "Tokyo?")).result(60)
+    spans = spans_of(engine.store, session_id)
+
+    [call] = named(spans, "execute_tool time.get_current_time")
+    [decided] = children(spans, call)  # no escalation: no one was asked
+    assert decided.name == f"run_guardrail tool_call grant:{grant.id}"
+    assert attributes(decided)["gen_ai.security.verdict.type"] == "allow"
+    assert attributes(decided)["foundry.decision.kind"] == "grant"
+    assert attributes(decided)["foundry.decision.level"] == "L0"
+    assert "gen_ai.security.policy.rule.id" not in attributes(decided)
+
+
+def test_a_call_no_one_answered_in_time_is_denied_by_the_timeout(
+    engine: Engine, tmp_path: Path
+) -> None:
+    impatient = {**POLICY, "config": {**POLICY["config"], "approvalTimeoutSeconds": 0.3}}
+    turns = {"turns": [{"tool_calls": [TOKYO]}, {"text": "No one answered."}]}
+    agent = write_agent(tmp_path / "clock", turns, supervisors=[impatient])
+    session_id = engine.submit(engine.open_session(agent)).result(30)
+    engine.submit(engine.send(session_id, "Tokyo?")).result(60)
+    spans = spans_of(engine.store, session_id)
+
+    [call] = named(spans, "execute_tool time.get_current_time")
+    escalated, decided = sorted(children(spans, call), key=lambda s: s.start_time or 0)
+    assert attributes(escalated)["gen_ai.security.verdict.type"] == "escalate"
+    assert attributes(escalated)["foundry.approval.status"] == "timed_out"
+    assert attributes(decided)["gen_ai.security.verdict.type"] == "deny"
+    assert attributes(decided)["gen_ai.security.action.type"] == "block"
+    assert attributes(decided)["foundry.decision.kind"] == "timeout"
+    assert attributes(decided)["foundry.decision.level"] == "L2"
+    assert call.status.status_code is StatusCode.ERROR
 
 
 def test_a_message_supervisors_decisions_are_guardrail_spans_of_the_turn(
