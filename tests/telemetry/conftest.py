@@ -18,6 +18,8 @@ from foundry.store import Store
 from foundry.supervision.resolution import resolve_approval
 from tests.runtime.conftest import write_agent
 
+from .receiver import Receiver, receiving
+
 TOKYO = {"name": "time.get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}
 UTC = {"name": "time.get_current_time", "arguments": {"timezone": "UTC"}}
 CONVERT = {
@@ -63,6 +65,13 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     with Engine(store, retry_delays_s=(0.05,)) as started:
         yield started
     store.close()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A real OTLP/HTTP endpoint on loopback (receiver.py)."""
+    with receiving() as server:
+        yield server
 
 
 def approve_when_asked(store: Store, by: str = "human:inbox:ana") -> threading.Thread:
