@@ -14,7 +14,17 @@ import foundry
 PACKAGE = Path(foundry.__file__).parent
 
 # (importer, imported): no module of the first package may import any of the second
-LOWER = ("agent", "llm", "tools", "store", "session", "supervision", "orchestration", "metrics")
+LOWER = (
+    "agent",
+    "llm",
+    "tools",
+    "store",
+    "session",
+    "supervision",
+    "orchestration",
+    "metrics",
+    "telemetry",
+)
 HIGHER = ("runtime", "api", "gateway", "ui", "cli")
 FORBIDDEN = [
     *((f"foundry.{low}", f"foundry.{high}") for low in LOWER for high in HIGHER),

@@ -316,6 +316,8 @@ def sessions_export_command(args: argparse.Namespace) -> int:
     from foundry.store import Store
     from foundry.supervision.outgoing import OutgoingMask
 
+    if args.otlp:
+        return _export_otlp(args.session_id)
     with Store.open() as store:
         record = store.sessions.get(args.session_id)
         mask = OutgoingMask.for_agent(record.agent_path)
@@ -325,6 +327,23 @@ def sessions_export_command(args: argparse.Namespace) -> int:
                 output.writelines(lines)
         else:
             sys.stdout.writelines(lines)
+    return 0
+
+
+def _export_otlp(session_id: str) -> int:
+    """The session's (or task's) spans sent to the OTLP endpoint the environment names."""
+    from foundry.store import Store
+    from foundry.telemetry.export import ExportFailed, otlp_exporter, send, spans_of
+    from foundry.words import counted
+
+    with Store.open() as store:
+        spans = spans_of(store, session_id)
+    try:
+        sent = send(spans, otlp_exporter())
+    except ExportFailed as failure:
+        print(f"foundry: {failure}", file=sys.stderr)
+        return 1
+    print(escaped(f"exported {counted(sent.spans, 'span')} of {session_id} to {sent.endpoint}"))
     return 0
 
 
@@ -417,4 +436,10 @@ def add_session_commands(commands: Any) -> None:
     )
     export.add_argument("session_id", metavar="ID")
     export.add_argument("--output", "-o", help="file to write (default: standard output)")
+    export.add_argument(
+        "--otlp",
+        action="store_true",
+        help="send the session's (or a task's) spans to the OpenTelemetry endpoint of "
+        "OTEL_EXPORTER_OTLP_ENDPOINT instead (docs/telemetry.md)",
+    )
     export.set_defaults(handler=sessions_export_command)

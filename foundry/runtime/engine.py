@@ -70,6 +70,7 @@ from foundry.supervision.policy import offered_definition
 from foundry.supervision.results import guarding_results
 from foundry.supervision.tool_definitions import observe_on
 from foundry.supervision.tracing import KeepTrace, TracedGate
+from foundry.telemetry.live import LiveExport, live_export
 
 if TYPE_CHECKING:
     from foundry.runtime.tool_session import ToolSession
@@ -173,6 +174,7 @@ class Engine:
         self._applying = asyncio.Lock()  # one save applied at a time (the editor's, the watch's)
         self._gateways: dict[str, _Gateway] = {}  # the gateway's sessions, while they live
         self.runner = new_runner()  # this engine, as the store names a turn's runner
+        self._telemetry: LiveExport | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -186,6 +188,7 @@ class Engine:
             self._store = self.submit(self._in_writer(Store.open)).result()
         keep_aggregates(self._store)  # the dashboards' figures, in each append's transaction
         self._journal = EventJournal(self._store, self.bus, self._loop, self._writer)
+        self._telemetry = live_export(self._store, self.bus.subscribe)  # OTEL_EXPORTER_OTLP_*
         return self
 
     @property
@@ -215,6 +218,8 @@ class Engine:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout_s)
         self._writer.shutdown(wait=True)
+        if self._telemetry is not None:
+            self._telemetry.close()  # its last spans sent
         if self._owns_store and self._store is not None:
             self._store.close()
 

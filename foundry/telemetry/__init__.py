@@ -1,0 +1,1 @@
+"""Foundry's sessions, gateway calls and tasks as OpenTelemetry spans (docs/telemetry.md)."""
