@@ -28,6 +28,8 @@ def foundry_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "foundry-home"
     monkeypatch.setenv("FOUNDRY_HOME", str(home))
     monkeypatch.delenv("FOUNDRY_DATABASE_URL", raising=False)
+    for name in [name for name in os.environ if name.startswith("OTEL_")]:
+        monkeypatch.delenv(name)  # a developer's own endpoint is not sent the tests' spans
     return home
 
 
