@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from foundry.metrics.terms import resolution_level
 from foundry.session.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -24,17 +25,15 @@ VERDICT_REASON = "gen_ai.security.verdict.reason"
 ACTION = "gen_ai.security.action.type"
 POLICY_RULE = "gen_ai.security.policy.rule.id"
 
-# who decided, by the prefix of a decision's `by` ("policy:time", "human:inbox:ana", ...)
-DECIDERS: dict[str, tuple[str, str]] = {
-    "policy": ("policy", "L0"),
-    "grant": ("grant", "L0"),
-    "agent": ("supervisor", "L1"),
-    "supervisor": ("supervisor", "L1"),
-    "human": ("human", "L2"),
-    "cli": ("human", "L2"),
-    "timeout": ("timeout", "L2"),
-    "withdrawn": ("withdrawn", "L2"),  # the turn stopped while the call waited for a person
+# the trust level of each decider (foundry.metrics.terms.resolution_level's names)
+LEVEL_OF_DECIDER = {
+    "policy": "L0",
+    "grant": "L0",
+    "supervisor": "L1",
+    "human": "L2",
+    "timeout": "L2",
 }
+WITHDRAWN = "withdrawn"  # the turn stopped while the call waited for a person
 ESCALATED_BY = {"L0": "policy", "L1": "supervisor"}  # an approval's level: who sent it on
 MESSAGE_VERDICTS = {
     "allow": "allow",
@@ -52,8 +51,10 @@ MESSAGE_ACTIONS = {
 
 def decider(by: str) -> tuple[str, str]:
     """(kind, level) of the one who decided: policy, grant, supervisor, human or timeout."""
-    prefix = by.split(":", 1)[0]
-    return DECIDERS.get(prefix, (prefix or "unknown", "unknown"))
+    if by == WITHDRAWN:
+        return WITHDRAWN, "L2"
+    kind = resolution_level(by)  # as the dashboards count it: `api:NAME` is a person's
+    return kind, LEVEL_OF_DECIDER[kind]
 
 
 def decided_by(by: str) -> dict[str, Any]:
