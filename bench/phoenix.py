@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"  # the messages shown
 TIME_SERVER = {
     "type": "stdio",
     "command": sys.executable,
@@ -141,6 +142,7 @@ def record_session(agent: Path, phoenix_url: str) -> str:
 
     os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = phoenix_url
     os.environ["OTEL_RESOURCE_ATTRIBUTES"] = f"openinference.project.name={LIVE}"
+    os.environ[CAPTURE_CONTENT] = "true"  # the demo shows the messages (the user opts in)
     TrustStore.default().grant(read_agent(agent))
     try:
         with Engine() as engine:
@@ -154,7 +156,8 @@ def record_session(agent: Path, phoenix_url: str) -> str:
             resolve_approval(engine.store, pending[0].id, "approved", "human:bench", "fine")
             turn.result(60)
     finally:
-        del os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"], os.environ["OTEL_RESOURCE_ATTRIBUTES"]
+        for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_RESOURCE_ATTRIBUTES", CAPTURE_CONTENT):
+            del os.environ[name]
     return session_id
 
 
@@ -163,6 +166,7 @@ def export_session(session_id: str, phoenix_url: str) -> str:
         **os.environ,
         "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix_url,
         "OTEL_RESOURCE_ATTRIBUTES": f"openinference.project.name={EXPORTED}",
+        CAPTURE_CONTENT: "true",
         "PYTHONPATH": str(REPO),
     }
     command = [sys.executable, "-m", "foundry.cli", "sessions", "export", session_id, "--otlp"]

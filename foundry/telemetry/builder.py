@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -12,8 +13,26 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from foundry.session.events import Event
 from foundry.supervision.outgoing import OutgoingMask
+from foundry.supervision.redaction import redact_params
 
 Attributes = dict[str, Any]
+# the GenAI conventions' switch for what people typed and tools gave back (off by default)
+CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+ARGUMENTS = "gen_ai.tool.call.arguments"
+CONTENT = frozenset(  # attributes that carry messages or results as they were
+    {
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "input.value",
+        "output.value",
+        "gen_ai.tool.call.result",
+    }
+)
+
+
+def captures_content() -> bool:
+    """Whether messages, results and whole arguments are exported (CAPTURE_CONTENT=true)."""
+    return os.environ.get(CAPTURE_CONTENT, "").strip().lower() == "true"
 
 
 def nanoseconds(moment: datetime) -> int:
@@ -33,11 +52,14 @@ class SpanBuilder:
     """Starts and ends the spans of one stored session (or task) with `tracer`; every string
     that goes into an attribute or a span event passes `mask` first. A subclass says which
     method makes the spans of each event type (`handlers`); `feed` the events in order, then
-    `finish`."""
+    `finish`. Unless content is captured (CAPTURE_CONTENT), messages and results are left out
+    and a call's arguments are shown as the store's traces show them: content replaced by its
+    size and hash."""
 
     def __init__(self, tracer: trace.Tracer, mask: OutgoingMask, session_id: str) -> None:
         self.tracer = tracer
         self.mask = mask
+        self.content = captures_content()
         self.session_id = session_id
         self.spans = 0  # how many were started
         self.handlers: dict[type[Any], Callable[[Event, Any], None]] = {}
@@ -100,6 +122,10 @@ class SpanBuilder:
         string masked; None left out, anything else as JSON."""
         shown: Attributes = {}
         for key, value in attributes.items():
+            if not self.content and key in CONTENT:
+                continue
+            if not self.content and key == ARGUMENTS and isinstance(value, dict):
+                value = redact_params(value)
             if value is None:
                 continue
             if isinstance(value, bool | int | float):

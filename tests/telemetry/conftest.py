@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from foundry.runtime.engine import Engine
 from foundry.store import Store
 from foundry.supervision.resolution import resolve_approval
+from foundry.telemetry.builder import CAPTURE_CONTENT
 from tests.runtime.conftest import write_agent
 
 from .receiver import Receiver, receiving
@@ -57,6 +58,13 @@ SUPERVISED_TURNS = {
 class Recorded:
     session_id: str
     store: Store
+
+
+@pytest.fixture(autouse=True)
+def content_captured(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Messages, results and whole arguments exported, as the user opts in to: what these
+    tests look at (test_content_left_out.py checks the default, which leaves them out)."""
+    monkeypatch.setenv(CAPTURE_CONTENT, "true")
 
 
 @pytest.fixture
