@@ -175,7 +175,8 @@ class PolicySection(QWidget):
             "symlinks and '..' are resolved; '*' as the parameter: every path of the call); "
             "judged by real parsers: read_only_sql, several_sql_statements (a dialect or true), "
             "read_only_command, command_names (a regular expression), reaches (public or "
-            "inside), carries_data, holds_secret (true). Values are JSON or plain text."
+            "inside), carries_data, holds_secret (true); gives_only (a list of parameter names; "
+            "'*': the call's). Values are JSON or plain text."
         )
 
     def _limits_part(self) -> None:
