@@ -68,6 +68,13 @@ class QuestionsAsked:
             approvals, config, workspace, decide, folders, self._denied_calls(document.path)
         )
 
+    @classmethod
+    def report_of_own_store(cls, agent_path: Path) -> NeedlessReport:
+        """The report over Foundry's store, opened for this report alone (an editor without
+        an engine) and closed again."""
+        with Store.open() as store:
+            return cls(store).report(agent_path)
+
     def _recent(self) -> list[ApprovalRecord]:
         return self._store.approvals.list(limit=RECENT_QUESTIONS)
 
