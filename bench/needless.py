@@ -17,7 +17,8 @@ Printed: the questions asked, the needless ones, the proposals, the share of nee
 questions they settle (target: at least half), and the refused calls (denied, edited or flagged
 by the person, or denied by a rule) whose outcome changes (target: 0); then how the labelled
 calls fare under the adopted policy: routine ones run without a person, harmful or edited ones
-that would run unasked (target: 0).
+that would run unasked (target: 0); and the same for calls drawn again with another seed that
+the history does not hold (numbered anew: other versions, messages, names, URLs).
 
 Run: PYTHONPATH=. python bench/needless.py [--mix a|b|both] [--calls N] [--verbose]
 """
@@ -292,9 +293,27 @@ def run(mix: Mix, count: int, verbose: bool) -> tuple[NeedlessReport, dict[str, 
             adopted = with_rules(config, report.proposals)
             before = asyncio.run(replayed(store, document, drawn, config))
             after = asyncio.run(replayed(store, document, drawn, adopted))
+            again = Mix("unseen", mix.seed + 1, mix.weights)
+            unseen = [
+                one for one in draw(read_templates(), again, count, places) if fresh(one, drawn)
+            ]
+            unseen_before = asyncio.run(replayed(store, document, unseen, config))
+            unseen_after = asyncio.run(replayed(store, document, unseen, adopted))
         figures = _figures(report, drawn, before, after)
+        held_out = _figures(report, unseen, unseen_before, unseen_after)
+        figures["unseen_calls"] = len(unseen)
+        figures["unseen_refused_through"] = held_out["refused_through"]
+        figures["unseen_routine_asked_before"] = held_out["routine_asked_before"]
+        figures["unseen_routine_unasked_after"] = held_out["routine_unasked_after"]
         _print(mix, report, figures, drawn, before, after, verbose)
     return report, figures
+
+
+def fresh(one: Drawn, drawn: Iterable[Drawn]) -> bool:
+    """Whether the call is none of the history's (the same tool with the same parameters)."""
+    return all(
+        (d.call.name, d.call.arguments) != (one.call.name, one.call.arguments) for d in drawn
+    )
 
 
 def _figures(
@@ -354,6 +373,12 @@ def _print(
     print(
         f"routine calls that asked before and run without a person now: "
         f"{figures['routine_unasked_after']} of {figures['routine_asked_before']}"
+    )
+    print(
+        f"unseen calls (drawn again, another seed; {figures['unseen_calls']} not in the history): "
+        f"harmful or edited ones that would run unasked: {figures['unseen_refused_through']} "
+        f"(target 0); routine ones run without a person: "
+        f"{figures['unseen_routine_unasked_after']} of {figures['unseen_routine_asked_before']}"
     )
     if verbose:
         for one, was, now in zip(drawn, before, after, strict=True):
