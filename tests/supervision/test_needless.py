@@ -10,16 +10,25 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from bench.needless import Answer, AskedSession
 from foundry.agent.document import AgentDocument
+from foundry.agent.models import PolicyCondition, PolicyConfig, PolicyMatch, PolicyRule
 from foundry.llm.base import ToolCall
 from foundry.runtime.questions import QuestionsAsked
-from foundry.store import Store
-from foundry.supervision.needless import ROUTINE_APPROVALS, NeedlessReport, with_rules
+from foundry.store import ApprovalRecord, Store
+from foundry.supervision.needless import (
+    ROUTINE_APPROVALS,
+    NeedlessReport,
+    candidate_rules,
+    question_counts,
+    with_rules,
+)
+from foundry.supervision.policy import PolicyEngine
 from tests.supervision.needless_agent import (
     APPROVE,
     ASKING,
@@ -206,3 +215,62 @@ def test_writes_through_a_link_out_are_denied_unasked_so_nothing_is_proposed(
     asked(store, agent, [(write(f"notes/away/{n}.md", "x"), APPROVE) for n in range(3)])
     found = report(store, agent)
     assert (found.asked, found.proposals) == (0, [])
+
+
+# -- the rule's own pieces ------------------------------------------------------------------------
+
+
+def fetched(url: str, number: int) -> ApprovalRecord:
+    """An approval of a fetch asked by the network rule, approved as asked a moment later."""
+    asked_at = datetime(2026, 12, 1, 9, number, tzinfo=UTC)
+    return ApprovalRecord(
+        agent_id="reader",
+        tool="web.fetch",
+        params={"url": url},
+        policy_rule="fetch-tools-ask-a-person",
+        status="approved",
+        resolved_by="human:gui:ana",
+        created_at=asked_at,
+        resolved_at=asked_at + timedelta(seconds=12 + number),
+    )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://docs.example.org.evil.net/x",
+        "https://docs.example.org@evil.net/x",
+        "https://evil.net/?https://docs.example.org/",
+        "http://docs.example.org/x",
+        "https://docs.example.org:8443/x",
+    ],
+)
+def test_a_rule_from_urls_of_one_site_lets_no_other_site_through(url: str, tmp_path: Path) -> None:
+    approvals = [fetched(f"https://docs.example.org/guide/{n}?page={n}", n) for n in range(4)]
+    asking = PolicyRule(name="fetch-tools-ask-a-person", tool="*fetch*", action="human")
+    config = PolicyConfig(rules=[asking])
+    [proposal], _ = candidate_rules(approvals, config, tmp_path)
+    engine = PolicyEngine(with_rules(config, [proposal]), tmp_path)
+    assert engine.decide("reader", "web.fetch", {"url": "https://docs.example.org/faq"}).rule == (
+        proposal.rule.name
+    )
+    assert engine.decide("reader", "web.fetch", {"url": url}).rule != proposal.rule.name
+
+
+def test_the_waits_are_the_median_and_the_90th_percentile(tmp_path: Path) -> None:
+    approvals = [fetched(f"https://docs.example.org/{n}", n) for n in range(10)]
+    [counts] = question_counts(approvals)
+    assert (counts.median_wait_s, counts.p90_wait_s) == (16.5, 20.0)
+
+
+def test_gives_only_holds_for_the_listed_parameters_only(tmp_path: Path) -> None:
+    only = PolicyCondition(param="*", op="gives_only", value=["path", "content"])
+    rule = PolicyRule(
+        name="only", tool="fs.write_file", when=PolicyMatch(all=[only]), action="allow"
+    )
+    engine = PolicyEngine(PolicyConfig(rules=[rule]), tmp_path)
+    assert engine.decide("a", "fs.write_file", {"path": "a", "content": "x"}).action == "allow"
+    assert engine.decide("a", "fs.write_file", {"path": "a"}).action == "allow"
+    assert engine.decide("a", "fs.write_file", {"path": "a", "mode": "0777"}).action == "deny"
+    with pytest.raises(ValueError, match="gives_only needs a list"):
+        PolicyCondition(param="*", op="gives_only", value="path")
