@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import glob
 import math
+import os
 import re
 import statistics
 from collections import defaultdict
@@ -192,7 +193,7 @@ def candidate_rules(
     refused: list[str] = []
     resolved = [a for a in approvals if a.status != "pending" and a.resolved_by != WITHDRAWN]
     for (agent, tool, rule), records in sorted(_groups(resolved).items()):
-        unchanged = [r for r in records if outcome_of(r) == "unchanged"]
+        unchanged = [r for r in records if outcome_of(r) == "unchanged" and answered_by_a_person(r)]
         if len(unchanged) < ROUTINE_APPROVALS:
             continue
         label = f"{tool} for {agent}, asked by {rule}"
@@ -264,10 +265,21 @@ def _folders(
             folders = {real_folder(tool, key, p, workspace, server_folders)[0] for p in paths}
         except NoRuleProposed:
             return None
-        if len(folders) != 1 or folders == {"/"}:
+        folder = folders.pop() if len(folders) == 1 else None
+        if folder is None or _around(folder, workspace):
             return None
-        found.append((key, folders.pop()))
+        found.append((key, folder))
     return tuple(found)
+
+
+def _around(folder: str, workspace: Path) -> bool:
+    """Whether `folder` (absolute when outside the workspace) holds the workspace or is the
+    home folder: a rule within it would reach all that lies around the project."""
+    if not os.path.isabs(folder):
+        return False
+    real = os.path.realpath(workspace)
+    home = os.path.realpath(os.path.expanduser("~"))
+    return folder == home or os.path.commonpath([folder, real]) == folder
 
 
 def _narrowest(

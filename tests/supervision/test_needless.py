@@ -274,3 +274,27 @@ def test_gives_only_holds_for_the_listed_parameters_only(tmp_path: Path) -> None
     assert engine.decide("a", "fs.write_file", {"path": "a", "mode": "0777"}).action == "deny"
     with pytest.raises(ValueError, match="gives_only needs a list"):
         PolicyCondition(param="*", op="gives_only", value="path")
+
+
+@pytest.mark.parametrize("where", ["parent", "home"])
+def test_no_rule_reaches_a_folder_that_holds_the_workspace_or_the_home(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reads approved in the folder above the project (or in the home folder itself) would
+    make a rule `within` it, which holds the project and all around it: none is proposed."""
+    workspace, home = tmp_path / "project", tmp_path / "home"
+    workspace.mkdir()
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    folder = tmp_path if where == "parent" else home
+    asking = PolicyRule(name="reads-ask", tool="*", action="human")
+    approvals = [
+        fetched("https://docs.example.org/", n).model_copy(
+            update={"tool": "fs.read_file", "params": {"path": str(folder / f"{n}.txt")}}
+        )
+        for n in range(4)
+    ]
+    for approval in approvals:
+        approval.policy_rule = "reads-ask"
+    proposals, _ = candidate_rules(approvals, PolicyConfig(rules=[asking]), workspace)
+    assert proposals == []
