@@ -284,6 +284,7 @@ PolicyOperator = Literal[
     "carries_data",
     "holds_secret",
     "command_names",
+    "gives_only",
 ]
 # the annotations a server may declare of a tool (MCP's wire names), each with the value the
 # specification gives it when the server does not say
@@ -314,6 +315,10 @@ class PolicyCondition(AgentModel):
             raise ValueError(f"reaches needs one of {', '.join(URL_PLACES)} (got {self.value!r})")
         if self.op == "read_only_command" and not isinstance(self.value, str):
             raise ValueError(f"read_only_command needs the folder as text (got {self.value!r})")
+        if self.op == "gives_only" and not (
+            isinstance(self.value, list) and all(isinstance(key, str) for key in self.value)
+        ):
+            raise ValueError(f"gives_only needs a list of parameter names (got {self.value!r})")
         sql = self.op in ("read_only_sql", "several_sql_statements")
         if sql and not (self.value is None or isinstance(self.value, str)):
             raise ValueError(f"{self.op} needs an SQL dialect or nothing (got {self.value!r})")

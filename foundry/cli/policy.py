@@ -1,4 +1,6 @@
-"""The policy commands of `foundry`: `policy check`, the dry run of an agent's tool-call policy."""
+"""The policy commands of `foundry`: `policy check`, the dry run of an agent's tool-call policy,
+and `policy questions`, the questions its calls asked a person and the rules that would settle
+the needless ones."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ if TYPE_CHECKING:
     from foundry.agent.models import PolicyConfig
     from foundry.store import Store
     from foundry.supervision.l1 import L1Supervisor
+    from foundry.supervision.needless import NeedlessReport
     from foundry.supervision.paths import ServerPlace
     from foundry.supervision.policy import ToolDefinition
     from foundry.supervision.policy_check import CallToCheck, CheckedCall, PolicyChecker
@@ -160,6 +163,70 @@ async def _check_all(checker: PolicyChecker, calls: list[CallToCheck]) -> list[C
     return [await checker.check(call) for call in calls]
 
 
+def policy_questions_command(args: argparse.Namespace) -> int:
+    from foundry.agent.problems import AgentError
+    from foundry.runtime.questions import QuestionsAsked
+    from foundry.store import Store
+
+    failed = 0
+    with Store.open() as store:
+        questions = QuestionsAsked(store)
+        agents = [Path(args.agent)] if args.agent else questions.agent_files()
+        if not agents:
+            print("No agent's call has asked a person yet.", file=sys.stderr)
+        for agent in agents:
+            try:
+                report = questions.report(agent)
+            except (AgentError, OSError) as error:
+                print(f"foundry: {agent}: cannot be read: {error}", file=sys.stderr)
+                failed += 1
+                continue
+            print(_questions_json(agent, report) if args.json else _questions_text(agent, report))
+    return 1 if failed else 0
+
+
+def _questions_text(agent: Path, report: NeedlessReport) -> str:
+    from foundry.cli.terminal import escaped
+
+    lines = [escaped(str(agent)), f"  {report.summary()}"]
+    header = ("RULE", "TOOL", "ASKED", "UNCHANGED", "DENIED", "EDITED", "FLAGGED", "WAIT")
+    rows = [header] + [
+        (
+            count.rule,
+            count.tool,
+            *(str(n) for n in (count.asked, count.unchanged, count.denied, count.edited)),
+            str(count.flagged + count.timed_out),
+            _seconds(count.median_wait_s),
+        )
+        for count in report.counts
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    for row in rows:
+        cells = [escaped(cell).ljust(width) for cell, width in zip(row, widths, strict=True)]
+        lines.append("  " + "  ".join(cells).rstrip())
+    for proposal in report.proposals:
+        lines.append(
+            f"  Proposed: {proposal.rule.name}, above {proposal.before}: would have settled "
+            f"{proposal.settles} questions (made from {proposal.approvals} approvals), and "
+            f"changes no denied, edited or flagged call"
+        )
+        lines.append("    " + proposal.rule.model_dump_json(by_alias=True, exclude_none=True))
+    lines += [f"  Not proposed: {escaped(why)}" for why in report.not_proposed]
+    return "\n".join(lines)
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}s" if value >= 10 else f"{value:.1f}s"
+
+
+def _questions_json(agent: Path, report: NeedlessReport) -> str:
+    import json
+
+    data = report.model_dump(mode="json", by_alias=True, exclude_none=True)
+    data |= {"agent": str(agent), "asked": report.asked, "needless": report.needless}
+    return json.dumps(data, ensure_ascii=False)
+
+
 def add_policy_commands(commands: Any) -> None:
     policy = commands.add_parser("policy", help="check what an agent's tool-call policy decides")
     policy_commands = policy.add_subparsers(title="commands", metavar="COMMAND", required=True)
@@ -199,3 +266,20 @@ def add_policy_commands(commands: Any) -> None:
     check.add_argument("--no-l1", action="store_true", help="do not ask the L1 supervisor")
     check.add_argument("--json", action="store_true", help="one JSON object a line")
     check.set_defaults(handler=policy_check_command)
+    questions = policy_commands.add_parser(
+        "questions",
+        help="the questions an agent's calls asked a person, and rules that would settle them",
+        description=(
+            "For each rule and tool: how often a person was asked, approved as asked, denied, "
+            "edited, flagged or timed out, and the median wait. Then the narrowest allow rules "
+            "that would have settled the routine ones (approved as asked at least 3 times, "
+            "never refused), each checked against every recorded call: none is offered that "
+            "would change a denied, edited or flagged call. Nothing is saved: add a rule in "
+            "the agent's Policy page or its file."
+        ),
+    )
+    questions.add_argument(
+        "--agent", metavar="PATH", help="one agent (default: every agent that asked lately)"
+    )
+    questions.add_argument("--json", action="store_true", help="one JSON object an agent")
+    questions.set_defaults(handler=policy_questions_command)

@@ -42,6 +42,7 @@ from foundry.runtime.concerns import SessionPlace, session_concerns
 from foundry.runtime.held_provider import HeldProvider
 from foundry.runtime.journal import EventJournal
 from foundry.runtime.policy_records import PolicyRecords
+from foundry.runtime.questions import QuestionsAsked
 from foundry.runtime.results import SessionResults, agent_guardian, session_results
 from foundry.runtime.runners import new_runner, runner_stopped
 from foundry.runtime.sessions import StoredSessions
@@ -210,6 +211,11 @@ class Engine:
     def policy_records(self) -> PolicyRecords:
         """What agents' sessions recorded, to try an edited policy against."""
         return PolicyRecords(self.store)
+
+    @property
+    def questions(self) -> QuestionsAsked:
+        """The questions agents' calls asked a person, and rules that would settle the needless."""
+        return QuestionsAsked(self.store)
 
     def stop(self, timeout_s: float = 10.0) -> None:
         if not self._thread.is_alive():

@@ -495,6 +495,7 @@ _DESCRIBED_OPERATORS: dict[str, Callable[[Any], str]] = {
     "read_only_command": lambda folder: f"is a command that only reads inside {folder!r}",
     "reaches": lambda place: "leads to a public host" if place == "public" else "leads inside",
     "carries_data": lambda _: "carries data out in its URL",
+    "gives_only": lambda keys: f"gives no parameter but {', '.join(keys) or 'none'}",
 }
 
 
@@ -525,8 +526,29 @@ def _all_texts(value: Any, depth: int = 0) -> list[str]:
     return [text for item in items for text in _all_texts(item, depth + 1)]
 
 
+@dataclass(frozen=True, slots=True)
+class _OnlyParamsCondition:
+    """`gives_only`: the call (`*`), or the object at the parameter, gives no parameter but
+    those listed: a rule made from approved calls lets through none with a key they lacked."""
+
+    source: PolicyCondition
+    keys: tuple[str, ...]
+
+    def holds(self, tool: str, params: dict[str, Any]) -> bool:
+        given = params if self.source.param == EVERY_PATH else _lookup(params, self.keys)
+        return isinstance(given, dict) and set(given) <= set(self.source.value)
+
+    def describe(self) -> str:
+        return describe_condition(self.source).replace("* ", "the call ", 1)
+
+
 _AnyCondition = (
-    _Condition | _PathCondition | _PathPatternCondition | _CommandCondition | _AnyValueCondition
+    _Condition
+    | _PathCondition
+    | _PathPatternCondition
+    | _CommandCondition
+    | _AnyValueCondition
+    | _OnlyParamsCondition
 )
 
 
@@ -668,6 +690,8 @@ class PolicyEngine:
         keys = tuple(condition.param.split("."))
         if condition.op == "within":
             return _PathCondition(condition, keys, self._folders)
+        if condition.op == "gives_only":
+            return _OnlyParamsCondition(condition, keys)
         if condition.param == EVERY_PATH and condition.op in self._operators:
             return _AnyValueCondition(condition, self._operators[condition.op])
         if condition.op in ("read_only_command", "command_names"):

@@ -46,11 +46,11 @@ def rule_from_call(
     stem = f"allow-{tool}"
     if found is not None:
         key, path = found
-        folder, shown = _real_folder(tool, key, path, workspace, server_folders)
+        folder, shown = real_folder(tool, key, path, workspace, server_folders)
         when = PolicyMatch(all=[PolicyCondition(param=key, op="within", value=folder)])
         stem += f"-{shown}"
     return PolicyRule(
-        name=free_name(_slug(stem), set(taken)), agent=agent, tool=tool, when=when, action="allow"
+        name=rule_name(stem, taken), agent=agent, tool=tool, when=when, action="allow"
     )
 
 
@@ -62,11 +62,12 @@ def _path_of(params: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _real_folder(
+def real_folder(
     tool: str, key: str, path: str, workspace: Path | None, server_folders: ServerPlaces | None
 ) -> tuple[str, str]:
-    """The folder the rule names (relative to the workspace when inside it), and its words for
-    the rule's name."""
+    """The folder the rule names (relative to the workspace when inside it): the one the path
+    lies in, or the path itself when it is a folder (`repo_path`); and its words for the
+    rule's name."""
     if workspace is None and not os.path.isabs(os.path.expanduser(path)):
         exact = os.path.normpath(path)
         return exact, f"on-{os.path.basename(exact) or 'root'}"
@@ -75,7 +76,7 @@ def _real_folder(
         real = resolve_path(path, folders.folder_of(tool))
     except UnresolvablePath as why:
         raise NoRuleProposed(f"{key} {path!r} cannot be judged: {why}") from None
-    folder = os.path.dirname(real)
+    folder = real if os.path.isdir(real) else os.path.dirname(real)  # a repository, a folder
     if workspace is not None:
         relative = os.path.relpath(folder, resolve_path(".", workspace))
         if relative != ".." and not relative.startswith(".." + os.sep):
@@ -87,6 +88,11 @@ def _folder_name(folder: str) -> str:
     if folder == ".":
         return "workspace"
     return os.path.basename(folder.rstrip("/\\")) or "root"
+
+
+def rule_name(stem: str, taken: Iterable[str]) -> str:
+    """A rule's name from `stem` (its characters kept to a name's), not one of `taken`."""
+    return free_name(_slug(stem), set(taken))
 
 
 def _slug(text: str) -> str:

@@ -28,6 +28,7 @@ from foundry.supervision.paths import server_folders
 from foundry.supervision.rule_from_call import NoRuleProposed, rule_from_call
 from foundry.ui.editor.policy_models import GROUPS, value_from_text
 from foundry.ui.editor.policy_section import PolicySection
+from foundry.ui.editor.questions_binding import QuestionsBinding
 from foundry.ui.editor.try_binding import TryBinding
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ class PolicyBinding(QObject):
         self._connect_rules()
         self._connect_settings()
         self.trying = TryBinding(section.try_panel, editor)
+        self.questions = QuestionsBinding(section, editor, self)
 
     def _connect_rules(self) -> None:
         section = self.section
@@ -277,21 +279,31 @@ class PolicyBinding(QObject):
         except NoRuleProposed as why:
             self.section.try_panel.show_verdict(f"No rule was made from the approval: {why}.")
             return
+        self.offer_rule(
+            rule,
+            decided_by,
+            "Rule '{name}' was made from the approval and placed above the rule that asked "
+            "you. Review it, then save (Ctrl+S); Undo (Ctrl+Z) takes it back.",
+        )
+
+    def offer_rule(self, rule: PolicyRule, before: str | None, verdict: str) -> str | None:
+        """Add `rule` to the working policy, unsaved and undoable, above the rule named
+        `before` (else where a new rule goes), and replay the recorded calls with it; the
+        name it got, or None when the agent has no policy. `verdict` may name it ({name})."""
+        if self.config is None:
+            self.add_policy()
         config = self.config
-        if config is None:  # the policy went while the rule was made
-            return
+        if config is None:
+            return None
+        self.editor.show_page("Policy")
         names = [r.name for r in config.rules]
         rule = rule.model_copy(update={"name": free_name(rule.name, set(names))})
         self.rule = None
-        position = (
-            names.index(decided_by) if decided_by in names else self._new_rule_position(config)
-        )
+        position = names.index(before) if before in names else self._new_rule_position(config)
         self.insert_rule(rule, position)
-        self.section.try_panel.show_verdict(
-            f"Rule '{rule.name}' was made from the approval and placed above the rule that "
-            "asked you. Review it, then save (Ctrl+S); Undo (Ctrl+Z) takes it back."
-        )
+        self.section.try_panel.show_verdict(verdict.format(name=rule.name))
         self.test_recorded()
+        return rule.name
 
     def delete_rule(self) -> None:
         config, row = self.config, self.rule

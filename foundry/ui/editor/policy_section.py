@@ -1,6 +1,6 @@
 """The Policy page: the policy in a plain sentence and its rules as a table that can be filtered
 (PolicyOverview), the selected rule's conditions, what happens when the rules are not enough,
-and the panel to try calls (TryPanel).
+the questions its rules asked (QuestionsPanel), and the panel to try calls (TryPanel).
 
 The widgets only; PolicyBinding connects them to the working agent.
 """
@@ -40,6 +40,7 @@ from foundry.ui.editor.policy_models import (
     RulesModel,
 )
 from foundry.ui.editor.policy_overview import PolicyOverview
+from foundry.ui.editor.questions_panel import QuestionsPanel
 from foundry.ui.editor.sections import column, heading, hint
 from foundry.ui.editor.try_panel import TryPanel
 
@@ -117,6 +118,7 @@ class PolicySection(QWidget):
         self._conditions_part()
         self._limits_part()
         self.try_panel = TryPanel()
+        self.questions = QuestionsPanel()
         self._lay_out()
 
     # -- parts ----------------------------------------------------------------------------------
@@ -175,7 +177,8 @@ class PolicySection(QWidget):
             "symlinks and '..' are resolved; '*' as the parameter: every path of the call); "
             "judged by real parsers: read_only_sql, several_sql_statements (a dialect or true), "
             "read_only_command, command_names (a regular expression), reaches (public or "
-            "inside), carries_data, holds_secret (true). Values are JSON or plain text."
+            "inside), carries_data, holds_secret (true); gives_only (a list of parameter names; "
+            "'*': the call's). Values are JSON or plain text."
         )
 
     def _limits_part(self) -> None:
@@ -220,6 +223,7 @@ class PolicySection(QWidget):
         self.details = QTabWidget()
         self.details.addTab(conditions, "Conditions of the selected rule")
         self.details.addTab(self._limits_form(), "Limits and escalation")
+        self.details.addTab(self.questions, "Questions asked")
         lower = QSplitter(Qt.Orientation.Horizontal)
         lower.addWidget(self.details)
         lower.addWidget(_scrolled(self.try_panel))  # never squeezes the rules table

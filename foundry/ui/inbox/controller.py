@@ -20,6 +20,7 @@ from foundry.supervision.resolution import human_resolver
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.clock import local_time
 from foundry.ui.inbox.model import RECORD_ROLE, Column
+from foundry.ui.inbox.needless import NeedlessQuestions
 from foundry.ui.inbox.params import (
     ParamNode,
     ParamsError,
@@ -98,8 +99,10 @@ class InboxController(QObject):
         self._info_timer.setSingleShot(True)
         self._info_timer.timeout.connect(self.view.banner.hide)
         bridge.event_arrived.connect(self._on_event)
+        self.needless = NeedlessQuestions(view.needless, bridge.engine.questions)
         self._connect_view()
         self.poll()
+        self.needless.count()
         self._poll_timer.start()
         self._clock.start()
         # subscribing may connect to the database (PostgreSQL's LISTEN): not on the GUI thread
@@ -199,6 +202,7 @@ class InboxController(QObject):
             self._watch.close()
         self._poll_timer.stop()
         self._clock.stop()
+        self.needless.stop()
         self.bridge.event_arrived.disconnect(self._on_event)
         self._worker.shutdown(wait=False, cancel_futures=True)
 
@@ -232,6 +236,8 @@ class InboxController(QObject):
             self.poll()
         if isinstance(event.body, ApprovalRequested):
             self._reload_context_of(event.body.approval_id)
+        if isinstance(event.body, ApprovalResolved):
+            self.needless.soon()
 
     def _reload_context_of(self, approval_id: str) -> None:
         """Why a session asks is in its log, which may be stored after the approval is in view

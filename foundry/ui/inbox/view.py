@@ -30,6 +30,7 @@ from foundry.ui.inbox.model import (
     ApprovalTableModel,
     Column,
 )
+from foundry.ui.inbox.needless import NeedlessStrip
 from foundry.ui.theme import quiet
 
 STATUSES: tuple[tuple[str, frozenset[str] | None], ...] = (
@@ -148,6 +149,7 @@ class InboxView(QWidget):
         self.banner = QLabel()
         self.banner.setWordWrap(True)
         self.banner.hide()
+        self.needless = NeedlessStrip()
         self.summary = QLabel()
         self.approve_selected = QPushButton("Approve selected…")
         self.approve_selected.setToolTip("Approve every selected pending approval (Ctrl+Shift+A)")
@@ -217,6 +219,7 @@ class InboxView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(filters)
         layout.addWidget(self.banner)
+        layout.addWidget(self.needless)
         layout.addWidget(self.splitter, 1)
         layout.addWidget(self.keys)
 

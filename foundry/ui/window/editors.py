@@ -15,6 +15,7 @@ from foundry.ui.window.tabs import short_title
 if TYPE_CHECKING:
     from foundry.agent.document import AgentDocument
     from foundry.runtime.approvals import ApprovalRecord
+    from foundry.supervision.needless import NeedlessReport
     from foundry.ui.editor import AgentEditor
     from foundry.ui.window.main_window import MainWindow
 
@@ -67,6 +68,21 @@ class EditorTabs:
         await editor.controller.policy.propose_rule(
             record.agent_id, record.tool, dict(record.params), record.policy_rule
         )
+
+    async def review_proposals(self, agent_file: Path, report: NeedlessReport) -> None:
+        """The agent's policy, open with the rules that would have settled its needless
+        questions added unsaved, and its questions shown."""
+        from foundry.agent import AgentError, read_agent
+
+        try:
+            document = await asyncio.to_thread(read_agent, agent_file)
+        except AgentError as error:
+            self.window.statusBar().showMessage(f"Cannot open its agent: {error.problems[0]}", 8000)
+            return
+        questions = self.open_editor(document).controller.policy.questions
+        for proposal in report.proposals:
+            questions.add(proposal)
+        questions.show(report)
 
     def open_editor(self, document: AgentDocument) -> AgentEditor:
         """An editor tab for `document`, or the one already showing it."""

@@ -33,6 +33,9 @@ class ApprovalsTab:
         self.controller.make_rule_requested.connect(
             lambda record: window.spawn(window.editors.make_rule(record))
         )
+        self.controller.needless.review_requested.connect(
+            lambda path, report: window.spawn(window.editors.review_proposals(path, report))
+        )
         self.alerts: ApprovalAlerts = ApprovalAlerts(
             window, window.tabs, self.view, system_tray(window)
         )
