@@ -278,6 +278,22 @@ def test_an_editor_tab_is_told_apart_from_the_chat_tab_of_its_agent(
     qtbot.waitUntil(lambda: window.tabs.tabText(1) == "Edit: worker")
 
 
+def test_closing_the_window_stops_its_editors_watching_and_checking(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    """An editor's check due when the window closes never runs (its timer would fire in
+    whatever runs next, with no loop to check on)."""
+    window = new_window(qtbot, bridge)
+    open_in(qtbot, window, agent_at(tmp_path / "worker"))
+    window.edit_agent()
+    editor = window.tabs.currentWidget()
+    assert isinstance(editor, AgentEditor)
+    editor.controller.problems_changed()  # a check due, as after any edit or reload
+    assert editor.controller._check_timer.isActive()
+    window.close()
+    assert not editor.controller._check_timer.isActive()
+
+
 def test_ctrl_w_closes_the_current_tab(qtbot: QtBot, bridge: EngineBridge, tmp_path: Path) -> None:
     window = new_window(qtbot, bridge)
     open_in(qtbot, window, agent_at(tmp_path / "worker"))
