@@ -54,6 +54,15 @@ class ShadowVerdict:
         return kept
 
 
+def supervisor_verdict(
+    status: str, supervisor: str, reasoning: str | None, confidence: float | None
+) -> ShadowVerdict:
+    """A supervisor's resolution through the approvals API (approved or denied) as its shadow
+    verdict; its seconds are unknown (it judged in its own process)."""
+    decision: Decision = "approve" if status == "approved" else "deny"
+    return ShadowVerdict(supervisor, decision, confidence, reasoning or "")
+
+
 class ShadowReview:
     """One approval's shadow verdict on its way from the gate's review to the inbox. Both sides
     run on the event loop, so `settle` and `give` cannot interleave: exactly one reports."""

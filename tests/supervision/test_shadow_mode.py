@@ -16,6 +16,7 @@ from foundry.agent.models import PolicyConfig
 from foundry.llm.base import ChatRequest, Chunk, ModelProvider, ToolCall
 from foundry.llm.embedded import EmbeddedProvider
 from foundry.llm.scripted import ScriptedProvider
+from foundry.runtime.approvals import Approvals
 from foundry.session.events import ApprovalResolved, EventBody, ShadowVerdictGiven
 from foundry.store import ApprovalRecord, Store, TraceRecord
 from foundry.supervision.hierarchy import SupervisedGate
@@ -277,3 +278,22 @@ async def test_an_escalation_by_the_supervisor_counts_as_its_verdict_without_ask
     assert (kept["decision"], kept["confidence"], kept["seen"]) == ("escalate", 0.4, True)
     [resolved] = recorder.of(ApprovalResolved)
     assert (resolved.shadow, resolved.shadow_confidence) == ("escalate", 0.4)
+
+
+async def test_an_api_supervisors_verdict_rides_on_the_resolution_event(
+    store: Store, tmp_path: Path
+) -> None:
+    model, recorder = scripted(tmp_path, {"json": APPROVE}), Recorder()
+    checks = gate(store, tmp_path, recorder, model)  # Foundry's own L1 not in shadow mode
+    review = asyncio.create_task(checks.review(note(), True))
+    approval = await pending(store)
+    approvals = Approvals(store)
+    await asyncio.to_thread(
+        approvals.keep_supervisor_verdict, approval.id, "approved", "supervisor:agent7", "ok", 0.9
+    )
+    await decide(store, approval.id, "denied", reasoning="no")
+    assert not (await review).allowed
+    await checks.aclose()
+
+    [resolved] = recorder.of(ApprovalResolved)
+    assert (resolved.shadow, resolved.shadow_confidence) == ("approve", 0.9)
