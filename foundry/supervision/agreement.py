@@ -20,6 +20,8 @@ from typing import Any
 
 from foundry.metrics.terms import AGREEMENTS, shadow_agreement
 from foundry.store import ApprovalRecord
+from foundry.supervision.l1 import UNABLE_PROVIDERS
+from foundry.supervision.shadow import L1_NAME
 
 ALL_TOOLS = "*"
 STEPS = 100  # thresholds are looked at in hundredths
@@ -183,10 +185,25 @@ def _figures(key: tuple[str, str], asked: list[Question]) -> Agreement:
 def shadow_cost(asked: Iterable[Question]) -> tuple[int, float | None, float | None]:
     """What shadow verdicts cost so far: how many were paid for (an escalation already shown
     costs nothing), their median seconds and median tokens (None when unknown)."""
-    seconds = [q.seconds for q in asked if q.seconds is not None and q.seconds > 0]
-    tokens = [q.tokens for q in asked if q.seconds and q.tokens]
+    paid = [q for q in asked if q.seconds is not None and q.seconds > 0]
+    seconds = [q.seconds for q in paid if q.seconds is not None]
+    tokens = [q.tokens for q in paid if q.tokens]
     median_s = statistics.median(seconds) if seconds else None
     return len(seconds), median_s, statistics.median(tokens) if tokens else None
+
+
+def shadow_cost_note(provider: str | None, asked: Iterable[Question]) -> str:
+    """What shadow mode costs, said beside its switch: the provider of the supervisor's model
+    (None: no supervisor) and the questions recorded so far (Foundry's L1's count)."""
+    if provider is None:
+        return "no supervisor configured"
+    if provider in UNABLE_PROVIDERS:
+        return "the embedded model cannot judge: connect a model"
+    count, median_s, median_tokens = shadow_cost(q for q in asked if q.supervisor == L1_NAME)
+    if not count or median_s is None:
+        return "one supervisor model call per question; none made yet"
+    tokens = f", {median_tokens:g} tokens" if median_tokens is not None else ""
+    return f"one supervisor model call per question; so far: median {median_s:.1f} s{tokens}"
 
 
 def report_lines(rows: Sequence[Agreement]) -> list[str]:

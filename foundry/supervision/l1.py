@@ -207,6 +207,17 @@ def _unjudged(reason: str | None) -> Verdict:
     return Verdict(decision="escalate", confidence=0.0, reasoning=why)
 
 
+def supervisor_provider(base_dir: Path, config: PolicyConfig) -> str | None:
+    """The provider of the model the policy's L1 supervisor judges with (`embedded` cannot
+    judge), or None without a supervisor. It blocks (it reads the supervisor agent); raises
+    AgentError or ValueError when that agent or its model cannot be read."""
+    if not config.supervisor_agent_path:
+        return None
+    supervisor = load_agent(base_dir / config.supervisor_agent_path)
+    assert supervisor.agent is not None
+    return ModelChoice.parse(supervisor.agent.settings.model_reference).provider
+
+
 def open_l1_supervisor(base_dir: Path, config: PolicyConfig) -> L1Supervisor | None:
     """The L1 supervisor a policy names (its agent path is relative to `base_dir`), or None.
 
