@@ -24,6 +24,7 @@ from foundry.supervision.l1 import L1Supervisor
 
 RULES = {
     "rules": [
+        {"name": "lists", "tool": "notes.list", "action": "allow"},
         {"name": "writes", "tool": "files.write*", "action": "supervisor"},
         {"name": "people", "tool": "*", "action": "human"},
     ],
@@ -145,6 +146,7 @@ async def test_a_verdict_before_the_person_rides_on_the_resolution_and_changes_n
     await checks.aclose()
 
     assert (decision.allowed, decision.by, decision.reason) == (False, "human:ana", "not today")
+    assert "a note like the others" not in decision.model_dump_json()  # the agent never reads it
     assert (kept["decision"], kept["confidence"], kept["supervisor"]) == (
         "approve",
         0.97,
@@ -297,3 +299,34 @@ async def test_an_api_supervisors_verdict_rides_on_the_resolution_event(
 
     [resolved] = recorder.of(ApprovalResolved)
     assert (resolved.shadow, resolved.shadow_confidence) == ("approve", 0.9)
+
+
+async def test_shadow_mode_asks_no_one_about_calls_the_rules_or_the_supervisor_settle(
+    store: Store, tmp_path: Path
+) -> None:
+    model, recorder = scripted(tmp_path, {"json": APPROVE}), Recorder()
+    model.release.set()
+    checks = gate(store, tmp_path, recorder, model, **SHADOW)
+    listed = await checks.review(ToolCall(id="c3", name="notes.list", arguments={}), True)
+    write = ToolCall(id="c4", name="files.write_file", arguments={"path": "a.txt"})
+    written = await checks.review(write, True)
+    await checks.aclose()
+
+    assert (listed.allowed, listed.by) == (True, "policy:lists")
+    assert (written.allowed, written.by) == (True, "agent:supervisor")
+    assert model.calls == 1  # the supervisor's visible verdict on the write, nothing more
+    assert store.approvals.list() == []
+    assert not recorder.of(ShadowVerdictGiven)
+
+
+def test_the_cli_shows_no_shadow_verdict_with_an_approval(store: Store) -> None:
+    from foundry.cli.supervision import approval_lines
+    from foundry.store.tables import utc_now
+
+    approval = store.approvals.create(
+        ApprovalRecord(agent_id="worker", tool="notes.add", params={"text": "a"})
+    )
+    verdict = {"decision": "deny", "confidence": 0.9, "reasoning": "UNSEEN", "supervisor": "x"}
+    store.approvals.keep_shadow_verdict(approval.id, verdict)
+    lines = approval_lines(store.approvals.get(approval.id), True, utc_now())
+    assert not any("UNSEEN" in line or "shadow" in line for line in lines)
