@@ -416,7 +416,8 @@ class SupervisedGate:
         self, call: ToolCall, approval: ApprovalRecord, review: ShadowReview
     ) -> None:
         """Ask the supervisor, keep its verdict on the approval and record it; raises (and
-        keeps nothing) when the model fails."""
+        keeps nothing) when the model fails. A call it never decides alone costs no model call
+        (0 s, 0 tokens)."""
         assert self._supervisor is not None
         started = time.perf_counter()
         judged = await self._supervisor.judge(await self._view(call))
@@ -426,7 +427,7 @@ class SupervisedGate:
             given.decision,
             given.confidence,
             given.reasoning,
-            seconds=time.perf_counter() - started,
+            seconds=time.perf_counter() - started if judged.asked else 0.0,
             tokens=judged.tokens,
         )
         decided = review.give(verdict)

@@ -330,3 +330,22 @@ def test_the_cli_shows_no_shadow_verdict_with_an_approval(store: Store) -> None:
     store.approvals.keep_shadow_verdict(approval.id, verdict)
     lines = approval_lines(store.approvals.get(approval.id), True, utc_now())
     assert not any("UNSEEN" in line or "shadow" in line for line in lines)
+
+
+async def test_a_call_the_supervisor_never_decides_alone_costs_no_model_call(
+    store: Store, tmp_path: Path
+) -> None:
+    model, recorder = scripted(tmp_path, {"json": APPROVE}), Recorder()
+    checks = gate(store, tmp_path, recorder, model, **SHADOW)
+    mail = ToolCall(id="c5", name="mail.send", arguments={"to": "all@example.com"})
+    review = asyncio.create_task(checks.review(mail, True))
+    approval = await pending(store)
+    kept = await shadow_kept(store, approval.id)
+    await decide(store, approval.id, "denied", reasoning="no")
+    assert not (await review).allowed
+    await checks.aclose()
+
+    assert model.calls == 0
+    assert (kept["decision"], kept["confidence"]) == ("escalate", 1.0)
+    assert (kept["seconds"], kept["tokens"]) == (0.0, 0)
+    assert "high-stakes" in kept["reasoning"]
