@@ -335,8 +335,8 @@ def until(
 
 
 @contextmanager
-def serving(folder: Path, env: dict[str, str]) -> Iterator[str]:
-    """`foundry serve` on a free loopback port; the capability URL it prints."""
+def serving(folder: Path, env: dict[str, str], *options: str) -> Iterator[str]:
+    """`foundry serve` on a free loopback port (with `options`); the capability URL it prints."""
     log = folder / "serve.log"
 
     def capability_url() -> str | None:
@@ -345,7 +345,8 @@ def serving(folder: Path, env: dict[str, str]) -> Iterator[str]:
                 return line.partition(":")[2].strip()
         return None
 
-    with started(foundry_command("serve", "--port", "0"), log, env=env, cwd=REPO) as process:
+    command = foundry_command("serve", "--port", "0", *options)
+    with started(command, log, env=env, cwd=REPO) as process:
         yield until(capability_url, process, log, "foundry serve's capability URL")
 
 

@@ -380,6 +380,8 @@ class PolicyConfig(AgentModel):
     confidence_threshold: LenientFloat = Field(default=0.8, ge=0.0, le=1.0)
     approval_timeout_seconds: LenientFloat = Field(default=300, gt=0)
     on_timeout: Literal["deny", "allow"] = "deny"
+    # the L1 supervisor also judges, unseen, the calls a person decides (docs/policy.md)
+    shadow_mode: LenientBool = False
 
 
 class CollectionConfig(AgentModel):

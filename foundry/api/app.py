@@ -78,6 +78,7 @@ RESOLUTION_BODY: dict[str, Any] = {
 class ApiContext:
     approvals: Approvals
     expose_content: bool
+    shadow_supervisors: bool = False  # a supervisor's resolution is only its shadow verdict
 
 
 async def api_context(request: Request) -> ApiContext:
@@ -283,8 +284,18 @@ def _resolve(
 ) -> ActedView:
     """Resolve (one resolver wins), then trace the decision at the level the resolver's name
     claims: a supervisor's (`supervisor:NAME`, agent-mesh's convention) at L1, any other a
-    human's."""
+    human's. With shadow supervisors, a supervisor's resolution is kept as its shadow verdict
+    and the approval waits for a person; the supervisor is answered as if it had resolved it."""
     resolver = api_resolver(resolution.resolved_by, _caller(request))
+    if context.shadow_supervisors and resolver_level(resolver) == "supervisor":
+        record = context.approvals.keep_supervisor_verdict(
+            context.approvals.full_id(approval_id),
+            status,
+            resolver,
+            resolution.reasoning,
+            resolution.confidence,
+        )
+        return ActedView(status=status, id=record.id)
     record = context.approvals.resolve(
         context.approvals.full_id(approval_id),
         status,
@@ -330,9 +341,13 @@ def _problem(error: dict[str, Any]) -> dict[str, Any]:
     return {"type": str(error.get("type")), "loc": list(error.get("loc", ())), "msg": message}
 
 
-def create_app(store: Store, token: str, expose_content: bool = False) -> FastAPI:
+def create_app(
+    store: Store, token: str, expose_content: bool = False, shadow_supervisors: bool = False
+) -> FastAPI:
     """The approvals API over `store`; every route but GET /health needs `token`, which must be
-    at least 16 characters (TokenError otherwise). Bodies are strict JSON of at most 1 MiB."""
+    at least 16 characters (TokenError otherwise). Bodies are strict JSON of at most 1 MiB.
+    With `shadow_supervisors`, a `supervisor:NAME` resolution is kept as that supervisor's
+    shadow verdict and leaves the approval to a person (shadow mode, docs/policy.md)."""
     check_token(token)
     app = FastAPI(
         title="Foundry approvals API",
@@ -342,7 +357,11 @@ def create_app(store: Store, token: str, expose_content: bool = False) -> FastAP
         docs_url=None,
         redoc_url=None,
     )
-    app.state.context = ApiContext(approvals=Approvals(store), expose_content=expose_content)
+    app.state.context = ApiContext(
+        approvals=Approvals(store),
+        expose_content=expose_content,
+        shadow_supervisors=shadow_supervisors,
+    )
     setattr(app.state, HELD_UNTIL_STOP, asyncio.Event())
     app.include_router(open_routes)
     app.include_router(routes)

@@ -24,6 +24,9 @@ DEFAULT_PORT = 8787
 STATUSES = ("pending", "approved", "denied", "timed_out", "all")
 EVERY_TRACE = 2**62
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SHADOW_NOTE = (
+    "shadow supervisors: a supervisor:NAME resolution is kept as its verdict; a person decides"
+)
 RISK_WORDS = "YES: the params contain phrases used to steer a reviewer"
 
 # -- foundry serve -------------------------------------------------------------------------------
@@ -44,7 +47,8 @@ def serve_command(args: argparse.Namespace) -> int:
     home = FoundryHome.from_environment().ensure()
     token = load_or_create_token(home.config_dir)
     with _stop_on_signals() as stop, Engine() as engine:
-        server = ApiServer(create_app(engine.store, token), args.host, args.port)
+        app = create_app(engine.store, token, shadow_supervisors=args.shadow_supervisors)
+        server = ApiServer(app, args.host, args.port)
         try:
             url = engine.submit(server.start()).result()
         except ApiServerError as error:
@@ -53,6 +57,8 @@ def serve_command(args: argparse.Namespace) -> int:
         gc.freeze()  # what start-up made lives as long as the server: out of full collections
         try:
             _announce(url, token, home)
+            if args.shadow_supervisors:
+                print(SHADOW_NOTE, flush=True)
             stop.wait()
         finally:
             engine.submit(server.stop()).result()
@@ -231,6 +237,19 @@ def _resolve(
     return 0
 
 
+def approvals_agreement_command(args: argparse.Namespace) -> int:
+    from foundry.store import Store
+    from foundry.supervision.agreement import agreement_report, questions, report_lines
+
+    with Store.open() as store:
+        rows = agreement_report(questions(store.approvals.list(), args.agent))
+    if args.json:
+        print(json.dumps([row.as_json() for row in rows], indent=2))
+    else:
+        print("\n".join(escaped(line) for line in report_lines(rows)))
+    return 0
+
+
 def cli_user() -> str:
     """Who resolves from this terminal: human:cli:<login name>."""
     from foundry.supervision.resolution import human_resolver
@@ -337,6 +356,12 @@ def _add_serve(commands: Any) -> None:
         help=f"(default {DEFAULT_PORT}; 0 picks one)",
     )
     serve.add_argument("--host", default="127.0.0.1", help="a loopback address (default 127.0.0.1)")
+    serve.add_argument(
+        "--shadow-supervisors",
+        action="store_true",
+        help="shadow mode for agent-mesh supervisors: a supervisor:NAME resolution is kept as "
+        "its verdict and a person still decides (foundry approvals agreement compares them)",
+    )
     serve.set_defaults(handler=serve_command)
 
 
@@ -385,6 +410,17 @@ def _add_approvals(commands: Any) -> None:
     deny.add_argument("approval_id", metavar="ID")
     deny.add_argument("--reasoning", required=True, help="why, for the agent and the audit trail")
     deny.set_defaults(handler=approvals_deny_command)
+    agreement = actions.add_parser(
+        "agreement",
+        help="how often each supervisor's shadow verdicts agreed with people",
+        description="Compare the supervisors' shadow verdicts (shadow mode) with what people "
+        "decided, per supervisor and per tool: agreement, calls a supervisor would have let "
+        "through that a person refused, calls it would have held back that a person approved, "
+        "and the safest confidence threshold.",
+    )
+    agreement.add_argument("--agent", metavar="NAME", help="only this agent's approvals")
+    agreement.add_argument("--json", action="store_true", help="the figures as JSON")
+    agreement.set_defaults(handler=approvals_agreement_command)
 
 
 def _add_audit(commands: Any) -> None:

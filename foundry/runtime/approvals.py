@@ -30,6 +30,7 @@ from foundry.store import (
 )
 from foundry.store.tables import utc_now
 from foundry.supervision.resolution import resolve_approval
+from foundry.supervision.shadow import supervisor_verdict
 from foundry.supervision.tracing import ResolvedLevel
 
 __all__ = [
@@ -228,6 +229,28 @@ class Approvals:
             params,
             level=level,
         )
+
+    def keep_supervisor_verdict(
+        self,
+        approval_id: str,
+        status: str,
+        supervisor: str,
+        reasoning: str | None = None,
+        confidence: float | None = None,
+    ) -> ApprovalRecord:
+        """A supervisor's resolution taken as its shadow verdict (`foundry serve
+        --shadow-supervisors`): kept on the pending approval, which stays for a person; a
+        repeat replaces it, a verdict another supervisor gave first stays. Raises NotFound, or
+        AlreadyResolved once a person decided, as a resolution would."""
+        record = self._store.approvals.get(approval_id)
+        if record.status != "pending":
+            raise AlreadyResolved(record)
+        kept = record.shadow_verdict
+        if kept is not None and kept.get("supervisor") != supervisor:
+            return record
+        verdict = supervisor_verdict(status, supervisor, reasoning, confidence)
+        self._store.approvals.keep_shadow_verdict(approval_id, verdict.record())
+        return record
 
     def decide(
         self,

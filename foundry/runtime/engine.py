@@ -69,6 +69,7 @@ from foundry.supervision.l1 import open_l1_supervisor
 from foundry.supervision.paths import ServerSite, server_folders
 from foundry.supervision.policy import offered_definition
 from foundry.supervision.results import guarding_results
+from foundry.supervision.shadow import ShadowReviews
 from foundry.supervision.tool_definitions import observe_on
 from foundry.supervision.tracing import KeepTrace, TracedGate
 from foundry.telemetry.live import LiveExport, live_export
@@ -174,6 +175,7 @@ class Engine:
         self._agent_watch: asyncio.Task[None] | None = None  # see `_follow_agent_files`
         self._applying = asyncio.Lock()  # one save applied at a time (the editor's, the watch's)
         self._gateways: dict[str, _Gateway] = {}  # the gateway's sessions, while they live
+        self._shadows: dict[str, ShadowReviews] = {}  # each session's shadow reviews (shadow.py)
         self.runner = new_runner()  # this engine, as the store names a turn's runner
         self._telemetry: LiveExport | None = None
 
@@ -250,6 +252,8 @@ class Engine:
             await self.cancel_task(task_id)
         for session_id in list(self._sessions):
             await self.close_session(session_id)
+        for shadows in list(self._shadows.values()):  # the gateway's sessions'
+            await shadows.aclose()
         if self._journal is not None:
             await self._journal.drain()
 
@@ -853,6 +857,7 @@ class Engine:
             if tools is None
             else lambda name: offered_definition(tools.tools(), name),
             concerns=concerns,
+            shadows=self._shadows.setdefault(session_id, ShadowReviews()),
         )
 
     def _own(self, task: asyncio.Task[Any]) -> None:
@@ -1039,6 +1044,9 @@ class Engine:
         if live.turn and not live.turn.done():
             live.turn.cancel()
             await asyncio.gather(live.turn, return_exceptions=True)
+        shadows = self._shadows.pop(session_id, None)
+        if shadows is not None:
+            await shadows.aclose()
         await live.chat.chain.settle(timeout_s=0)
         await live.tools.aclose()
         await live.provider.aclose()

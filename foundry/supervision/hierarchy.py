@@ -6,10 +6,11 @@ call whose parameters read like a prompt injection, and only to the agent it was
 file, not merely its name). Such a call is not settled by an allow rule
 either: it goes to the supervisor if there is one, else to a person. A call with a concern (a
 changed or flagged tool definition, untrusted content taken in before it: concerns.py) skips the
-rules that let calls through, the grants and the supervisor and asks a person. A call a person
-approves with edited parameters is decided again by the same policy and injection check before it
-runs (edits.py). Every decision is traced: which level took it, who, why, how confidently and how
-fast.
+rules that let calls through, the grants and the supervisor and asks a person. In shadow mode the
+supervisor also judges, unseen and in the background, the calls a person decides (shadow.py). A
+call a person approves with edited parameters is decided again by the same policy and injection
+check before it runs (edits.py). Every decision is traced: which level took it, who, why, how
+confidently and how fast.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ from pydantic import BaseModel
 
 from foundry.agent.models import PolicyCondition, PolicyConfig
 from foundry.llm.base import ToolCall
+from foundry.session.events import ShadowVerdictGiven
 from foundry.session.gate import AskUser, GateDecision
-from foundry.store import GrantRecord, Store
+from foundry.store import ApprovalRecord, GrantRecord, Store
 from foundry.supervision.concerns import Concern, ConcernSource, concerns_of, describe
 from foundry.supervision.edits import EditJudge
 from foundry.supervision.inbox import POLL_S, HumanInbox, Notify
 from foundry.supervision.injection import InjectionSignal, find_injection
-from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict
+from foundry.supervision.l1 import CallUnderReview, L1Supervisor, Verdict, is_judgement
 from foundry.supervision.on_loop import judged_on_loop
 from foundry.supervision.paths import CallPaths, ServerFolders, ServerPlaces
 from foundry.supervision.policy import (
@@ -41,6 +43,13 @@ from foundry.supervision.policy import (
     conditions_hold,
 )
 from foundry.supervision.redaction import redact_params
+from foundry.supervision.shadow import (
+    L1_NAME,
+    ShadowReview,
+    ShadowReviews,
+    ShadowStart,
+    ShadowVerdict,
+)
 from foundry.supervision.tracing import KeepTrace, ResolvedLevel, later_trace, store_trace
 
 # the input schema a tool declares, by its name; None when the tool is not known
@@ -110,6 +119,8 @@ class SupervisedGate:
     where the server will open it; `tool_schemas` gives a tool's input schema, so that a call
     repeated with fields the tool does not read is still seen as a loop; `tool_definitions`
     gives that and the annotations its server declared, which rules with `hints` read.
+    `shadows` owns the shadow reviews (the session's, shared by the gates it is given over its
+    life; else the gate's own, ended by `aclose`).
     """
 
     def __init__(
@@ -131,8 +142,10 @@ class SupervisedGate:
         agent_path: str | None = None,
         tool_definitions: ToolDefinitions | None = None,
         concerns: Sequence[ConcernSource] = (),
+        shadows: ShadowReviews | None = None,
     ) -> None:
         self._store = store
+        self._shadows = shadows if shadows is not None else ShadowReviews()
         self._concern_sources = list(concerns)
         self._schemas = tool_schemas
         self._definitions = tool_definitions
@@ -162,6 +175,10 @@ class SupervisedGate:
             agent_path=agent_path,
             edits=EditJudge(self._policy, agent_id),
         )
+
+    async def aclose(self) -> None:
+        """Cancel the shadow reviews still running (see shadow.py)."""
+        await self._shadows.aclose()
 
     def add_concerns(self, source: ConcernSource) -> None:
         """Hold the calls `source` has concerns about for a person (see concerns.py)."""
@@ -362,6 +379,73 @@ class SupervisedGate:
             verdict=verdict.model_dump() if verdict else None,
             injection=route.injection,
             concerns=route.concerns,
+            shadow=self._shadow_start(call, route),
+        )
+
+    # -- shadow mode: the supervisor's unseen verdict on a call a person decides ----------------
+
+    def _shadow_start(self, call: ToolCall, route: Route) -> ShadowStart | None:
+        """How the call's shadow review starts once its approval exists: in shadow mode, with a
+        supervisor able to judge, its review in the background; or, when it already escalated
+        the call itself, that verdict (it is not asked again)."""
+        supervisor = self._supervisor
+        if not self._config.shadow_mode or supervisor is None or not supervisor.able_to_judge:
+            return None
+        verdict = route.verdict
+        if verdict is None:
+            return lambda approval: self._start_review(call, approval)
+        if verdict.decision != "escalate" or not is_judgement(verdict):
+            return None
+        seen = ShadowVerdict(L1_NAME, "escalate", verdict.confidence, verdict.reasoning, seen=True)
+        return lambda approval: self._keep_seen(approval, seen)
+
+    def _start_review(self, call: ToolCall, approval: ApprovalRecord) -> ShadowReview:
+        review = ShadowReview()
+        self._shadows.start(review, self._shadow_review(call, approval, review))
+        return review
+
+    def _keep_seen(self, approval: ApprovalRecord, seen: ShadowVerdict) -> ShadowReview:
+        review = ShadowReview(seen)
+        kept = asyncio.to_thread(
+            self._store.approvals.keep_shadow_verdict, approval.id, seen.record()
+        )
+        self._shadows.start(review, kept)
+        return review
+
+    async def _shadow_review(
+        self, call: ToolCall, approval: ApprovalRecord, review: ShadowReview
+    ) -> None:
+        """Ask the supervisor, keep its verdict on the approval and record it; raises (and
+        keeps nothing) when the model fails. A call it never decides alone costs no model call
+        (0 s, 0 tokens)."""
+        assert self._supervisor is not None
+        started = time.perf_counter()
+        judged = await self._supervisor.judge(await self._view(call))
+        given = judged.verdict
+        verdict = ShadowVerdict(
+            L1_NAME,
+            given.decision,
+            given.confidence,
+            given.reasoning,
+            seconds=time.perf_counter() - started if judged.asked else 0.0,
+            tokens=judged.tokens,
+        )
+        decided = review.give(verdict)
+        await asyncio.to_thread(
+            self._store.approvals.keep_shadow_verdict, approval.id, verdict.record()
+        )
+        await self._notify(
+            ShadowVerdictGiven(
+                approval_id=approval.id,
+                tool=call.name,
+                supervisor=verdict.supervisor,
+                decision=verdict.decision,
+                confidence=verdict.confidence,
+                reasoning=verdict.reasoning,
+                duration_s=verdict.seconds,
+                person=decided.status if decided is not None else None,
+                edited=decided.edited if decided is not None else False,
+            )
         )
 
     async def _trace(

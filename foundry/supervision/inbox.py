@@ -18,6 +18,7 @@ from foundry.supervision.concerns import Concern
 from foundry.supervision.edits import EditJudge
 from foundry.supervision.redaction import injection_risk
 from foundry.supervision.resolution import resolve_approval
+from foundry.supervision.shadow import ShadowReview, ShadowStart
 from foundry.supervision.tracing import later_trace, store_trace
 from foundry.supervision.wakeups import APPROVAL_WAKEUPS, Waiting
 
@@ -64,13 +65,17 @@ class HumanInbox:
         verdict: dict[str, Any] | None = None,
         injection: bool | None = None,
         concerns: Sequence[Concern] = (),
+        shadow: ShadowStart | None = None,
     ) -> GateDecision:
         """Ask a person (through the inbox, and the terminal when there is one) and wait.
         `injection` says whether the parameters read like a prompt injection, when the caller
         already looked; else it is looked at here, off the loop (the detector decodes).
-        `concerns` are why a person decides whatever the rules say, shown with the approval."""
+        `concerns` are why a person decides whatever the rules say, shown with the approval.
+        `shadow` starts the supervisor's unseen review once the approval exists (shadow.py):
+        it never delays the question, and its verdict is only reported."""
         started = time.perf_counter()
         approval_id = new_id()
+        review: ShadowReview | None = None
         # listening before the approval exists: every resolution after it wakes this call, so
         # the approval need not be read back to see whether one came first
         with APPROVAL_WAKEUPS.waiting(approval_id) as waiting:
@@ -90,6 +95,7 @@ class HumanInbox:
                 try:
                     approval = await asyncio.shield(creating)
                     waiting.woken.clear()  # the news of its own creation
+                    review = shadow(approval) if shadow is not None else None
                     await self._notify(
                         ApprovalRequested(
                             approval_id=approval.id,
@@ -102,8 +108,11 @@ class HumanInbox:
                     )
                     resolved = await self._wait_for_anyone(approval, call, waiting)
                 except asyncio.CancelledError:  # the caller stopped waiting: no one is asked
+                    if review is not None:
+                        review.withdraw()
                     await asyncio.shield(self._withdraw_once_created(creating))
                     raise
+        shadow_verdict = _shadow_of(review, resolved)
         await self._notify(
             ApprovalResolved(
                 approval_id=resolved.id,
@@ -114,6 +123,8 @@ class HumanInbox:
                 tool=call.name,
                 edited=resolved.status == "approved" and resolved.params != call.arguments,
                 flagged=resolved.injection_risk or bool(resolved.concerns),
+                shadow=shadow_verdict.get("decision") if shadow_verdict else None,
+                shadow_confidence=shadow_verdict.get("confidence") if shadow_verdict else None,
             )
         )
         decision = self._decision(call, resolved)
@@ -293,3 +304,13 @@ class HumanInbox:
         )
         await store_trace(self._store, trace)
         return GateDecision(allowed=False, by=refusal.by, reason=refusal.reason, arguments=edited)
+
+
+def _shadow_of(review: ShadowReview | None, resolved: ApprovalRecord) -> dict[str, Any] | None:
+    """The shadow verdict the resolution event carries: this gate's, if its review came before
+    the decision (else the review reports it later), or one a supervisor gave through the API
+    in shadow mode (kept on the approval)."""
+    if review is not None:
+        verdict = review.settle(resolved)
+        return verdict.record() if verdict is not None else None
+    return resolved.shadow_verdict

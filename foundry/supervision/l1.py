@@ -19,7 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foundry.agent.document import load_agent
 from foundry.agent.models import PolicyConfig
-from foundry.llm.base import ChatMessage, ChatRequest, ModelProvider, ProviderError, TextDelta
+from foundry.llm.base import (
+    ChatMessage,
+    ChatRequest,
+    ModelProvider,
+    ProviderError,
+    TextDelta,
+    Usage,
+)
 from foundry.llm.registry import ModelChoice, open_provider
 
 VERDICT_SCHEMA: dict[str, Any] = {
@@ -40,6 +47,7 @@ one sentence of reasoning. Escalate when unsure."""
 
 NO_JUDGE = "no supervisor model able to judge; configure one in the policy"
 NO_HISTORY = "the agent has no history yet to judge this call against"
+FAILED = "the supervisor failed, so a human decides"
 UNABLE_PROVIDERS = frozenset({"embedded"})  # its verdicts are no better than chance (FINDINGS)
 
 HIGH_STAKES = (
@@ -60,6 +68,24 @@ class Verdict(BaseModel):
     decision: Literal["approve", "deny", "escalate"]
     confidence: float = Field(ge=0.0, le=1.0)
     reasoning: str
+
+
+class Judgement(BaseModel):
+    """A verdict as the model gave it, before the threshold screens it, and its cost: `asked`
+    says whether the model was asked at all (a must-escalate call is not), `tokens` are those
+    the call took when the provider counts them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    verdict: Verdict
+    asked: bool = True
+    tokens: int | None = None
+
+
+def is_judgement(verdict: Verdict) -> bool:
+    """Whether a verdict is the supervisor's judgement, not a stand-in for one it could not give
+    (no model able to judge, or the model failed)."""
+    return not verdict.reasoning.startswith((NO_JUDGE, FAILED))
 
 
 class CallUnderReview(BaseModel):
@@ -118,20 +144,23 @@ class L1Supervisor:
         return self._provider.name not in UNABLE_PROVIDERS
 
     async def review(self, call: CallUnderReview) -> Verdict:
-        reason = must_escalate(call)
         if not self.able_to_judge:
-            return _unjudged(reason)
-        if reason:
-            return Verdict(decision="escalate", confidence=1.0, reasoning=reason)
+            return _unjudged(must_escalate(call))
         try:
-            verdict = await self._ask(call)
+            judged = await self.judge(call)
         except (ProviderError, ValidationError, ValueError) as error:
-            return Verdict(
-                decision="escalate",
-                confidence=0.0,
-                reasoning=f"the supervisor failed, so a human decides: {error}",
-            )
-        return self._screened(verdict)
+            return Verdict(decision="escalate", confidence=0.0, reasoning=f"{FAILED}: {error}")
+        return self._screened(judged.verdict)
+
+    async def judge(self, call: CallUnderReview) -> Judgement:
+        """The verdict before the threshold screens it (shadow mode measures the threshold);
+        a call it must not decide alone is escalated without asking the model. Raises
+        ProviderError, ValidationError or ValueError when the model fails."""
+        reason = must_escalate(call)
+        if reason:
+            verdict = Verdict(decision="escalate", confidence=1.0, reasoning=reason)
+            return Judgement(verdict=verdict, asked=False, tokens=0)
+        return await self._ask(call)
 
     def _screened(self, verdict: Verdict) -> Verdict:
         if verdict.decision != "escalate" and verdict.confidence < self._threshold:
@@ -148,7 +177,7 @@ class L1Supervisor:
             return Verdict(decision="escalate", confidence=verdict.confidence, reasoning=why)
         return verdict
 
-    async def _ask(self, call: CallUnderReview) -> Verdict:
+    async def _ask(self, call: CallUnderReview) -> Judgement:
         prompt = "\n\n".join(part for part in (INSTRUCTIONS, self._system_prompt) if part)
         request = ChatRequest(
             model=self._model,
@@ -161,20 +190,32 @@ class L1Supervisor:
             max_tokens=160,
             timeout_s=self._timeout_s,
         )
-        text = "".join(
-            [
-                chunk.text
-                async for chunk in self._provider.stream(request)
-                if isinstance(chunk, TextDelta)
-            ]
-        )
-        return Verdict.model_validate(json.loads(text))
+        parts: list[str] = []
+        tokens: int | None = None
+        async for chunk in self._provider.stream(request):
+            if isinstance(chunk, TextDelta):
+                parts.append(chunk.text)
+            elif isinstance(chunk, Usage):
+                tokens = chunk.input_tokens + chunk.output_tokens
+        verdict = Verdict.model_validate(json.loads("".join(parts)))
+        return Judgement(verdict=verdict, tokens=tokens)
 
 
 def _unjudged(reason: str | None) -> Verdict:
     """The escalation of a call no model judges; a reason about the call itself is kept."""
     why = NO_JUDGE if reason in (None, NO_HISTORY) else f"{NO_JUDGE} (and {reason})"
     return Verdict(decision="escalate", confidence=0.0, reasoning=why)
+
+
+def supervisor_provider(base_dir: Path, config: PolicyConfig) -> str | None:
+    """The provider of the model the policy's L1 supervisor judges with (`embedded` cannot
+    judge), or None without a supervisor. It blocks (it reads the supervisor agent); raises
+    AgentError or ValueError when that agent or its model cannot be read."""
+    if not config.supervisor_agent_path:
+        return None
+    supervisor = load_agent(base_dir / config.supervisor_agent_path)
+    assert supervisor.agent is not None
+    return ModelChoice.parse(supervisor.agent.settings.model_reference).provider
 
 
 def open_l1_supervisor(base_dir: Path, config: PolicyConfig) -> L1Supervisor | None:

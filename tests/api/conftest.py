@@ -26,8 +26,11 @@ async def serve(store: Store) -> AsyncIterator[Serve]:
     """Starts the API over `store` on loopback; stops every server it started."""
     servers: list[ApiServer] = []
 
-    async def start(expose_content: bool = False) -> str:
-        server = ApiServer(create_app(store, TOKEN, expose_content=expose_content))
+    async def start(expose_content: bool = False, shadow_supervisors: bool = False) -> str:
+        app = create_app(
+            store, TOKEN, expose_content=expose_content, shadow_supervisors=shadow_supervisors
+        )
+        server = ApiServer(app)
         servers.append(server)
         return await server.start()
 

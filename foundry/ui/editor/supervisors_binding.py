@@ -7,6 +7,7 @@ yet stays as typed (it is pending input: the editor is unsaved and a save waits 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -27,7 +28,9 @@ from foundry.agent.models import (
     SupervisorEntry,
 )
 from foundry.agent.names import free_name
-from foundry.agent.problems import AgentProblem
+from foundry.agent.problems import AgentError, AgentProblem
+from foundry.supervision.agreement import questions, shadow_cost_note
+from foundry.supervision.l1 import supervisor_provider
 from foundry.ui.editor.sections import ShownProblem
 from foundry.ui.editor.supervisors_json import entry_spans, parse_supervisors, supervisors_text
 from foundry.ui.editor.supervisors_section import SupervisorsSection
@@ -50,6 +53,7 @@ class SupervisorsBinding(QObject):
         self.problems: list[AgentProblem] = []
         self.current: int | None = None
         self._typed_json = False  # the JSON was typed in since the agent was last shown in it
+        self._shadow_cost_of: tuple[Any, ...] | None = None  # the supervisor its cost is shown for
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(CHECK_DELAY_MS)
@@ -101,6 +105,7 @@ class SupervisorsBinding(QObject):
             lambda text: self._set_config("export_path", text.strip() or None)
         )
         forms.policy.edit_rules.clicked.connect(lambda: self.editor.show_page("Policy"))
+        forms.policy.shadow_mode.toggled.connect(lambda on: self._set_config("shadow_mode", on))
 
     def _bind_boxes(self, boxes: dict[str, QCheckBox], name: str) -> None:
         for box in boxes.values():
@@ -186,10 +191,40 @@ class SupervisorsBinding(QObject):
             agent.fallback.setCurrentIndex(agent.fallback.findData(config.fallback_behavior))
         elif isinstance(config, PolicyConfig):
             forms.policy.summary.setText(_policy_summary(config))
+            forms.policy.shadow_mode.setChecked(config.shadow_mode)
+            self._show_shadow_cost(config)
         elif isinstance(config, CollectionConfig):
             self._set_text(
                 forms.collection.export_path, config.export_path or "", f"{key}.exportPath"
             )
+
+    def _show_shadow_cost(self, config: PolicyConfig) -> None:
+        """Say beside the shadow-mode switch what it costs: read off the GUI thread (the
+        supervisor agent's model, the verdicts recorded so far), once per supervisor shown."""
+        document = self.editor.document
+        key = (config.supervisor_agent_path, document.base_dir if document else None)
+        if key == self._shadow_cost_of:
+            return
+        self._shadow_cost_of = key
+        if document is None or not config.supervisor_agent_path:
+            self.section.forms.policy.shadow_cost.setText(shadow_cost_note(None, []))
+            return
+        self.section.forms.policy.shadow_cost.setText("")
+        name = self.editor.working.metadata.name if self.editor.working else None
+        self.editor.spawn(self._shadow_cost(config, document.base_dir, name))
+
+    async def _shadow_cost(self, config: PolicyConfig, base_dir: Any, agent: str | None) -> None:
+        try:
+            provider = await asyncio.to_thread(supervisor_provider, base_dir, config)
+        except (AgentError, ValueError) as error:
+            text = f"the supervisor cannot be read: {str(error).splitlines()[0]}"
+        else:
+            bridge = self.editor.bridge
+            recorded = (
+                [] if bridge is None else await asyncio.to_thread(bridge.engine.approvals.listed)
+            )
+            text = shadow_cost_note(provider, questions(recorded, agent))
+        self.section.forms.policy.shadow_cost.setText(text)
 
     def _set_text(self, line: Any, text: str, key: str) -> None:
         """Fill a field, unless it holds input not valid yet: that is kept as typed."""

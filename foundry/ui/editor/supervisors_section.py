@@ -142,9 +142,19 @@ class PolicyForm(QWidget):
         self.summary = hint("")
         self.edit_rules = QPushButton("Edit the rules on the Policy page")
         self.edit_rules.setToolTip("The rules, limits and the try panel (Policy page)")
+        self.shadow_mode = QCheckBox("Shadow mode")
+        self.shadow_mode.setToolTip(
+            "Measure the supervisor on your own calls: its verdicts change nothing and no one "
+            "sees them; foundry approvals agreement compares them with your decisions"
+        )
+        self.shadow_what = hint("The supervisor also judges, unseen, the calls a person decides.")
+        self.shadow_cost = hint("")
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.edit_rules, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.shadow_mode)
+        layout.addWidget(self.shadow_what)
+        layout.addWidget(self.shadow_cost)
         layout.addStretch(1)
 
 
