@@ -196,14 +196,14 @@ def shadow_cost_note(provider: str | None, asked: Iterable[Question]) -> str:
     """What shadow mode costs, said beside its switch: the provider of the supervisor's model
     (None: no supervisor) and the questions recorded so far (Foundry's L1's count)."""
     if provider is None:
-        return "no supervisor configured"
+        return "No L1 supervisor is set (Policy page, Limits and escalation): shadow mode has nothing to run."
     if provider in UNABLE_PROVIDERS:
-        return "the embedded model cannot judge: connect a model"
+        return "The embedded model cannot judge calls: connect a capable model for the supervisor."
     count, median_s, median_tokens = shadow_cost(q for q in asked if q.supervisor == L1_NAME)
     if not count or median_s is None:
-        return "one supervisor model call per question; none made yet"
+        return "One supervisor model call per question; none made yet."
     tokens = f", {median_tokens:g} tokens" if median_tokens is not None else ""
-    return f"one supervisor model call per question; so far: median {median_s:.1f} s{tokens}"
+    return f"One supervisor model call per question; so far: median {median_s:.1f} s{tokens}."
 
 
 def report_lines(rows: Sequence[Agreement]) -> list[str]:
