@@ -85,7 +85,10 @@ class DashboardFigures(BaseModel):
     first_token_seconds: tuple[TimeBin, ...] = ()
     # every supervisor decision by "level/outcome" (terms.DECISION_LEVELS, OUTCOMES)
     resolutions: dict[str, int] = {}
+    resolution_bins: tuple[TimeBin, ...] = ()  # the same in time bins (counts only)
     human_waits: tuple[TimeBin, ...] = ()  # by status
+    questions: tuple[TimeBin, ...] = ()  # put to a person, by outcome (QUESTION_OUTCOMES)
+    agreements: tuple[TimeBin, ...] = ()  # shadow verdicts against people's, by AGREEMENTS
     agents: tuple[str, ...] = ()  # every agent, unfiltered
     tasks: tuple[TaskChoice, ...] = ()  # the tasks started last (500), newest first, unfiltered
     events: int = 0  # metric events behind the figures
@@ -175,7 +178,10 @@ def dashboard_figures(source: AggregateSource, where: MetricsFilter) -> Dashboar
         call_seconds=_time_bins(by_series[agg.CALL_SECONDS]),
         first_token_seconds=_time_bins(by_series[agg.FIRST_TOKEN_SECONDS]),
         resolutions=_counts(by_series[agg.RESOLUTION]),
+        resolution_bins=_time_bins(by_series[agg.RESOLUTION]),
         human_waits=_time_bins(by_series[agg.HUMAN_WAIT]),
+        questions=_time_bins(by_series[agg.QUESTIONS]),
+        agreements=_time_bins(by_series[agg.AGREEMENT]),
         events=source.event_count(),
     )
 
