@@ -369,6 +369,11 @@ class Chart(QFrame):
         """The y axis from 0 to a little above `largest`."""
         self.plot.setYRange(0, (largest or 1.0) * 1.1, padding=0)
 
+    def fit_percent(self) -> None:
+        """The y axis from 0 to 100, ticked every 20 %."""
+        self.plot.setYRange(0, 100, padding=0.02)
+        self.plot.getAxis("left").setTicks([[(value, str(value)) for value in range(0, 101, 20)]])
+
     def fit_counts(self, largest: float, headroom: float = 1.1) -> None:
         """The y axis from 0 to a little above `largest` (1 at least), ticked at whole numbers."""
         self.plot.setYRange(0, max(largest, 1) * headroom, padding=0)
