@@ -120,7 +120,7 @@ class DecisionsOverTimeChart(Chart):
         counts = self.counts()
         total = int(counts.sum())
         people = sum(int(counts[LEVELS.index(level)].sum()) for level in TO_A_PERSON)
-        return f"{counted(total, 'decision')} · {share(people, total):.1f} % waited for a person"
+        return f"{counted(total, 'decision')} · {people:,} waited for a person"
 
     def describe(self, x: float, y: float) -> str | None:
         index = self.bin_at([row[0] for row in self.rows], x)
