@@ -78,7 +78,9 @@ def summary_of_figures(figures: DashboardFigures) -> dict[str, Any]:
         "first": totals(figures.first_token_seconds),
         "resolutions": {key: value for key, value in figures.resolutions.items() if value},
         "waits": totals(figures.human_waits),
-        "resolutions over time": _label_counts(figures.resolution_bins),
+        "resolutions over time": dict(
+            sum((Counter(b.counts) for b in figures.resolution_bins), Counter())
+        ),
         "questions": _label_counts(figures.questions),
         "question waits": totals(figures.questions),
         "agreements": _label_counts(figures.agreements),
@@ -218,7 +220,7 @@ def test_questions_to_people_and_shadow_verdicts_are_counted_as_they_were_answer
         {"escalated_approved": 1},
         {"denied_approved": 1},
     ]
-    assert by_minute(figures.resolution_bins)[1] == {
+    assert figures.resolution_bins[1].counts == {
         "policy/allowed": 1,
         "human/allowed": 1,
         "supervisor/allowed": 1,

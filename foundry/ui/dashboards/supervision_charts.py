@@ -99,7 +99,7 @@ class DecisionsOverTimeChart(Chart):
         rows = []
         for b in figures.resolution_bins:
             by_level = dict.fromkeys(LEVELS, 0)
-            for label, count in label_counts(b).items():
+            for label, count in b.counts.items():
                 level = label.partition("/")[0]
                 if level in by_level:
                     by_level[level] += count
@@ -156,7 +156,7 @@ class EscalationRateChart(Chart):
     def rows_of(self, figures: DashboardFigures) -> list[tuple[Any, ...]]:
         rows = []
         for b in figures.resolution_bins:
-            counts = label_counts(b)
+            counts = b.counts
             calls = sum(counts.get(f"{lv}/{o}", 0) for lv in LEVELS for o in TOOL_CALL_OUTCOMES)
             if not calls:
                 continue
