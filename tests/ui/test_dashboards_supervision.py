@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import csv
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,10 @@ from foundry.ui.bridge import EngineBridge
 from foundry.ui.dashboards import DashboardController, DashboardView
 from foundry.ui.dashboards.chart import NO_DATA_FOR_FILTERS, Chart
 from foundry.ui.dashboards.supervision_charts import NO_VERDICTS
+from foundry.ui.window.main_window import MainWindow
 
 from ..metrics.fixture_log import at, full_log, late_verdict, supervision_log
+from ..metrics.synthetic_log import shifted, synthetic_log
 from ..metrics.test_loader import write
 from .conftest import save_screenshot
 from .test_dashboards import bars, heights
@@ -193,6 +196,42 @@ def test_without_shadow_verdicts_the_agreement_chart_says_how_to_turn_shadow_mod
     view.scroller.ensureWidgetVisible(view.agreements)
     save_screenshot(view, tmp_path, "dashboards-supervision-no-verdicts.png")
     controller.close()
+
+
+def test_the_supervision_section_in_the_window_light_and_dark(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    """The section as a user sees it at 1280x800, scrolled to the charts over time (saved as
+    dashboards-supervision-light.png and -dark.png)."""
+    from foundry.ui.theme import apply_theme
+
+    generated = synthetic_log(40, seed=5)  # about seven hours of work, ending a minute ago
+    events = shifted(generated, datetime.now(UTC) - timedelta(minutes=1) - generated[-1].time)
+    write(bridge.engine.store, events)
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    opening = asyncio.ensure_future(window.open_dashboards())
+    qtbot.waitUntil(opening.done, timeout=20000)
+    opening.result()
+    view = window.dashboards
+    assert view is not None
+    view.scroller.ensureWidgetVisible(view.questions)
+    view.scroller.ensureWidgetVisible(view.decisions_over_time)
+    qtbot.wait(50)
+    for chart in (view.decisions_over_time, view.escalations, view.questions, view.agreements):
+        assert chart.rows and chart.notice() == "", chart.title
+    save_screenshot(window, tmp_path, "dashboards-supervision-light.png")
+    try:
+        apply_theme("dark")
+        qtbot.waitUntil(lambda: view.agreements.ink.background != "#FFFFFF")
+        qtbot.wait(50)
+        save_screenshot(window, tmp_path, "dashboards-supervision-dark.png")
+    finally:
+        apply_theme("system")
+    window.close()
 
 
 def test_filters_that_leave_out_the_verdicts_are_blamed_for_it(

@@ -34,6 +34,20 @@ NO_VERDICTS = (
     "No shadow verdicts yet. Shadow mode is off by default:\n"
     "turn it on in the agent editor, in the policy supervisor's settings"
 )
+QUESTION_NAMES = {  # in the legend: short, so that its entries sit side by side
+    "unchanged": "needless",
+    "edited": "edited",
+    "denied": "denied",
+    "flagged": "flagged",
+    "timed_out": "timed out",
+}
+LEVEL_NAMES = {
+    "policy": "policy",
+    "grant": "grant",
+    "supervisor": "L1",
+    "human": "person",
+    "timeout": "timed out",
+}
 QUESTION_WORDS = {
     "unchanged": "needless (approved as asked)",
     "edited": "approved edited",
@@ -113,7 +127,7 @@ class DecisionsOverTimeChart(Chart):
 
     def draw(self) -> None:
         counts = self.counts()
-        draw_stack(self, LEVELS, counts, LEVEL_COLORS, LEVEL_TITLES)
+        draw_stack(self, LEVELS, counts, LEVEL_COLORS, LEVEL_NAMES)
         self.fit_counts(int(counts.sum(axis=0).max()))
 
     def summarize(self) -> str:
@@ -237,7 +251,7 @@ class NeedlessQuestionsChart(Chart):
         return counts * 100 / counts.sum(axis=0)
 
     def draw(self) -> None:
-        draw_stack(self, QUESTION_OUTCOMES, self.shares(), QUESTION_COLORS, QUESTION_WORDS)
+        draw_stack(self, QUESTION_OUTCOMES, self.shares(), QUESTION_COLORS, QUESTION_NAMES)
         self.fit_percent()
 
     def summarize(self) -> str:
