@@ -104,13 +104,17 @@ HUMAN_WAITS = PointSeries(
     keeps=lambda fields: waited_for_a_person(fields[2]),  # resolved_by
 )
 _FLAGS = (bool, int)  # a JSON boolean, as PostgreSQL and SQLite read it
+_NONE = type(None)  # a field an event written before it existed lacks (read as its default)
 QUESTIONS = PointSeries(
     "questions",
     "approval_resolved",
     ("approval_id", "tool", "status", "edited", "flagged", "resolved_by", "waited_s"),
-    frozenset((str, str, str, flag, flag, str, float) for flag in _FLAGS),
+    frozenset(
+        {(str, str, str, flag, flag, str, float) for flag in _FLAGS}
+        | {(str, _NONE, str, _NONE, _NONE, str, float)}  # written before migration 0012
+    ),
     columns=("approval_id", "tool", "outcome", "waited_s"),
-    make=lambda f: (f[0], f[1], question_outcome(f[2], bool(f[3]), bool(f[4])), f[6]),
+    make=lambda f: (f[0], f[1] or "", question_outcome(f[2], bool(f[3]), bool(f[4])), f[6]),
     keeps=lambda fields: waited_for_a_person(fields[5]),
 )
 AGREEMENT_COLUMNS = ("approval_id", "tool", "shadow", "person", "edited", "agreement")
@@ -128,7 +132,8 @@ RESOLVED_WITH_VERDICT = PointSeries(
     "approval_resolved",
     ("approval_id", "tool", "shadow", "status", "edited", "resolved_by"),
     frozenset(
-        (str, str, shadow, str, flag, str) for shadow in (str, type(None)) for flag in _FLAGS
+        {(str, str, shadow, str, flag, str) for shadow in (str, _NONE) for flag in _FLAGS}
+        | {(str, _NONE, _NONE, str, _NONE, str)}  # written before migration 0012: no verdict
     ),
     columns=AGREEMENT_COLUMNS,
     make=lambda f: _agreement(*f[:5]),
@@ -138,7 +143,7 @@ LATE_VERDICTS = PointSeries(
     "agreements",
     "shadow_verdict",
     ("approval_id", "tool", "decision", "person", "edited"),
-    frozenset((str, str, str, person, flag) for person in (str, type(None)) for flag in _FLAGS),
+    frozenset((str, str, str, person, flag) for person in (str, _NONE) for flag in _FLAGS),
     columns=AGREEMENT_COLUMNS,
     make=lambda f: _agreement(*f),
     keeps=lambda f: verdict_agreement(*f[2:5]) is not None,

@@ -108,7 +108,13 @@ class DashboardFigures(BaseModel):
         """The first and last time a figure covers."""
         starts = [
             b.start
-            for bins in (self.confidence, self.call_seconds, self.human_waits, self.task_bins)
+            for bins in (
+                self.confidence,
+                self.call_seconds,
+                self.human_waits,
+                self.task_bins,
+                self.resolution_bins,
+            )
             for b in bins
         ]
         if not starts:

@@ -264,6 +264,11 @@ def test_fields_of_other_json_types_are_read_as_their_event_type_reads_them(
                 "approval_resolved",
                 {"approval_id": "a", "status": "ok", "resolved_by": "x"},
             ),
+            (  # as written before migration 0012: no tool, edit, flag nor verdict
+                "chat-free",
+                "approval_resolved",
+                {"approval_id": "b", "status": "approved", "resolved_by": "h", "waited_s": 4.0},
+            ),
             (
                 TASK,
                 "criterion_scored",
@@ -282,6 +287,7 @@ def test_fields_of_other_json_types_are_read_as_their_event_type_reads_them(
     expected = reference_files(read, MetricsFilter(), tmp_path / "expected")
     assert files(tmp_path / "export") == expected
     assert "2025-03-01T09:18:20Z,,,chat-free,assistant,m,3,1,1.0,2.0" in expected["model_calls"]
+    assert "chat-free,assistant,b,,unchanged,4.0" in expected["questions"]
 
 
 def test_aggregates_that_are_not_complete_are_refused(
