@@ -11,16 +11,24 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QPalette
 from pytestqt.qtbot import QtBot
 
-from foundry.session.events import ApprovalResolved, SessionStarted, event_payload
+from foundry.session.events import ApprovalResolved, Event, SessionStarted, event_payload
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.dashboards import DashboardController, DashboardView
 from foundry.ui.dashboards.chart import NO_DATA_FOR_FILTERS, Chart
 from foundry.ui.dashboards.supervision_charts import NO_VERDICTS
 from foundry.ui.window.main_window import MainWindow
 
-from ..metrics.fixture_log import at, full_log, late_verdict, supervision_log
+from ..metrics.fixture_log import (
+    GUARDED_CHAT,
+    at,
+    full_log,
+    late_verdict,
+    question,
+    supervision_log,
+)
 from ..metrics.synthetic_log import shifted, synthetic_log
 from ..metrics.test_loader import write
 from .conftest import save_screenshot
@@ -115,14 +123,37 @@ def test_a_verdict_that_lets_through_what_a_person_refused_cannot_be_missed(
     [unsafe] = bars(chart)
     assert rounded(heights(unsafe)) == [33.33, 0.0, 0.0]  # red, from the axis up
     assert unsafe.opts["brush"] == "#E53935"
+    assert chart.marks() == [minute(20)]  # and a red mark on it
     assert chart.summary.text() == "5 verdicts · 40.0 % agreed · 1 let through"
     assert "C62828" in chart.summary.styleSheet()  # in red, where the eye goes first
+    assert chart.summary.foregroundRole() == QPalette.ColorRole.WindowText  # not half-faded
     assert "let through what a person denied" in [label.text for _, label in chart.legend.items]
     assert chart.describe(minute(20), 50.0) == (
         "3 verdicts · 66.7 % agreed\n2 agreed\n1 let through what a person denied or changed\n"
         + chart.bin_span(chart.rows[0][0])
     )
     save_screenshot(chart, tmp_path, "supervision-agreement.png")
+
+
+def test_one_unsafe_verdict_among_many_is_marked_where_it_is(
+    qtbot: QtBot, bridge: EngineBridge
+) -> None:
+    """A let-through among 60 agreements is a red bar of 1.6 %, too thin to see: its bin is
+    marked as well."""
+    agreed = [question(n, waited=2, shadow="approve") for n in range(60)]
+    unsafe = question(60, status="denied", waited=2, shadow="approve")
+    log = [
+        Event(session_id=GUARDED_CHAT, seq=seq, time=at(1200 + seq / 2), body=body)
+        for seq, body in enumerate([*agreed, unsafe], 1)
+    ]
+    write(bridge.engine.store, log)
+    view, controller = shown(qtbot, bridge)
+    qtbot.waitUntil(lambda: controller.figures.agreements != (), timeout=20000)
+    chart = view.agreements
+    assert [row[3:5] for row in chart.rows] == [(60, 1)]
+    assert chart.marks() == [minute(20)]
+    assert chart.summary.text() == "61 verdicts · 98.4 % agreed · 1 let through"
+    controller.close()
 
 
 def test_an_agreement_with_no_unsafe_verdict_is_not_said_in_red(
@@ -133,6 +164,7 @@ def test_an_agreement_with_no_unsafe_verdict_is_not_said_in_red(
     qtbot.waitUntil(lambda: controller.figures.agreements != (), timeout=20000)
     assert view.agreements.summary.text() == "1 verdict · 100.0 % agreed"
     assert view.agreements.summary.styleSheet() == ""
+    assert view.agreements.summary.foregroundRole() == QPalette.ColorRole.PlaceholderText  # quiet
     controller.close()
 
 
@@ -243,3 +275,4 @@ def test_filters_that_leave_out_the_verdicts_are_blamed_for_it(
     for chart in (view.decisions_over_time, view.escalations, view.questions, view.agreements):
         assert chart.notice() == NO_DATA_FOR_FILTERS, chart.title
         assert chart.summary.text() == "" and chart.summary.styleSheet() == ""
+    assert view.agreements.marks() == []  # no mark left of the verdicts shown before

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pyqtgraph as pg
+from PySide6.QtGui import QPalette
 
 from foundry.metrics import AGREEMENTS, LEVELS, QUESTION_OUTCOMES, TO_A_PERSON, DashboardFigures
 from foundry.metrics import aggregates as agg
@@ -25,6 +27,7 @@ from foundry.ui.dashboards.palette import (
     QUESTION_COLORS,
 )
 from foundry.ui.dashboards.task_charts import BAR_SHARE
+from foundry.ui.theme import quiet
 from foundry.words import counted
 
 NO_QUESTIONS = (
@@ -314,16 +317,35 @@ class AgreementChart(Chart):
     def let_through(self) -> int:
         return sum(row[4] for row in self.rows)
 
+    def marks(self) -> list[float]:
+        """The times of the bins marked for their unsafe verdicts."""
+        item = self._kept.get("let through marks")
+        if not isinstance(item, pg.ScatterPlotItem) or not item.isVisible():
+            return []
+        return [float(value) for value in item.getData()[0]]
+
     def draw(self) -> None:
         x = np.array([self.bin_center(row[0]) for row in self.rows])
-        # the unsafe verdicts as red bars from the axis up, under the line of agreement
+        shares = np.array([row[-1] for row in self.rows])
+        # the unsafe verdicts as red bars from the axis up, under the dots of agreement, and a
+        # red mark on each bin that has one: a share of 1 % would be a bar too thin to see
         unsafe = self.draw_bars(
             "let through",
             x=x,
-            height=np.array([row[-1] for row in self.rows]),
+            height=shares,
             width=self.figures.bin_seconds * BAR_SHARE,
             brush=LET_THROUGH,
             pen=None,
+        )
+        marks = self.kept("let through marks", lambda: pg.ScatterPlotItem(antialias=True))
+        marked = shares > 0
+        marks.setData(
+            x=x[marked],
+            y=shares[marked],
+            symbol="t1",  # a triangle pointing up
+            size=11,
+            brush=pg.mkBrush(LET_THROUGH),
+            pen=pg.mkPen(self.ink.outline, width=0.8),
         )
         self.add_dots(list(x), [row[-2] for row in self.rows], AGREED, "agreed")
         self.add_legend(unsafe, "let through what a person denied")
@@ -344,10 +366,14 @@ class AgreementChart(Chart):
 
     def show_figures(self, figures: DashboardFigures) -> None:
         super().show_figures(figures)
-        # the unsafe verdicts said in red where they are (the summary), whatever the theme
-        self.summary.setStyleSheet(
-            "color: #C62828; font-weight: bold;" if self.rows and self.let_through() else ""
-        )
+        # the unsafe verdicts said in red where they are (the summary), whatever the theme: in
+        # full red, not the half-transparent one a quiet label's colour is made of
+        unsafe = bool(self.rows) and self.let_through() > 0
+        self.summary.setStyleSheet("color: #C62828; font-weight: bold;" if unsafe else "")
+        if unsafe:
+            self.summary.setForegroundRole(QPalette.ColorRole.WindowText)
+        else:
+            quiet(self.summary)
 
     def describe(self, x: float, y: float) -> str | None:
         index = self.bin_at([row[0] for row in self.rows], x)
