@@ -24,7 +24,7 @@
    generated task runs with their chats), each on a store of its own, written with the
    aggregates kept as appends keep them, a chat tab open as in the app: the dashboards preloaded
    as the app does once its first chat is ready (its time, longest GUI-thread stall and added
-   memory), then from View > Dashboards to all eight charts painted (each chart's canvas
+   memory), then from View > Dashboards to all twelve charts painted (each chart's canvas
    painted with the figures read; target under 300 ms at 100,000 events), with the longest
    GUI-thread stall; the
    tab closed and opened again (5 times each, in turn: medians), after another Store appended an
@@ -91,7 +91,7 @@ TARGET_P99_MS = 16.0
 TARGET_MAX_MS = 50.0
 TARGET_VISIBLE_S = 1.0
 TARGET_MEMORY_MIB = 300
-TARGET_DASHBOARDS_S = 0.3  # over 100,000 events, from View > Dashboards to 8 charts painted
+TARGET_DASHBOARDS_S = 0.3  # over 100,000 events, from View > Dashboards to every chart painted
 REOPENINGS = 5  # of the dashboards' tab, with an event meanwhile and with nothing new
 MEMORY_MESSAGE = "Hello! In one sentence, what can you do?"
 GUARDIAN = {
@@ -862,7 +862,7 @@ async def bench_dashboards(
     bridge = EngineBridge(engine)
     window = MainWindow(bridge)
     window.show()
-    window.resize(1600, 1700)  # every chart on screen, so that every chart is painted
+    window.resize(1600, 2400)  # every chart on screen, so that every chart is painted
     await window.open_agent(write_agent(workdir / f"chat-{wanted}", words=10, delay_s=0.0))
     gc.collect()  # the generated events are gone;
     gc.freeze()  # what is left lives as long as the window, as foundry.ui.app freezes it
@@ -967,7 +967,7 @@ async def _bench_open_dashboards(
         row("longest GUI-thread stall meanwhile", ms(max(preload_stalls)))
     first = "first open, after the preload" if preloaded else "first open: pyqtgraph imported"
     row(
-        "View > Dashboards -> all 8 painted",
+        f"View > Dashboards -> all {len(view.charts())} painted",
         ms(opened),
         f"{first}; target {ms(TARGET_DASHBOARDS_S)}",
     )
@@ -985,7 +985,11 @@ async def _bench_open_dashboards(
     )
     row("longest GUI-thread stall meanwhile", f"median {ms(statistics.median(unchanged_stalls))}")
     row("  read the figures", ms(read_s), "worker thread")
-    row("  draw and paint the 8 charts", ms(draw_s), "GUI thread: from figures to painted")
+    row(
+        f"  draw and paint the {len(view.charts())} charts",
+        ms(draw_s),
+        "GUI thread: from figures to painted",
+    )
     row("choose an agent -> repainted", ms(filtered), "figures read again")
     row(
         "another Store's event -> on screen",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the names as mypy should see them
     from foundry.metrics.loader import METRIC_KINDS, load_metric_events, load_task_log  # noqa: F401
     from foundry.metrics.report import PHASE_TITLES, format_task_metrics  # noqa: F401
     from foundry.metrics.series import (  # noqa: F401
+        AgreementPoint,
         ConfidencePoint,
         DashboardSeries,
         DecisionPoint,
@@ -27,9 +28,11 @@ if TYPE_CHECKING:  # the names as mypy should see them
         IterationsPoint,
         ModelCallPoint,
         PhaseSharePoint,
+        QuestionPoint,
         ResolutionPoint,
         SeriesPoint,
         TaskChoice,
+        agreement_series,
         confidence_series,
         dashboard_series,
         decision_series,
@@ -37,6 +40,7 @@ if TYPE_CHECKING:  # the names as mypy should see them
         iterations_series,
         model_call_series,
         phase_share_series,
+        question_series,
         resolution_series,
     )
     from foundry.metrics.stored import (  # noqa: F401
@@ -55,10 +59,13 @@ if TYPE_CHECKING:  # the names as mypy should see them
         task_metrics,
     )
     from foundry.metrics.terms import (  # noqa: F401
+        AGREEMENTS,
         DECISION_LEVELS,
         LEVELS,
         OUTCOMES,
+        QUESTION_OUTCOMES,
         TASK_CHECKS,
+        TO_A_PERSON,
         MetricsFilter,
         resolution_level,
     )
@@ -69,6 +76,7 @@ _NAMES_OF_MODULE = {
     "loader": ("METRIC_KINDS", "load_metric_events", "load_task_log"),
     "report": ("PHASE_TITLES", "format_task_metrics"),
     "series": (
+        "AgreementPoint",
         "ConfidencePoint",
         "DashboardSeries",
         "DecisionPoint",
@@ -76,9 +84,11 @@ _NAMES_OF_MODULE = {
         "IterationsPoint",
         "ModelCallPoint",
         "PhaseSharePoint",
+        "QuestionPoint",
         "ResolutionPoint",
         "SeriesPoint",
         "TaskChoice",
+        "agreement_series",
         "confidence_series",
         "dashboard_series",
         "decision_series",
@@ -86,6 +96,7 @@ _NAMES_OF_MODULE = {
         "iterations_series",
         "model_call_series",
         "phase_share_series",
+        "question_series",
         "resolution_series",
     ),
     "stored": ("MetricsState", "keep_aggregates", "metrics_state", "rebuild_aggregates"),
@@ -99,10 +110,13 @@ _NAMES_OF_MODULE = {
         "task_metrics",
     ),
     "terms": (
+        "AGREEMENTS",
         "DECISION_LEVELS",
         "LEVELS",
         "OUTCOMES",
+        "QUESTION_OUTCOMES",
         "TASK_CHECKS",
+        "TO_A_PERSON",
         "MetricsFilter",
         "resolution_level",
     ),

@@ -13,7 +13,9 @@ from foundry.metrics.terms import (
     criterion_outcome,
     decider_of_call,
     message_outcome,
+    question_outcome,
     resolution_level,
+    verdict_agreement,
     waited_for_a_person,
 )
 from foundry.orchestration.events import (
@@ -28,6 +30,7 @@ from foundry.session.events import (
     Event,
     ModelCallFinished,
     SessionStarted,
+    ShadowVerdictGiven,
     SupervisorDecided,
     ToolCallDecided,
 )
@@ -50,6 +53,12 @@ FIRST_TOKEN_SECONDS = "first_token_s"
 # every supervisor decision: label "level/outcome" (terms.DECISION_LEVELS, OUTCOMES); value: 1
 RESOLUTION = "resolution"
 HUMAN_WAIT = "human_wait"  # label: the approval's status; value: seconds waited
+# every question put to a person: label: how it was answered (terms.QUESTION_OUTCOMES); value:
+# seconds waited
+QUESTIONS = "questions"
+# the L1 supervisor's shadow verdicts against a person's decision: label: terms.AGREEMENTS;
+# value: 1
+AGREEMENT = "shadow_agreement"
 # A task counts at its start time and changes as it runs: its old figures are taken out and
 # its new ones put in (count and sum only; a bin whose tasks moved on keeps a count of 0).
 TASK_ITERATIONS = "task_iterations"  # label: the task's status; value: its iterations
@@ -252,7 +261,20 @@ class Folding:
                 if body.level == "L1":  # the L1 supervisor sent the call on to a person
                     self._add(RESOLUTION, event.time, agent, "supervisor/escalated", 1.0)
             elif isinstance(body, ApprovalResolved) and waited_for_a_person(body.resolved_by):
-                self._add(HUMAN_WAIT, event.time, agent, body.status, body.waited_s)
+                self._answered(event, body, agent)
+            elif isinstance(body, ShadowVerdictGiven):
+                agreement = verdict_agreement(body.decision, body.person, body.edited)
+                if agreement is not None:
+                    self._add(AGREEMENT, event.time, agent, agreement, 1.0)
+
+    def _answered(self, event: Event, body: ApprovalResolved, agent: str) -> None:
+        """A question a person answered (or let time out), and the shadow verdict it carries."""
+        self._add(HUMAN_WAIT, event.time, agent, body.status, body.waited_s)
+        outcome = question_outcome(body.status, body.edited, body.flagged)
+        self._add(QUESTIONS, event.time, agent, outcome, body.waited_s)
+        agreement = verdict_agreement(body.shadow, body.status, body.edited)
+        if agreement is not None:
+            self._add(AGREEMENT, event.time, agent, agreement, 1.0)
 
     def _confidence(self, event: Event, agent: str, decider: str, confidence: float) -> None:
         """A chat's supervisor's confidence (0-1), counted in percent."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import errno
+import heapq
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,9 @@ from foundry.metrics.rows import StoreRows, open_rows, store_error
 from foundry.metrics.terms import (
     MetricsFilter,
     phase_shares,
+    question_outcome,
     resolution_level,
+    verdict_agreement,
     waited_for_a_person,
 )
 
@@ -33,6 +36,7 @@ Fields = tuple[Any, ...]
 TASK_COLUMNS = ("time", "task_id", "task")  # of every point
 CHAT_COLUMNS = (*TASK_COLUMNS, "session_id", "agent")  # of a point from a chat's event
 _NO_CHAT = ("", "")  # the agent and task of a chat nothing is known of
+LEFT_OUT: Fields = ("(not a point of the series)",)  # of its kind, but not of the series
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class PointSeries:
     types: frozenset[tuple[type, ...]]  # of the fields, as the event type writes them
     columns: tuple[str, ...] = ()  # the fields' names unless given
     make: Callable[[Fields], Fields | None] | None = None  # the columns from the fields
-    keeps: Callable[[Fields], bool] | None = None  # which points of the kind are the series'
+    keeps: Callable[[Fields], bool] | None = None  # which events (by fields) are the series'
     of_chat: bool = True
 
     @property
@@ -55,9 +59,12 @@ class PointSeries:
         return (*first, *(self.columns or self.fields))
 
     def columns_of(self, fields: Fields) -> Fields | None:
-        """None for fields that are not as the event type writes them."""
+        """None for fields that are not as the event type writes them, LEFT_OUT for an event
+        that is no point of the series."""
         if tuple(map(type, fields)) not in self.types:
             return None
+        if self.keeps is not None and not self.keeps(fields):
+            return LEFT_OUT
         return fields if self.make is None else self.make(fields)
 
 
@@ -94,11 +101,65 @@ HUMAN_WAITS = PointSeries(
     "approval_resolved",
     ("approval_id", "status", "resolved_by", "waited_s"),
     frozenset({(str, str, str, float)}),
-    keeps=lambda columns: waited_for_a_person(columns[2]),  # resolved_by
+    keeps=lambda fields: waited_for_a_person(fields[2]),  # resolved_by
+)
+_FLAGS = (bool, int)  # a JSON boolean, as PostgreSQL and SQLite read it
+_NONE = type(None)  # a field an event written before it existed lacks (read as its default)
+QUESTIONS = PointSeries(
+    "questions",
+    "approval_resolved",
+    ("approval_id", "tool", "status", "edited", "flagged", "resolved_by", "waited_s"),
+    frozenset(
+        {(str, str, str, flag, flag, str, float) for flag in _FLAGS}
+        | {(str, _NONE, str, _NONE, _NONE, str, float)}  # written before migration 0012
+    ),
+    columns=("approval_id", "tool", "outcome", "waited_s"),
+    make=lambda f: (f[0], f[1] or "", question_outcome(f[2], bool(f[3]), bool(f[4])), f[6]),
+    keeps=lambda fields: waited_for_a_person(fields[5]),
+)
+AGREEMENT_COLUMNS = ("approval_id", "tool", "shadow", "person", "edited", "agreement")
+
+
+def _agreement(approval_id: str, tool: str, shadow: str, person: str, edited: int) -> Fields:
+    agreement = verdict_agreement(shadow, person, bool(edited))
+    return (approval_id, tool, shadow, person, bool(edited), agreement)
+
+
+# the agreements of shadow verdicts carried by a person's resolution, and of verdicts given after
+# it (terms.verdict_agreement)
+RESOLVED_WITH_VERDICT = PointSeries(
+    "agreements",
+    "approval_resolved",
+    ("approval_id", "tool", "shadow", "status", "edited", "resolved_by"),
+    frozenset(
+        {(str, str, shadow, str, flag, str) for shadow in (str, _NONE) for flag in _FLAGS}
+        | {(str, _NONE, _NONE, str, _NONE, str)}  # written before migration 0012: no verdict
+    ),
+    columns=AGREEMENT_COLUMNS,
+    make=lambda f: _agreement(*f[:5]),
+    keeps=lambda f: waited_for_a_person(f[5]) and verdict_agreement(*f[2:5]) is not None,
+)
+LATE_VERDICTS = PointSeries(
+    "agreements",
+    "shadow_verdict",
+    ("approval_id", "tool", "decision", "person", "edited"),
+    frozenset((str, str, str, person, flag) for person in (str, _NONE) for flag in _FLAGS),
+    columns=AGREEMENT_COLUMNS,
+    make=lambda f: _agreement(*f),
+    keeps=lambda f: verdict_agreement(*f[2:5]) is not None,
 )
 ITERATIONS_HEADER = (*TASK_COLUMNS, "iterations", "status")
 PHASE_SHARES_HEADER = (*TASK_COLUMNS, "phase", "seconds", "share")
-SERIES = ("confidence", "iterations", "phase_shares", "model_calls", "resolutions", "human_waits")
+SERIES = (
+    "confidence",
+    "iterations",
+    "phase_shares",
+    "model_calls",
+    "resolutions",
+    "human_waits",
+    "questions",
+    "agreements",
+)
 
 
 @dataclass(frozen=True)
@@ -145,6 +206,8 @@ class Export:
             "model_calls": (MODEL_CALLS.header, self.points(MODEL_CALLS)),
             "resolutions": (RESOLUTIONS.header, self.points(RESOLUTIONS)),
             "human_waits": (HUMAN_WAITS.header, self.points(HUMAN_WAITS)),
+            "questions": (QUESTIONS.header, self.points(QUESTIONS)),
+            "agreements": (RESOLVED_WITH_VERDICT.header, self.agreements()),
         }
         for name in SERIES:
             self.written.append(write_csv(directory / f"{name}.csv", *tables[name]))
@@ -179,19 +242,29 @@ class Export:
 
     # -- the series of points, from the events ---------------------------------------------------
 
-    def points(self, series: PointSeries) -> Iterator[Fields]:
+    def agreements(self) -> Iterator[Fields]:
+        """The points of both kinds that carry a shadow verdict and a person's decision, in the
+        order of time, then of storing."""
+        both = (self.points(RESOLVED_WITH_VERDICT, True), self.points(LATE_VERDICTS, True))
+        for point in heapq.merge(*both, key=lambda point: (_moment(point[0]), point[-1])):
+            yield point[:-1]
+
+    def points(self, series: PointSeries, with_id: bool = False) -> Iterator[Fields]:
+        """The series' points, by time then id (the event's row id last, if `with_id`)."""
         query = (
             f"SELECT {self.rows.iso_time('time')}, session_id, id, "
             f"{self.rows.json_fields('payload', series.fields)} "
             "FROM events WHERE kind = ? ORDER BY time, id"
         )
         admits = self.admits if self.filtered else None
-        columns_of, fields, keeps = series.columns_of, self.rows.fields, series.keeps
+        columns_of, fields = series.columns_of, self.rows.fields
         for row in self.rows.rows(query, series.kind):  # the loop of a million rows: lean
             time, session_id = row[0], row[1]
             columns = columns_of(fields(row[3:])) or self._read_as_typed(series, row[2])
-            if columns is None or (keeps is not None and not keeps(columns)):
+            if columns is None or columns is LEFT_OUT:
                 continue
+            if with_id:
+                columns = (*columns, row[2])
             if series.of_chat:
                 agent, task_id = self.chats.get(session_id, _NO_CHAT)
                 if admits is None or admits(time, task_id, (agent,)):
@@ -222,6 +295,10 @@ class Export:
 
 
 _EVERYTHING = MetricsFilter()
+
+
+def _moment(time: str) -> datetime:
+    return datetime.fromisoformat(time)
 
 
 def _at(document: Any, path: str) -> Any:

@@ -55,6 +55,16 @@ class TimeBin(BaseModel):
         )
 
 
+class CountBin(BaseModel):
+    """How many figures one time bin holds, by label (no sums: cheaper to make by the
+    thousand)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: datetime
+    counts: dict[str, int]
+
+
 class TaskBin(BaseModel):
     """The tasks started in one time bin: how many, how they ended, iterations, time per phase."""
 
@@ -85,7 +95,10 @@ class DashboardFigures(BaseModel):
     first_token_seconds: tuple[TimeBin, ...] = ()
     # every supervisor decision by "level/outcome" (terms.DECISION_LEVELS, OUTCOMES)
     resolutions: dict[str, int] = {}
+    resolution_bins: tuple[CountBin, ...] = ()  # the same in time bins
     human_waits: tuple[TimeBin, ...] = ()  # by status
+    questions: tuple[TimeBin, ...] = ()  # put to a person, by outcome (QUESTION_OUTCOMES)
+    agreements: tuple[TimeBin, ...] = ()  # shadow verdicts against people's, by AGREEMENTS
     agents: tuple[str, ...] = ()  # every agent, unfiltered
     tasks: tuple[TaskChoice, ...] = ()  # the tasks started last (500), newest first, unfiltered
     events: int = 0  # metric events behind the figures
@@ -95,7 +108,13 @@ class DashboardFigures(BaseModel):
         """The first and last time a figure covers."""
         starts = [
             b.start
-            for bins in (self.confidence, self.call_seconds, self.human_waits, self.task_bins)
+            for bins in (
+                self.confidence,
+                self.call_seconds,
+                self.human_waits,
+                self.task_bins,
+                self.resolution_bins,
+            )
             for b in bins
         ]
         if not starts:
@@ -175,7 +194,10 @@ def dashboard_figures(source: AggregateSource, where: MetricsFilter) -> Dashboar
         call_seconds=_time_bins(by_series[agg.CALL_SECONDS]),
         first_token_seconds=_time_bins(by_series[agg.FIRST_TOKEN_SECONDS]),
         resolutions=_counts(by_series[agg.RESOLUTION]),
+        resolution_bins=_count_bins(by_series[agg.RESOLUTION]),
         human_waits=_time_bins(by_series[agg.HUMAN_WAIT]),
+        questions=_time_bins(by_series[agg.QUESTIONS]),
+        agreements=_time_bins(by_series[agg.AGREEMENT]),
         events=source.event_count(),
     )
 
@@ -225,6 +247,16 @@ def _time_bins(bins: dict[int, dict[str, Tally]]) -> tuple[TimeBin, ...]:
         TimeBin.model_construct(
             start=datetime.fromtimestamp(bucket, UTC),
             by_label={label: _figure(tally) for label, tally in sorted(labels.items())},
+        )
+        for bucket, labels in sorted(bins.items())
+    )
+
+
+def _count_bins(bins: dict[int, dict[str, Tally]]) -> tuple[CountBin, ...]:
+    return tuple(
+        CountBin.model_construct(
+            start=datetime.fromtimestamp(bucket, UTC),
+            counts={label: tally.count for label, tally in sorted(labels.items())},
         )
         for bucket, labels in sorted(bins.items())
     )

@@ -34,6 +34,7 @@ SESSION_KINDS: tuple[str, ...] = (
     "approval_requested",  # (by the L1 supervisor: one of its decisions)
     "approval_resolved",
     "supervisor_decided",
+    "shadow_verdict",  # (the L1 supervisor's unseen verdict on a call a person decides)
 )
 METRIC_KINDS: tuple[str, ...] = TASK_KINDS + SESSION_KINDS
 

@@ -16,7 +16,9 @@ from foundry.metrics.terms import (
     MetricsFilter,
     decider_of_call,
     message_outcome,
+    question_outcome,
     resolution_level,
+    verdict_agreement,
     waited_for_a_person,
 )
 from foundry.orchestration.events import (
@@ -32,6 +34,7 @@ from foundry.session.events import (
     EventBody,
     ModelCallFinished,
     SessionStarted,
+    ShadowVerdictGiven,
     SupervisorDecided,
     ToolCallDecided,
 )
@@ -111,6 +114,30 @@ class HumanWaitPoint(SeriesPoint):
     waited_s: float
 
 
+class QuestionPoint(SeriesPoint):
+    """A question put to a person (an approval that waited for one) and how it was answered."""
+
+    session_id: str
+    agent: str
+    approval_id: str
+    tool: str
+    outcome: str  # one of QUESTION_OUTCOMES
+    waited_s: float
+
+
+class AgreementPoint(SeriesPoint):
+    """The L1 supervisor's shadow verdict on a call beside the person's decision on it."""
+
+    session_id: str
+    agent: str
+    approval_id: str
+    tool: str
+    shadow: str  # approve, deny, escalate
+    person: str  # the approval's status: approved, denied
+    edited: bool
+    agreement: str  # one of AGREEMENTS
+
+
 class TaskChoice(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -131,6 +158,8 @@ class DashboardSeries(BaseModel):
     resolutions: tuple[ResolutionPoint, ...] = ()
     decisions: tuple[DecisionPoint, ...] = ()  # of chats (a task's criteria: `confidence`)
     human_waits: tuple[HumanWaitPoint, ...] = ()
+    questions: tuple[QuestionPoint, ...] = ()
+    agreements: tuple[AgreementPoint, ...] = ()
     agents: tuple[str, ...] = ()  # every agent in the log, unfiltered
     tasks: tuple[TaskChoice, ...] = ()  # every task in the log, unfiltered
 
@@ -203,6 +232,8 @@ def dashboard_series(
         resolutions=tuple(_resolutions(events, index, where)),
         decisions=tuple(_decisions(events, index, where)),
         human_waits=tuple(_human_waits(events, index, where)),
+        questions=tuple(_questions(events, index, where)),
+        agreements=tuple(_agreements(events, index, where)),
         agents=tuple(sorted({*index.session_agent.values(), *_union(index.task_agents.values())})),
         tasks=tuple(
             TaskChoice(task_id=task_id, name=name, started_at=index.task_starts[task_id])
@@ -257,6 +288,20 @@ def human_wait_series(
 ) -> list[HumanWaitPoint]:
     """How long each approval waited for its resolution."""
     return _human_waits(events, _index(events), where or MetricsFilter())
+
+
+def question_series(
+    events: Sequence[Event], where: MetricsFilter | None = None
+) -> list[QuestionPoint]:
+    """Each question put to a person and how the person answered it."""
+    return _questions(events, _index(events), where or MetricsFilter())
+
+
+def agreement_series(
+    events: Sequence[Event], where: MetricsFilter | None = None
+) -> list[AgreementPoint]:
+    """Each shadow verdict of the L1 supervisor beside the person's decision on the same call."""
+    return _agreements(events, _index(events), where or MetricsFilter())
 
 
 def _union(groups: Collection[set[str]]) -> set[str]:
@@ -441,3 +486,62 @@ def _human_waits(
             if waited_for_a_person(body.resolved_by)
         ]
     )
+
+
+def _questions(events: Sequence[Event], index: _Index, where: MetricsFilter) -> list[QuestionPoint]:
+    return _by_time(
+        [
+            QuestionPoint(
+                time=event.time,
+                **fields,
+                approval_id=body.approval_id,
+                tool=body.tool,
+                outcome=question_outcome(body.status, body.edited, body.flagged),
+                waited_s=body.waited_s,
+            )
+            for event, body, fields in _session_events(events, index, where, ApprovalResolved)
+            if waited_for_a_person(body.resolved_by)
+        ]
+    )
+
+
+def _agreements(
+    events: Sequence[Event], index: _Index, where: MetricsFilter
+) -> list[AgreementPoint]:
+    """From a resolution that carries its shadow verdict, and from a verdict that came after the
+    person's decision (the one event of the two that carries both)."""
+    points = []
+    for event in events:
+        verdict = _verdict(event.body)
+        if verdict is None:
+            continue
+        shadow, person, edited, tool, approval_id = verdict
+        agreement = verdict_agreement(shadow, person, edited)
+        fields = index.session_fields(event)
+        if agreement is None or not where.admits(event.time, fields["task_id"], (fields["agent"],)):
+            continue
+        points.append(
+            AgreementPoint(
+                time=event.time,
+                **fields,
+                approval_id=approval_id,
+                tool=tool,
+                shadow=shadow,
+                person=person,
+                edited=edited,
+                agreement=agreement,
+            )
+        )
+    return _by_time(points)
+
+
+def _verdict(body: EventBody) -> tuple[str, str, bool, str, str] | None:
+    """The shadow verdict, the person's decision, edited, tool and approval of an event that may
+    carry both; None for one that cannot."""
+    if isinstance(body, ApprovalResolved):
+        if body.shadow is None or not waited_for_a_person(body.resolved_by):
+            return None
+        return body.shadow, body.status, body.edited, body.tool, body.approval_id
+    if isinstance(body, ShadowVerdictGiven) and body.person is not None:
+        return body.decision, body.person, body.edited, body.tool, body.approval_id
+    return None

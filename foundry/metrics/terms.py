@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 LEVELS = ("policy", "grant", "supervisor", "human", "timeout")  # that decide a tool call
+TO_A_PERSON = ("human", "timeout")  # the levels of a tool call that waited for a person
 # every level of supervisor decision the dashboards count: the tool call's, then a message
 # supervisor's verdict on a message, then a task's check of a criterion
 DECISION_LEVELS = (*LEVELS, "message", "task")
@@ -91,6 +92,15 @@ def shadow_agreement(shadow: str, status: str, edited: bool) -> str | None:
     if shadow == "deny":
         return "denied_approved" if allowed else "agreed"
     return "escalated_approved" if allowed else "escalated_denied"
+
+
+def verdict_agreement(shadow: str | None, person: str | None, edited: bool) -> str | None:
+    """The agreement (one of AGREEMENTS) of an event that may carry both a shadow verdict and a
+    person's decision (an approval's resolution, a shadow verdict given late); None unless it
+    carries both."""
+    if shadow is None or person is None:
+        return None
+    return shadow_agreement(shadow, person, edited)
 
 
 def message_outcome(action: str) -> str:

@@ -32,6 +32,7 @@ from foundry.session.events import (
     EventBody,
     ModelCallFinished,
     SessionStarted,
+    ShadowVerdictGiven,
     SupervisorDecided,
     TokenDelta,
     ToolCallDecided,
@@ -42,6 +43,7 @@ TASK = "task-1"
 DOCS_TASK = "task-2"
 Level = Literal["pass", "uncertain", "fail"]
 Action = Literal["allow", "modify", "block", "human_review"]
+ShadowDecision = Literal["approve", "deny", "escalate"]
 
 
 def at(seconds: float) -> datetime:
@@ -293,6 +295,76 @@ def full_log() -> list[Event]:
     docs_task(log)
     ordinary_chat(log)
     return sorted(log.events, key=lambda event: event.time)
+
+
+GUARDED_CHAT = "chat-guard"
+
+
+def question(
+    number: int,
+    status: str = "approved",
+    by: str = "human:gui:ana",
+    waited: float = 10.0,
+    edited: bool = False,
+    flagged: bool = False,
+    shadow: ShadowDecision | None = None,
+) -> ApprovalResolved:
+    return ApprovalResolved(
+        approval_id=f"q{number}",
+        status=status,
+        resolved_by=by,
+        waited_s=waited,
+        tool="fs.write_file",
+        edited=edited,
+        flagged=flagged,
+        shadow=shadow,
+    )
+
+
+def late_verdict(number: int, decision: ShadowDecision, person: str | None) -> ShadowVerdictGiven:
+    return ShadowVerdictGiven(
+        approval_id=f"q{number}",
+        tool="fs.write_file",
+        supervisor="guard",
+        decision=decision,
+        person=person,
+    )
+
+
+def supervision_log() -> list[Event]:
+    """A chat whose calls go to a person, over three minutes from 09:20, with the L1
+    supervisor's shadow verdicts. Questions: 3 unchanged (q1, q7, q8), 1 edited (q2), 1 denied
+    (q3), 1 flagged (q4), 1 timed out (q5); q6 was a supervisor's through the approvals API, no
+    question. Verdicts: agreed q1 and q3 (given after the person's decision), let through q2
+    (the person edited it), escalated an approved q4, denied an approved q7; q5 had no person's
+    decision, and a verdict given before the decision (person None) is carried by the
+    resolution. Tool calls: 4 by policy, 6 by a person, 1 timed out, 1 by agent7 (L1), and q4
+    sent on by the L1 supervisor."""
+    log = LogWriter()
+    chat = GUARDED_CHAT
+    start = SessionStarted(agent_path="/agents/guarded", agent_name="guarded", model="m")
+    log.add(chat, 1200, start)
+    for second in (1201, 1202, 1261, 1321):
+        log.add(chat, second, decided("fs.read_file", True, "policy:reads-in"))
+    answers: list[tuple[float, ApprovalResolved, bool]] = [
+        (1210, question(1, waited=10, shadow="approve"), True),
+        (1230, question(2, waited=30, edited=True, shadow="approve"), True),
+        (1250, question(3, status="denied", waited=20), False),
+        (1280, question(4, waited=40, flagged=True, shadow="escalate"), True),
+        (1300, question(5, status="timed_out", by="timeout", waited=90, shadow="deny"), False),
+        (1310, question(6, by="supervisor:agent7", waited=0.5, shadow="approve"), True),
+        (1330, question(7, waited=5, shadow="deny"), True),
+        (1340, question(8, waited=8), True),
+    ]
+    log.add(
+        chat, 1240, ApprovalRequested(approval_id="q4", tool="fs.write_file", level="L1", reason="")
+    )
+    log.add(chat, 1241, late_verdict(4, "escalate", None))  # before the decision: no person
+    for second, resolved, allowed in answers:
+        log.add(chat, second, resolved)
+        log.add(chat, second, decided("fs.write_file", allowed, resolved.resolved_by))
+    log.add(chat, 1251, late_verdict(3, "deny", "denied"))
+    return log.events
 
 
 def api_resolutions_log() -> list[Event]:

@@ -21,12 +21,14 @@ from foundry.session.events import (
     Event,
     EventBody,
     SessionStarted,
+    ShadowVerdictGiven,
 )
 
 from .fixture_log import (
     Action,
     Level,
     LogWriter,
+    ShadowDecision,
     consulted,
     decided,
     finished,
@@ -116,21 +118,11 @@ class _Run:
                 self.at(0, started("waiting_for_approval", iteration))
                 if self.rng.random() < 0.5:  # the L1 supervisor sent it on
                     self.log.add(self.operator, self.now, escalated(f"ap-{self.task}-{self.now}"))
-                waited = 90.0 if by == "timeout" else self.rng.lognormvariate(3.0, 0.8)
-                self.now += waited
-                status = "timed_out" if by == "timeout" else "approved"
-                self.log.add(
-                    self.operator,
-                    self.now,
-                    ApprovalResolved(
-                        approval_id=f"ap-{self.task}-{self.now:.0f}",
-                        status=status,
-                        resolved_by=by,
-                        waited_s=waited,
-                    ),
-                )
+                status = self.ask(by)
                 self.at(0, finished("waiting_for_approval", iteration))
-            allowed = by != "timeout" and self.rng.random() > 0.15
+                allowed = status == "approved"
+            else:
+                allowed = by != "timeout" and self.rng.random() > 0.15
             confidence = round(self.rng.uniform(0.8, 1.0), 2) if by == "agent:supervisor" else None
             self.log.add(
                 self.operator,
@@ -138,6 +130,51 @@ class _Run:
                 decided(self.rng.choice(TOOLS), allowed, by, confidence),
             )
             self.now += self.rng.uniform(1, 6)
+
+    def ask(self, by: str) -> str:
+        """A question put to a person: answered (denied at times, approved edited or flagged
+        now and then) or timed out; the L1 supervisor's shadow verdict on most of them, given
+        before the answer or after it. Returns the approval's status."""
+        rng = self.rng
+        approval_id = f"ap-{self.task}-{self.now:.0f}"
+        waited = 90.0 if by == "timeout" else rng.lognormvariate(3.0, 0.8)
+        self.now += waited
+        status = "timed_out" if by == "timeout" else "denied" if rng.random() < 0.15 else "approved"
+        edited = status == "approved" and rng.random() < 0.12
+        shadow = self.shadow_verdict(status == "approved" and not edited)
+        late = shadow is not None and status != "timed_out" and rng.random() < 0.3
+        resolved = ApprovalResolved(
+            approval_id=approval_id,
+            status=status,
+            resolved_by=by,
+            waited_s=waited,
+            tool="fs.write_file",
+            edited=edited,
+            flagged=rng.random() < 0.1,
+            shadow=None if late else shadow,
+        )
+        self.log.add(self.operator, self.now, resolved)
+        if late and shadow is not None:
+            verdict = ShadowVerdictGiven(
+                approval_id=approval_id,
+                tool="fs.write_file",
+                supervisor="tool-guard",
+                decision=shadow,
+                person=status,
+                edited=edited,
+            )
+            self.log.add(self.operator, self.now + rng.uniform(0.5, 4), verdict)
+        return status
+
+    def shadow_verdict(self, allowed: bool) -> ShadowDecision | None:
+        """The L1 supervisor's unseen verdict, agreeing with the person most of the time (on
+        six calls in ten: shadow mode is on for some agents only)."""
+        rng = self.rng
+        if rng.random() < 0.4:
+            return None
+        agrees: ShadowDecision = "approve" if allowed else "deny"
+        other: ShadowDecision = "deny" if allowed else "approve"
+        return rng.choices((agrees, "escalate", other), (80, 12, 8))[0]
 
     def write(self) -> None:
         rng = self.rng

@@ -30,7 +30,17 @@ from foundry.store import Store
 from foundry.store.tables import MetricBinRecord, MetricSessionRecord, MetricTaskRecord
 
 from ..store.conftest import database_url  # noqa: F401  (the SQLite and PostgreSQL fixture)
-from .fixture_log import DOCS_TASK, TASK, api_resolutions_log, at, full_log
+from .fixture_log import (
+    DOCS_TASK,
+    GUARDED_CHAT,
+    TASK,
+    api_resolutions_log,
+    at,
+    full_log,
+    late_verdict,
+    question,
+    supervision_log,
+)
 from .synthetic_log import synthetic_log
 from .test_loader import write
 
@@ -68,7 +78,21 @@ def summary_of_figures(figures: DashboardFigures) -> dict[str, Any]:
         "first": totals(figures.first_token_seconds),
         "resolutions": {key: value for key, value in figures.resolutions.items() if value},
         "waits": totals(figures.human_waits),
+        "resolutions over time": dict(
+            sum((Counter(b.counts) for b in figures.resolution_bins), Counter())
+        ),
+        "questions": _label_counts(figures.questions),
+        "question waits": totals(figures.questions),
+        "agreements": _label_counts(figures.agreements),
     }
+
+
+def _label_counts(bins: Any) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for b in bins:
+        for label, figure in b.by_label.items():
+            counts[label] += figure.count
+    return dict(counts)
 
 
 def summary_of_series(events: list[Event], where: MetricsFilter) -> dict[str, Any]:
@@ -106,6 +130,16 @@ def summary_of_series(events: list[Event], where: MetricsFilter) -> dict[str, An
             + Counter(f"task/{criterion_outcome(p.level)}" for p in series.confidence)
         ),
         "waits": (len(series.human_waits), round(sum(p.waited_s for p in series.human_waits), 6)),
+        "resolutions over time": dict(
+            Counter(f"{p.level}/{p.outcome}" for p in series.decisions)
+            + Counter(f"task/{criterion_outcome(p.level)}" for p in series.confidence)
+        ),
+        "questions": dict(Counter(p.outcome for p in series.questions)),
+        "question waits": (
+            len(series.questions),
+            round(sum(p.waited_s for p in series.questions), 6),
+        ),
+        "agreements": dict(Counter(p.agreement for p in series.agreements)),
     }
 
 
@@ -118,17 +152,19 @@ FILTERS = {
     "the coder": MetricsFilter(agents=frozenset({"coder"})),
     "a helper consulted after the first scores": MetricsFilter(agents=frozenset({"reviewer"})),
     "the ordinary chat's agent": MetricsFilter(agents=frozenset({"assistant"})),
+    "the guarded chat's agent": MetricsFilter(agents=frozenset({"guarded"})),
     "one task": MetricsFilter(task_ids=frozenset({TASK})),
     "the other task and its writer": MetricsFilter(
         task_ids=frozenset({DOCS_TASK}), agents=frozenset({"writer"})
     ),
     "whole minutes of time": MetricsFilter(since=at(120), until=at(599.999)),
+    "a minute of questions": MetricsFilter(since=at(1260), until=at(1319.999)),
 }
 
 
 @pytest.mark.parametrize("name", FILTERS)
 def test_the_aggregates_give_the_figures_of_the_series(store: Store, name: str) -> None:
-    events = full_log()
+    events = sorted(full_log() + supervision_log(), key=lambda event: event.time)
     write(store, events[:25])  # two appends: the second finds what the first folded
     write(store, events[25:])
     where = FILTERS[name]
@@ -158,6 +194,75 @@ def test_an_approval_a_supervisor_resolved_through_the_api_is_no_wait_for_a_pers
     assert summary_of_figures(figures)["waits"] == (1, 2.5)
     assert [p.resolved_by for p in dashboard_series(events).human_waits] == ["human:cli:ana"]
     assert figures.resolutions["supervisor/denied"] == figures.resolutions["human/denied"] == 1
+
+
+def test_questions_to_people_and_shadow_verdicts_are_counted_as_they_were_answered(
+    store: Store,
+) -> None:
+    write(store, supervision_log())
+
+    figures = read_figures(store)
+
+    def by_minute(bins: Any) -> list[dict[str, int]]:
+        return [{label: f.count for label, f in b.by_label.items()} for b in bins]
+
+    assert by_minute(figures.questions) == [
+        {"unchanged": 1, "edited": 1, "denied": 1},
+        {"flagged": 1, "timed_out": 1},  # agent7's approval (supervisor:agent7) is no question
+        {"unchanged": 2},
+    ]
+    assert [b.merged().total for b in figures.questions] == [60.0, 130.0, 13.0]  # seconds waited
+    # the edited approval the verdict would have let through as asked is "let through", not
+    # agreed; the timed-out one has no person's decision; the verdict given before its decision
+    # is counted once, with the resolution
+    assert by_minute(figures.agreements) == [
+        {"agreed": 2, "let_through": 1},
+        {"escalated_approved": 1},
+        {"denied_approved": 1},
+    ]
+    assert figures.resolution_bins[1].counts == {
+        "policy/allowed": 1,
+        "human/allowed": 1,
+        "supervisor/allowed": 1,
+        "timeout/denied": 1,
+    }
+
+
+def test_a_shadow_verdict_counts_only_beside_a_persons_decision(store: Store) -> None:
+    """A verdict against what no person decided, or against a supervisor through the approvals
+    API, is no agreement with a person; one given after the person's decision is."""
+    log = [
+        Event(session_id=GUARDED_CHAT, seq=seq, time=at(seq), body=body)
+        for seq, body in enumerate(
+            [
+                question(1, status="timed_out", by="timeout", shadow="approve"),
+                question(2, by="supervisor:agent7", shadow="approve"),
+                late_verdict(3, "approve", None),
+                late_verdict(4, "approve", "denied"),
+                late_verdict(5, "deny", "approved"),
+            ],
+            1,
+        )
+    ]
+    write(store, log)
+    assert read_figures(store).agreements[0].by_label.keys() == {"let_through", "denied_approved"}
+    assert [p.approval_id for p in dashboard_series(log).agreements] == ["q4", "q5"]
+
+
+def test_an_upgrade_asks_for_a_rebuild_where_questions_went_uncounted(tmp_path: Path) -> None:
+    from foundry.store.database import create_database_engine, migrate
+
+    engine = create_database_engine(f"sqlite:///{tmp_path / 'questions.sqlite3'}")
+    migrate(engine, "0011")
+    with Store(engine) as old:
+        write(keep_aggregates(old), api_resolutions_log())  # approvals folded without questions
+        assert metrics_state(old).complete
+    migrate(engine, "head")
+    with Store(engine) as store:
+        assert not metrics_state(store).complete
+        rebuild_aggregates(store)
+        assert read_figures(store).questions[0].by_label["denied"].count == 1
+    engine.dispose()
 
 
 def table_rows(store: Store) -> dict[str, list[tuple[Any, ...]]]:

@@ -19,12 +19,14 @@ from sqlmodel import Session
 
 from foundry.cli import main
 from foundry.metrics import (
+    AgreementPoint,
     ConfidencePoint,
     HumanWaitPoint,
     IterationsPoint,
     MetricsFilter,
     ModelCallPoint,
     PhaseSharePoint,
+    QuestionPoint,
     ResolutionPoint,
     SeriesPoint,
     dashboard_series,
@@ -37,7 +39,7 @@ from foundry.store import EventRecord, Store
 from foundry.store.database import create_database_engine, migrate
 
 from ..store.conftest import database_url  # noqa: F401  (the SQLite and PostgreSQL fixture)
-from .fixture_log import DOCS_TASK, T0, TASK, api_resolutions_log, at, full_log
+from .fixture_log import DOCS_TASK, T0, TASK, api_resolutions_log, at, full_log, supervision_log
 from .synthetic_log import synthetic_log
 from .test_loader import write
 
@@ -49,8 +51,11 @@ POINTS: dict[str, type[SeriesPoint]] = {
     "model_calls": ModelCallPoint,
     "resolutions": ResolutionPoint,
     "human_waits": HumanWaitPoint,
+    "questions": QuestionPoint,
+    "agreements": AgreementPoint,
 }
 FILES = tuple(POINTS)
+BEFORE_QUESTIONS = FILES[:6]  # the files tests/metrics/export_expected/ holds
 FILTERS = {
     "everything": [],
     "agent-coder": ["--agent", "coder"],
@@ -76,15 +81,15 @@ def export(target: Path, *arguments: str) -> None:
     assert main(["metrics", "export", "--csv", str(target), *arguments]) == 0
 
 
-def files(folder: Path) -> dict[str, str]:
-    return {name: (folder / f"{name}.csv").read_bytes().decode() for name in FILES}  # \r\n kept
+def files(folder: Path, names: Sequence[str] = FILES) -> dict[str, str]:
+    return {name: (folder / f"{name}.csv").read_bytes().decode() for name in names}  # \r\n kept
 
 
 @pytest.mark.parametrize("case", FILTERS)
 def test_the_files_are_those_written_before(store_url: str, tmp_path: Path, case: str) -> None:
     stored(store_url, full_log())
     export(tmp_path / case, *FILTERS[case])
-    assert files(tmp_path / case) == files(EXPECTED / case)
+    assert files(tmp_path / case, BEFORE_QUESTIONS) == files(EXPECTED / case, BEFORE_QUESTIONS)
 
 
 def reference_files(events: list[Event], where: MetricsFilter, folder: Path) -> dict[str, str]:
@@ -168,6 +173,34 @@ def test_human_waits_leave_out_what_a_supervisor_resolved_through_the_api(
     assert levels == ["supervisor", "human"]
 
 
+def test_questions_and_agreements_are_exported_as_people_answered_them(
+    store_url: str, tmp_path: Path
+) -> None:
+    events = sorted(full_log() + supervision_log(), key=lambda event: event.time)
+    stored(store_url, events)
+    export(tmp_path / "export")
+    assert files(tmp_path / "export") == reference_files(
+        events, MetricsFilter(), tmp_path / "expected"
+    )
+    questions = rows_of(tmp_path / "export" / "questions.csv")
+    assert [row[-2:] for row in questions[-5:]] == [
+        ["denied", "20.0"],
+        ["flagged", "40.0"],
+        ["timed_out", "90.0"],  # then agent7's approval: no question
+        ["unchanged", "5.0"],
+        ["unchanged", "8.0"],
+    ]
+    agreements = rows_of(tmp_path / "export" / "agreements.csv")
+    assert agreements[0][-6:] == ["approval_id", "tool", "shadow", "person", "edited", "agreement"]
+    assert [(row[-6], row[-2], row[-1]) for row in agreements[1:]] == [
+        ("q1", "False", "agreed"),
+        ("q2", "True", "let_through"),
+        ("q3", "False", "agreed"),  # the verdict given after the person's decision
+        ("q4", "False", "escalated_approved"),
+        ("q7", "False", "denied_approved"),
+    ]
+
+
 def rows_of(path: Path) -> list[list[str]]:
     with path.open(newline="", encoding="utf-8") as file:
         return list(csv.reader(file))
@@ -200,7 +233,7 @@ def test_unreadable_events_are_left_out_and_reported(
     stored(store_url, full_log())
     append_rows(store_url, UNREADABLE)
     export(tmp_path)
-    assert files(tmp_path) == files(EXPECTED / "everything")
+    assert files(tmp_path, BEFORE_QUESTIONS) == files(EXPECTED / "everything", BEFORE_QUESTIONS)
     errors = capsys.readouterr().err.splitlines()
     assert errors == [
         "foundry: left out the unreadable event criterion_scored task-1#92: level: "
@@ -231,6 +264,11 @@ def test_fields_of_other_json_types_are_read_as_their_event_type_reads_them(
                 "approval_resolved",
                 {"approval_id": "a", "status": "ok", "resolved_by": "x"},
             ),
+            (  # as written before migration 0012: no tool, edit, flag nor verdict
+                "chat-free",
+                "approval_resolved",
+                {"approval_id": "b", "status": "approved", "resolved_by": "h", "waited_s": 4.0},
+            ),
             (
                 TASK,
                 "criterion_scored",
@@ -249,6 +287,7 @@ def test_fields_of_other_json_types_are_read_as_their_event_type_reads_them(
     expected = reference_files(read, MetricsFilter(), tmp_path / "expected")
     assert files(tmp_path / "export") == expected
     assert "2025-03-01T09:18:20Z,,,chat-free,assistant,m,3,1,1.0,2.0" in expected["model_calls"]
+    assert "chat-free,assistant,b,,unchanged,4.0" in expected["questions"]
 
 
 def test_aggregates_that_are_not_complete_are_refused(

@@ -168,8 +168,12 @@ def test_moving_the_mouse_over_each_chart_shows_what_is_there(
         view.latency: (minute(2), 16.5),
         view.resolutions: (3.0, 0.5),
         view.human_waits: (minute(1), 65.0),
+        view.decisions_over_time: (minute(1), 0.5),
+        view.escalations: (minute(1), 100.0),
+        view.questions: (minute(1), 50.0),
     }
-    assert set(spots) == set(view.charts())
+    # the fixture log has no shadow verdicts (test_dashboards_supervision.py has)
+    assert set(spots) == set(view.charts()) - {view.agreements}
     for chart, (x, y) in spots.items():
         view.scroller.ensureWidgetVisible(chart)
         expected = chart.describe(x, y)
@@ -239,11 +243,11 @@ def test_exports_write_a_picture_and_the_rows(
         ["2025-03-01T09:16:00+00:00", "60", "1", "1", "1.0", "1 succeeded"],
     ]
     written = finished(qtbot, controller.export_all(tmp_path / "all"))
-    assert sorted(path.suffix for path in written) == [".csv"] * 8 + [".png"] * 8
+    assert sorted(path.suffix for path in written) == [".csv"] * 12 + [".png"] * 12
     assert all(path.stat().st_size > 0 for path in written)
     with (tmp_path / "all" / "human-wait-per-approval.csv").open() as file:
         assert [row["mean_s"] for row in csv.DictReader(file)] == ["65.0", "90.0"]
-    assert writers == [False] * 9  # the CSVs were written off the GUI thread
+    assert writers == [False] * 13  # the CSVs were written off the GUI thread
 
 
 def on_which_thread(write: Callable[..., T], gui: list[bool]) -> Callable[..., T]:
@@ -424,6 +428,9 @@ def percent_axes(view: DashboardView) -> list[tuple[Chart, str]]:
         (view.confidence_time, "left"),
         (view.confidence_histogram, "bottom"),
         (view.phase_shares, "left"),
+        (view.escalations, "left"),
+        (view.questions, "left"),
+        (view.agreements, "left"),
     ]
 
 

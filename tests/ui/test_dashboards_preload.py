@@ -10,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from PySide6.QtCore import QEvent, QObject
 from pytestqt.qtbot import QtBot
 
 from foundry.metrics import keep_aggregates
@@ -18,6 +19,7 @@ from foundry.session.events import Event
 from foundry.store import Store
 from foundry.ui import app as foundry_app
 from foundry.ui.bridge import EngineBridge
+from foundry.ui.dashboards.chart import Chart
 from foundry.ui.window import preloads
 from foundry.ui.window.main_window import MainWindow
 
@@ -106,6 +108,48 @@ def test_dashboards_opened_while_the_preload_runs_wait_for_it(
     assert view is not None and window.tabs.currentWidget() is view
     assert len(dashboard_tabs(window)) == 1 and not window.progress.isVisible()
     assert heights(bars(view.iterations)[0]) == [2, 1]
+    window.close()
+
+
+class Paints(QObject):
+    """Counts the paints of each chart's canvas."""
+
+    def __init__(self, charts: list[Chart]) -> None:
+        super().__init__()
+        self.charts = {chart.graphics.viewport(): chart for chart in charts}
+        self.counts: dict[str, int] = {}
+        for canvas in self.charts:
+            canvas.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        chart = self.charts.get(watched)  # type: ignore[call-overload]
+        if chart is not None and event.type() == QEvent.Type.Paint:
+            self.counts[chart.title] = self.counts.get(chart.title, 0) + 1
+        return False
+
+
+def test_preloaded_dashboards_paint_each_chart_once_when_opened_in_an_active_window(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    """The window's activation, which a view passes on to its scene when it is shown, would
+    have every chart painted twice more (each of its items updates on it)."""
+    write(bridge.engine.store, full_log())
+    window = MainWindow(bridge)
+    qtbot.addWidget(window)
+    window.resize(1600, 2600)  # every chart in view
+    window.show()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    agent = write_agent(tmp_path / "helper", {"turns": [{"text": "Hello."}]}, servers={})
+    wait_for(qtbot, asyncio.ensure_future(window.open_agent(agent)))  # the tab they size to
+    wait_for(qtbot, window.preload_dashboards())
+    view = window.dashboards
+    assert view is not None
+    paints = Paints(view.charts())
+    wait_for(qtbot, asyncio.ensure_future(window.open_dashboards()))
+    qtbot.waitUntil(lambda: len(paints.counts) == len(view.charts()))
+    qtbot.wait(100)  # (the paints that followed came within a few milliseconds)
+    assert paints.counts == {chart.title: 1 for chart in view.charts()}
     window.close()
 
 

@@ -22,7 +22,15 @@ from PySide6.QtGui import (
     QResizeEvent,
     QTextOption,
 )
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QToolTip, QVBoxLayout
+from PySide6.QtWidgets import (
+    QFrame,
+    QGraphicsItem,
+    QHBoxLayout,
+    QLabel,
+    QToolButton,
+    QToolTip,
+    QVBoxLayout,
+)
 
 from foundry.metrics import DashboardFigures
 from foundry.ui.dashboards.palette import GRID_ALPHA, LIGHT_INK, ink
@@ -154,6 +162,22 @@ def _opaque(pen: QPen, on: str) -> QPen:
     return opaque
 
 
+class _ActivationFilter(QGraphicsItem):
+    """An item of no size that keeps the window's activation and deactivation from the chart's
+    items. A view passes the activation on to its scene when it is shown, and each graphics
+    widget updates on it: opening the dashboards painted every chart three times. The charts
+    draw nothing in the palette's inactive colours, so they have nothing to update."""
+
+    def boundingRect(self) -> QRectF:
+        return QRectF()
+
+    def paint(self, painter: QPainter, option: Any, widget: Any = None) -> None:
+        return
+
+    def sceneEventFilter(self, watched: QGraphicsItem, event: QEvent) -> bool:
+        return event.type() in (QEvent.Type.WindowActivate, QEvent.Type.WindowDeactivate)
+
+
 class Chart(QFrame):
     """Subclasses name the series they plot, draw it (`draw`) and say what a spot shows."""
 
@@ -224,6 +248,9 @@ class Chart(QFrame):
         self.graphics.hide()
         self._style_plot()
         self.graphics.scene().sigMouseMoved.connect(self._hover)
+        self._activation_filter = _ActivationFilter()
+        self.graphics.scene().addItem(self._activation_filter)
+        self.graphics.ci.installSceneEventFilter(self._activation_filter)
 
     def _tool_button(self, text: str, tip: str, kind: str) -> QToolButton:
         button = QToolButton()
@@ -368,6 +395,11 @@ class Chart(QFrame):
     def fit_values(self, largest: float) -> None:
         """The y axis from 0 to a little above `largest`."""
         self.plot.setYRange(0, (largest or 1.0) * 1.1, padding=0)
+
+    def fit_percent(self) -> None:
+        """The y axis from 0 to 100, ticked every 20 %."""
+        self.plot.setYRange(0, 100, padding=0.02)
+        self.plot.getAxis("left").setTicks([[(value, str(value)) for value in range(0, 101, 20)]])
 
     def fit_counts(self, largest: float, headroom: float = 1.1) -> None:
         """The y axis from 0 to a little above `largest` (1 at least), ticked at whole numbers."""

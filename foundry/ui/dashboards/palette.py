@@ -82,6 +82,24 @@ TOTAL_TIME = "#4C72B0"
 FIRST_TOKEN = "#DD8452"
 APPROVAL_COLORS = {"approved": "#55A868", "denied": "#C44E52", "timed_out": "#90A4AE"}
 THRESHOLD = "#546E7A"
+LEVEL_COLORS = {  # of the levels that decide a tool call: the people's warm, the rest cool
+    "policy": "#4C72B0",
+    "grant": "#64B5CD",
+    "supervisor": "#8172B3",
+    "human": "#DD8452",
+    "timeout": "#B0BEC5",
+}
+QUESTION_COLORS = {  # a needless question in a colour of its own, at the bottom of its stack
+    "unchanged": "#CCB974",
+    "edited": "#8172B3",
+    "denied": "#C44E52",
+    "flagged": "#DD8452",
+    "timed_out": "#B0BEC5",
+}
+ESCALATION = "#DD8452"  # calls that went to a person
+L1_ESCALATION = "#8172B3"  # of them, those the L1 supervisor sent on
+AGREED = "#4C72B0"
+LET_THROUGH = "#E53935"  # the unsafe verdicts: a red no other series of the chart has
 
 
 def supervisor_colors(supervisors: Iterable[str]) -> dict[str, str]:

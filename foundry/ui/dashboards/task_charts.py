@@ -127,8 +127,7 @@ class PhaseSharesChart(Chart):
             self.bars[phase] = bars
             base += self.shares[phase]
         self.fit_times()
-        self.plot.setYRange(0, 100, padding=0.02)
-        self.plot.getAxis("left").setTicks([[(value, str(value)) for value in range(0, 101, 20)]])
+        self.fit_percent()
 
     def summarize(self) -> str:
         seconds: dict[str, float] = dict.fromkeys(PHASE_COLUMNS, 0.0)

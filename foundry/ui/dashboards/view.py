@@ -29,6 +29,12 @@ from foundry.ui.dashboards.decision_charts import (
     ConfidenceTimeChart,
     DecisionsChart,
 )
+from foundry.ui.dashboards.supervision_charts import (
+    AgreementChart,
+    DecisionsOverTimeChart,
+    EscalationRateChart,
+    NeedlessQuestionsChart,
+)
 from foundry.ui.dashboards.task_charts import IterationsChart, PhaseSharesChart
 from foundry.ui.theme import quiet
 
@@ -42,16 +48,21 @@ TIME_RANGES: dict[str, timedelta | None] = {
     "Custom range": None,
 }
 EDIT_FORMAT = "yyyy-MM-dd HH:mm"
-CHART_KINDS: tuple[type[Chart], ...] = (
-    ConfidenceTimeChart,
-    ConfidenceHistogramChart,
-    IterationsChart,
-    PhaseSharesChart,
-    TokensChart,
-    LatencyChart,
-    DecisionsChart,
-    HumanWaitChart,
-)
+# the charts by section, in the order they are laid out (two a row)
+SECTIONS: dict[str, tuple[type[Chart], ...]] = {
+    "Supervision": (
+        ConfidenceTimeChart,
+        ConfidenceHistogramChart,
+        DecisionsOverTimeChart,
+        EscalationRateChart,
+        NeedlessQuestionsChart,
+        AgreementChart,
+        DecisionsChart,
+        HumanWaitChart,
+    ),
+    "Tasks and model calls": (IterationsChart, PhaseSharesChart, TokensChart, LatencyChart),
+}
+CHART_KINDS: tuple[type[Chart], ...] = tuple(kind for kinds in SECTIONS.values() for kind in kinds)
 C = TypeVar("C", bound=Chart)
 
 
@@ -107,6 +118,11 @@ class DashboardView(QWidget):
         self.latency = _chart(made, LatencyChart)
         self.resolutions = _chart(made, DecisionsChart)
         self.human_waits = _chart(made, HumanWaitChart)
+        self.decisions_over_time = _chart(made, DecisionsOverTimeChart)
+        self.escalations = _chart(made, EscalationRateChart)
+        self.questions = _chart(made, NeedlessQuestionsChart)
+        self.agreements = _chart(made, AgreementChart)
+        self._made = made
         self.data_span: tuple[datetime, datetime] | None = None  # of the last series shown
         self._custom_range_set = False
         self._choices: tuple[tuple[str, ...], tuple[TaskChoice, ...]] = ((), ())
@@ -141,8 +157,12 @@ class DashboardView(QWidget):
         filters.addWidget(self.export_all)
         grid = QGridLayout()
         grid.setSpacing(10)
-        for index, chart in enumerate(self.charts()):
-            grid.addWidget(chart, index // 2, index % 2)
+        row = 0
+        for title, kinds in SECTIONS.items():
+            grid.addWidget(_heading(title, first=row == 0), row, 0, 1, 2)
+            for index, kind in enumerate(kinds):
+                grid.addWidget(self._made[kind], row + 1 + index // 2, index % 2)
+            row += 1 + (len(kinds) + 1) // 2
         content = QWidget()
         content.setLayout(grid)
         self.scroller = QScrollArea()
@@ -153,16 +173,8 @@ class DashboardView(QWidget):
         layout.addWidget(self.scroller, 1)
 
     def charts(self) -> list[Chart]:
-        return [
-            self.confidence_time,
-            self.confidence_histogram,
-            self.iterations,
-            self.phase_shares,
-            self.tokens,
-            self.latency,
-            self.resolutions,
-            self.human_waits,
-        ]
+        """Every chart, in the order of the sections."""
+        return [self._made[kind] for kind in CHART_KINDS]
 
     # -- filters --------------------------------------------------------------------------------
 
@@ -266,6 +278,17 @@ async def build_view() -> DashboardView:
         charts.append(kind())
         await asyncio.sleep(0)
     return DashboardView(charts)
+
+
+def _heading(title: str, first: bool) -> QLabel:
+    """A section's title over its charts (a little space above it, but for the first)."""
+    label = QLabel(title)
+    font = label.font()
+    font.setPointSizeF(font.pointSizeF() + 2)
+    font.setBold(True)
+    label.setFont(font)
+    label.setContentsMargins(2, 0 if first else 12, 0, 0)
+    return label
 
 
 def _chart(made: Mapping[type[Chart], Chart], kind: type[C]) -> C:
