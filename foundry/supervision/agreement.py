@@ -196,7 +196,10 @@ def shadow_cost_note(provider: str | None, asked: Iterable[Question]) -> str:
     """What shadow mode costs, said beside its switch: the provider of the supervisor's model
     (None: no supervisor) and the questions recorded so far (Foundry's L1's count)."""
     if provider is None:
-        return "No L1 supervisor is set (Policy page, Limits and escalation): shadow mode has nothing to run."
+        return (
+            "No L1 supervisor is set (Policy page, Limits and escalation): shadow mode has "
+            "nothing to run."
+        )
     if provider in UNABLE_PROVIDERS:
         return "The embedded model cannot judge calls: connect a capable model for the supervisor."
     count, median_s, median_tokens = shadow_cost(q for q in asked if q.supervisor == L1_NAME)
