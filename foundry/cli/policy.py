@@ -189,19 +189,21 @@ def _questions_text(agent: Path, report: NeedlessReport) -> str:
     from foundry.cli.terminal import escaped
 
     lines = [escaped(str(agent)), f"  {report.summary()}"]
-    header = ("RULE", "TOOL", "ASKED", "UNCHANGED", "DENIED", "EDITED", "FLAGGED", "WAIT")
+    header = (
+        "RULE", "TOOL", "ASKED", "UNCHANGED", "DENIED", "EDITED", "FLAGGED", "TIMED OUT", "WAIT"
+    )  # fmt: skip
+    numbers = ("asked", "unchanged", "denied", "edited", "flagged", "timed_out")
     rows = [header] + [
         (
             count.rule,
             count.tool,
-            *(str(n) for n in (count.asked, count.unchanged, count.denied, count.edited)),
-            str(count.flagged + count.timed_out),
+            *(str(getattr(count, name)) for name in numbers),
             _seconds(count.median_wait_s),
         )
         for count in report.counts
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    for row in rows:
+    for row in rows if report.counts else ():
         cells = [escaped(cell).ljust(width) for cell, width in zip(row, widths, strict=True)]
         lines.append("  " + "  ".join(cells).rstrip())
     for proposal in report.proposals:

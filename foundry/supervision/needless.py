@@ -46,6 +46,7 @@ from foundry.supervision.paths import ServerPlaces, ServerSite, is_path_name
 from foundry.supervision.policy import EVERY_PATH
 from foundry.supervision.policy_check import CallToCheck, CheckedCall
 from foundry.supervision.rule_from_call import NoRuleProposed, real_folder, rule_name
+from foundry.words import counted
 
 ROUTINE_APPROVALS = 3  # approvals as asked, none refused, before a rule is proposed
 FEW_VALUES = 3  # at most this many values of a parameter are listed (`in`)
@@ -111,7 +112,13 @@ class NeedlessReport(BaseModel, frozen=True):
 
     def summary(self) -> str:
         """The report in a sentence, as the inbox shows it."""
-        text = f"{self.needless} of your last {self.asked} questions were approved unchanged"
+        if not self.asked:
+            return "No call has asked a person yet."
+        were = "was" if self.needless == 1 else "were"
+        asked = counted(self.asked, "question")
+        text = f"{self.needless:,} of your last {asked} {were} approved unchanged"
+        if not self.needless:
+            return text + "."
         if not self.proposals:
             return text + "; no rule would settle them without reaching further."
         rules = "1 rule" if len(self.proposals) == 1 else f"{len(self.proposals)} rules"

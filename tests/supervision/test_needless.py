@@ -298,3 +298,7 @@ def test_no_rule_reaches_a_folder_that_holds_the_workspace_or_the_home(
         approval.policy_rule = "reads-ask"
     proposals, _ = candidate_rules(approvals, PolicyConfig(rules=[asking]), workspace)
     assert proposals == []
+
+
+def test_a_report_with_no_question_says_so_in_a_sentence() -> None:
+    assert NeedlessReport(counts=[], proposals=[]).summary() == "No call has asked a person yet."
