@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Checks the Linux build the way a user meets it, with no Python environment in sight:
 #   1. the bundle's `foundry doctor` (dist/foundry), under Xvfb so that Qt opens a real window;
+#      then, with no OTLP endpoint set, its doctor and its app's start-up (a chat ready for input)
+#      run by packaging/import_probe.py, which lists what they imported: nothing of the
+#      OpenTelemetry SDK or exporter (telemetry is imported lazily);
 #   2. lintian on the .deb (when installed): no errors;
 #   3. `dpkg -i` of the .deb, then the installed `foundry doctor`, desktop files and approvals API;
 #   4. the installed app opened as a file manager opens an agent (`gio open` on the sample's
 #      tsagent.json, through the MIME type and the desktop entry): once the chat says it is ready
 #      the sample assistant answers a message, and a screenshot of the window goes to
-#      docs/screenshots/packaged-app-xvfb.png (SCREENSHOT=path to change).
+#      docs/screenshots/packaged-app-xvfb.png (SCREENSHOT=path to change);
+#   5. that chat sent by the installed `foundry sessions export ID --otlp` to a loopback OTLP/HTTP
+#      receiver (packaging/otlp_receiver.py, on the system Python), which must count the spans
+#      the command says it exported.
 #
 #   packaging/check-linux.sh [--build] [--keep-installed]
 #
@@ -222,11 +228,11 @@ app_log() {
     find "$USER_HOME" -name foundry.log 2>/dev/null | head -1
 }
 
-chat_ready() {
+chat_ready() {  # chat_ready [AGENT_FILE]: the sample's by default
     local log
     log=$(app_log)
     [ -n "$log" ] &&
-        grep -q "chat .* is ready for input (agent $(dirname "$SAMPLE_AGENT_FILE"))" "$log"
+        grep -q "chat .* is ready for input (agent $(dirname "${1:-$SAMPLE_AGENT_FILE}"))" "$log"
 }
 
 newest_session() {
@@ -264,6 +270,89 @@ run_app() {
     clean_env "$INSTALLED" sessions show "$(newest_session)"
 }
 
+# wait_for_file SECONDS FILE: until FILE is there, not empty.
+wait_for_file() {
+    until_true "$1" "$2" test -s "$2"
+}
+
+# The modules of the OpenTelemetry SDK, its exporter and Foundry's export, one a line, in the
+# list packaging/import_probe.py wrote to $1. (opentelemetry's API is not among them: the mcp
+# SDK imports it for its own spans, endpoint or not.)
+export_modules() {
+    grep -E '^(opentelemetry\.(sdk|exporter|proto)|google\.protobuf|foundry\.telemetry\.export)' \
+        "$1" || true
+}
+
+# probe_imports PROGRAM COMMAND...: the bundle's PROGRAM COMMAND run in its own interpreter by
+# packaging/import_probe.py (in the clean environment: no endpoint), which writes the modules it
+# imported to $PROBED when the command returns or the process is sent TERM.
+probe_imports() {
+    local program=$1
+    shift
+    PROBED=$WORK/imported-by-$1
+    start_clean "$program" -m cProfile -o /dev/null "$PWD/packaging/import_probe.py" "$PROBED" \
+        "$@" >"$PROBED.log" 2>&1
+    PROBE_SESSION=$STARTED
+}
+
+# fail_on_export_modules WHO: fails when $PROBED lists a module of the SDK or the exporter.
+fail_on_export_modules() {
+    local imported
+    imported=$(export_modules "$PROBED")
+    [ -z "$imported" ] || fail "$1 imported the telemetry export with no endpoint: $imported"
+}
+
+# Telemetry is imported lazily: with no OTLP endpoint set, neither the bundle's doctor nor the
+# app's start-up (an agent's chat open and ready, so its engine started) imports the SDK.
+check_no_telemetry_imports() {
+    local program=$1 agent_file=$2 status=0
+    local USER_HOME=$WORK/probe-home  # seen by the functions called from here
+    probe_imports "$program" doctor
+    wait "$PROBE_SESSION" || status=$?
+    [ -s "$PROBED" ] || fail "the probed doctor listed nothing: $(tail -5 "$PROBED.log")"
+    fail_on_export_modules "the doctor (exit $status)"
+    echo "the doctor (exit $status) imported nothing of the SDK, the exporter or foundry's export"
+
+    probe_imports "$program" gui "$agent_file"
+    APP_SESSION=$PROBE_SESSION
+    until_true 180 "'chat is ready for input' in the probed app's log" chat_ready "$agent_file"
+    APP_SESSION=
+    kill -TERM "$PROBE_SESSION"  # the probe writes its list, then the app ends by the signal
+    wait_for_file 30 "$PROBED"
+    stop_session "$PROBE_SESSION"
+    grep -qx foundry.telemetry.live "$PROBED" || fail "the probed app started no engine"
+    fail_on_export_modules "the app's start-up"
+    echo "the app's start-up, up to its chat ready for input, imported nothing of them either"
+}
+
+# `foundry sessions export SESSION --otlp` of the installed package to a loopback OTLP/HTTP
+# receiver (packaging/otlp_receiver.py, on the system Python): the command says it exported
+# N > 0 spans to the receiver's /v1/traces, and the receiver counted those N spans in the
+# requests it was POSTed there, and was sent nothing else.
+check_otlp_export() {
+    local session=$1 port endpoint output said exported spans bytes
+    start_clean /usr/bin/python3 "$PWD/packaging/otlp_receiver.py" "$WORK/otlp-port" \
+        >"$WORK/otlp.log" 2>&1
+    local receiver=$STARTED
+    wait_for_file 30 "$WORK/otlp-port"
+    port=$(cat "$WORK/otlp-port")
+    endpoint=http://127.0.0.1:$port
+    output=$(clean_env OTEL_EXPORTER_OTLP_ENDPOINT="$endpoint" "$INSTALLED" \
+        sessions export "$session" --otlp 2>&1) || fail "the OTLP export failed: $output"
+    echo "$output"
+    said="^exported \([0-9]*\) spans\{0,1\} of $session to $endpoint/v1/traces\$"
+    exported=$(sed -n "s|$said|\1|p" <<<"$output")
+    [ "${exported:-0}" -gt 0 ] || fail "the OTLP export did not say it exported spans"
+    stop_session "$receiver"
+    sed 's/^/receiver: /' "$WORK/otlp.log"
+    ! grep -qv '^POST /v1/traces [0-9]* bytes [0-9]* spans$' "$WORK/otlp.log" ||
+        fail "the receiver was sent something other than traces"
+    spans=$(awk '{sum += $5} END {print sum + 0}' "$WORK/otlp.log")
+    bytes=$(awk '{sum += $3} END {print sum + 0}' "$WORK/otlp.log")
+    [ "$spans" = "$exported" ] || fail "$exported spans exported, the receiver counted $spans"
+    echo "the receiver got $(grep -c . "$WORK/otlp.log") POST(s) of $bytes bytes with $spans spans"
+}
+
 DEB=$(deb_file)
 install_tools
 if $BUILD || [ ! -x "dist/$COMMAND/$COMMAND" ] || [ ! -f "$DEB" ]; then
@@ -275,6 +364,10 @@ start_xvfb
 
 step "the bundle's doctor (dist/$COMMAND/$COMMAND)"
 USER_HOME=$WORK/bundle-home run_doctor "$PWD/dist/$COMMAND/$COMMAND"
+
+step "what the bundle's doctor and start-up import with no OTLP endpoint"
+check_no_telemetry_imports "$PWD/dist/$COMMAND/$COMMAND" \
+    "$PWD/dist/$COMMAND/_internal/agents/$(basename "$(dirname "$SAMPLE_AGENT_FILE")")/tsagent.json"
 
 if $LINTIAN; then
     step "lintian $DEB"
@@ -293,5 +386,8 @@ check_api
 step "the installed app, opened with gio open $SAMPLE_AGENT_FILE under Xvfb"
 check_file_association
 run_app
+
+step "the installed package's OTLP export of that chat"
+check_otlp_export "$(newest_session)"
 
 step "all checks passed"

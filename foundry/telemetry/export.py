@@ -21,7 +21,6 @@ from foundry.telemetry.sessions import SessionSpans
 from foundry.telemetry.tasks import TaskSpans
 
 SCOPE = "foundry"
-ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 
 
 class ExportFailed(Exception):
@@ -39,11 +38,6 @@ def resource() -> Resource:
     OTEL_RESOURCE_ATTRIBUTES itself)."""
     named = {} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": "foundry"}
     return Resource.create({**named, "service.version": foundry.__version__})
-
-
-def endpoint_configured() -> bool:
-    """Whether the environment names an OTLP endpoint (live export is off otherwise)."""
-    return any(os.environ.get(name) for name in ENDPOINT_VARIABLES)
 
 
 def translator(

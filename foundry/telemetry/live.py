@@ -5,6 +5,7 @@ On only when the environment names an OTLP endpoint."""
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 Subscribe = Callable[[Callable[[Event], None]], Callable[[], None]]
 CLOSE = None  # put on the queue: no more events
+ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 
 
 class LiveExport:
@@ -78,10 +80,16 @@ class LiveExport:
             del self._sessions[event.session_id]
 
 
-def live_export(store: Store, subscribe: Subscribe) -> LiveExport | None:
-    """The live export when the environment names an OTLP endpoint, else None (no network)."""
-    from foundry.telemetry.export import endpoint_configured, otlp_exporter
+def endpoint_configured() -> bool:
+    """Whether the environment names an OTLP endpoint (live export is off otherwise)."""
+    return any(os.environ.get(name) for name in ENDPOINT_VARIABLES)
 
+
+def live_export(store: Store, subscribe: Subscribe) -> LiveExport | None:
+    """The live export when the environment names an OTLP endpoint, else None (no network).
+    Without one the SDK is not even imported: every engine start comes through here."""
     if not endpoint_configured():
         return None
+    from foundry.telemetry.export import otlp_exporter
+
     return LiveExport(store, subscribe, otlp_exporter())

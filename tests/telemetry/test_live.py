@@ -3,6 +3,9 @@ the engine's events and nothing is sent anywhere."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,18 @@ from .conftest import supervised_chat
 from .receiver import Receiver
 
 ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+REPO = Path(__file__).resolve().parents[2]
+# Started and stopped in a fresh interpreter, the engine prints what of the export it imported
+# (the mcp SDK imports opentelemetry's API itself, so only the SDK, exporter and our export count).
+ENGINE_START = """
+import sys
+from foundry.runtime.engine import Engine
+from foundry.store import Store
+with Store.open(sys.argv[1]) as store, Engine(store):
+    pass
+export = ("opentelemetry.sdk", "opentelemetry.exporter", "foundry.telemetry.export")
+print(" ".join(sorted(name for name in sys.modules if name.startswith(export))))
+"""
 
 
 def _subscribers(bus: EventBus) -> int:
@@ -64,3 +79,30 @@ def test_either_endpoint_variable_turns_it_on_and_closing_unsubscribes(
         assert isinstance(live, LiveExport) and _subscribers(bus) == 1
         live.close()  # nothing was made, so nothing is sent to the port nobody listens on
     assert _subscribers(bus) == 0
+
+
+def _modules_an_engine_start_imports(tmp_path: Path, endpoint: str | None) -> set[str]:
+    env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
+    if endpoint:
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
+    url = f"sqlite:///{tmp_path / 'start.sqlite3'}"
+    started = subprocess.run(
+        [sys.executable, "-c", ENGINE_START, url],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert started.returncode == 0, started.stderr
+    return set(started.stdout.split())
+
+
+def test_an_engine_started_without_an_endpoint_does_not_import_the_sdk(tmp_path: Path) -> None:
+    assert _modules_an_engine_start_imports(tmp_path, None) == set()
+
+
+def test_an_engine_started_with_an_endpoint_imports_the_sdk_and_exporter(tmp_path: Path) -> None:
+    imported = _modules_an_engine_start_imports(tmp_path, "http://127.0.0.1:9")
+    assert {"foundry.telemetry.export", "opentelemetry.sdk.trace"} <= imported
+    assert "opentelemetry.exporter.otlp.proto.http.trace_exporter" in imported
