@@ -111,18 +111,23 @@ class NeedlessReport(BaseModel, frozen=True):
         return sum(count.unchanged for count in self.counts)
 
     def summary(self) -> str:
-        """The report in a sentence, as the inbox shows it."""
-        if not self.asked:
-            return "No call has asked a person yet."
-        were = "was" if self.needless == 1 else "were"
-        asked = counted(self.asked, "question")
-        text = f"{self.needless:,} of your last {asked} {were} approved unchanged"
-        if not self.needless:
-            return text + "."
-        if not self.proposals:
-            return text + "; no rule would settle them without reaching further."
-        rules = "1 rule" if len(self.proposals) == 1 else f"{len(self.proposals)} rules"
-        return f"{text}: {rules} would have settled {self.settled} of them."
+        """The report in a sentence, as the Policy page and the CLI show it."""
+        return questions_sentence(self.asked, self.needless, len(self.proposals), self.settled)
+
+
+def questions_sentence(asked: int, needless: int, rules: int, settled: int, agents: int = 1) -> str:
+    """What people were asked, how much of it needlessly, and what `rules` proposed (for
+    `agents` agents) would have settled, in a sentence."""
+    if not asked:
+        return "No call has asked a person yet."
+    were = "was" if needless == 1 else "were"
+    text = f"{needless:,} of your last {counted(asked, 'question')} {were} approved unchanged"
+    if not needless:
+        return text + "."
+    if not rules:
+        return text + f"; no narrow rule would settle {'it' if needless == 1 else 'them'}."
+    where = f" (for {agents:,} agents)" if agents > 1 else ""
+    return f"{text}: {counted(rules, 'rule')}{where} would have settled {settled:,} of them."
 
 
 # -- the counts -----------------------------------------------------------------------------------

@@ -11,8 +11,10 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from foundry.agent.document import AgentDocument
+from foundry.supervision.needless import NeedlessReport, QuestionCounts
 from foundry.ui.bridge import EngineBridge
 from foundry.ui.editor import AgentEditor
+from foundry.ui.inbox.needless import strip_text
 from tests.supervision.needless_agent import (
     APPROVE,
     ASKING,
@@ -105,3 +107,24 @@ def test_the_questions_tab_counts_off_the_gui_thread_and_adds_a_rule_undoably(
     assert editor.modified
     editor.undo_action.trigger()
     assert "routine-fs-write_file-in-notes" not in proposal_names(editor)
+
+
+def test_the_strip_stays_hidden_while_no_rule_is_proposed() -> None:
+    """A question approved once, or many with a denial among them, is no news for the inbox:
+    the Policy page's Questions asked has the figures."""
+    counts = QuestionCounts(
+        agent="notes-keeper",
+        tool="fs.write_file",
+        rule="writing-inside-the-workspace",
+        asked=1,
+        unchanged=1,
+        edited=0,
+        denied=0,
+        flagged=0,
+        timed_out=0,
+    )
+    report = NeedlessReport(counts=[counts], proposals=[])
+    assert strip_text([(Path("notes-keeper"), report)]) is None
+    assert report.summary() == (
+        "1 of your last 1 question was approved unchanged; no narrow rule would settle it."
+    )

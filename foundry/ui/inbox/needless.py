@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from foundry.agent.problems import AgentError
 from foundry.runtime.questions import QuestionsAsked
-from foundry.supervision.needless import NeedlessReport
+from foundry.supervision.needless import NeedlessReport, questions_sentence
 
 log = logging.getLogger(__name__)
 RECOUNT_AFTER_MS = 4000  # after an answer, the next answers of a burst are counted together
@@ -51,20 +51,18 @@ class NeedlessStrip(QFrame):
 
 
 def strip_text(reports: Reports) -> str | None:
-    """The strip's sentence over every agent's report, or None when nobody was asked."""
-    asked = sum(report.asked for _, report in reports)
-    if not asked:
-        return None
-    needless = sum(report.needless for _, report in reports)
+    """The strip's sentence over every agent's report, or None when no rule is proposed (the
+    Policy page's Questions asked has the figures without one)."""
     rules = sum(len(report.proposals) for _, report in reports)
-    settled = sum(report.settled for _, report in reports)
-    text = f"{needless} of your last {asked} questions were approved unchanged"
     if not rules:
-        return text + "; no rule would settle them without reaching further."
-    agents = sum(bool(report.proposals) for _, report in reports)
-    where = f" (for {agents} agents)" if agents > 1 else ""
-    rule_words = "1 rule" if rules == 1 else f"{rules} rules"
-    return f"{text}: {rule_words}{where} would have settled {settled} of them."
+        return None
+    return questions_sentence(
+        sum(report.asked for _, report in reports),
+        sum(report.needless for _, report in reports),
+        rules,
+        sum(report.settled for _, report in reports),
+        agents=sum(bool(report.proposals) for _, report in reports),
+    )
 
 
 class NeedlessQuestions(QObject):
