@@ -100,6 +100,14 @@ CASES = {
     "approvals list with a database URL that is not one": Case(
         "approvals list", "cannot use the database URL", env={"FOUNDRY_DATABASE_URL": "nope://"}
     ),
+    "approvals agreement with a database URL that is not one": Case(
+        "approvals agreement",
+        "cannot use the database URL",
+        env={"FOUNDRY_DATABASE_URL": "nope://"},
+    ),
+    "policy questions of a broken agent": Case(
+        "policy questions --agent {bad}/broken", "invalid JSON"
+    ),
     "models find with no server answering": Case(
         "models find", "no model server answered", env={"OLLAMA_HOST": "http://127.0.0.1:9"}
     ),

@@ -237,6 +237,7 @@ def test_both_lists_follow_new_rows_while_at_the_end_and_stay_when_scrolled_up(
         (view.messages, view.messages_follow),
         (view.decisions, view.decisions_follow),
     ):
+        rows.executeDelayedItemsLayout()  # laid out, as a list is once a person sees it
         rows.verticalScrollBar().setValue(0)
         assert not follow.following and not follow.latest.isHidden()
     for event in events(*[reply("and another"), decided("Guardian", 121, "once more")]):

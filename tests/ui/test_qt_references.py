@@ -45,11 +45,18 @@ def test_a_qt_call_that_returns_none_or_a_bool_keeps_their_references(qtbot: QtB
     before = _references_to(None)
     for _ in range(CALLS):
         label.setText("x")  # returns None
-    assert _references_to(None) >= before, f"PySide6 {PySide6.__version__} drops None's"
+    assert _kept(before, _references_to(None)), f"PySide6 {PySide6.__version__} drops None's"
     before = _references_to(True)
     for _ in range(CALLS):
         pinged.ping.emit()  # returns True
-    assert _references_to(True) >= before, f"PySide6 {PySide6.__version__} drops True's"
+    assert _kept(before, _references_to(True)), f"PySide6 {PySide6.__version__} drops True's"
+
+
+def _kept(before: int, after: int) -> bool:
+    """Whether the calls left the references be: the faulty release takes one per call. A few
+    may come and go meanwhile with another thread's work (a worker an earlier test left
+    idling between two tasks), never thousands."""
+    return before - after < CALLS // 10
 
 
 def test_a_process_that_shows_the_dashboards_exits_cleanly(tmp_path: Path) -> None:
