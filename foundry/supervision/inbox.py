@@ -121,7 +121,7 @@ class HumanInbox:
                 reasoning=resolved.reasoning or "",
                 waited_s=time.perf_counter() - started,
                 tool=call.name,
-                edited=resolved.status == "approved" and resolved.params != call.arguments,
+                edited=resolved.edited,  # the store compared the parameters as it resolved
                 flagged=resolved.injection_risk or bool(resolved.concerns),
                 shadow=shadow_verdict.get("decision") if shadow_verdict else None,
                 shadow_confidence=shadow_verdict.get("confidence") if shadow_verdict else None,

@@ -217,7 +217,7 @@ class SupervisorsBinding(QObject):
         try:
             provider = await asyncio.to_thread(supervisor_provider, base_dir, config)
         except (AgentError, ValueError) as error:
-            text = f"the supervisor cannot be read: {str(error).splitlines()[0]}"
+            text = f"The supervisor cannot be read: {str(error).splitlines()[0]}"
         else:
             bridge = self.editor.bridge
             recorded = (
