@@ -183,7 +183,12 @@ class Engine:
 
     def _run_loop(self) -> None:
         asyncio.set_event_loop(self._loop)
-        self._loop.run_forever()
+        try:
+            self._loop.run_forever()
+        finally:  # a stopped engine holds no threads or descriptors (a test suite starts many)
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            self._loop.run_until_complete(self._loop.shutdown_default_executor())
+            self._loop.close()
 
     def start(self) -> Engine:
         self._thread.start()
