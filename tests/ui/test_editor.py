@@ -113,6 +113,7 @@ def test_supervisors_json_problems_show_with_their_line_and_clear_when_fixed(
     # the line is the JSON box's, and the panel says so (it is not line 3 of tsagent.json)
     assert bogus.startswith("Supervisors page, JSON: line 3: supervisors[1]: unknown type 'bogus'")
     assert editor.supervisors.problems_model.stringList()[0].startswith("line 3:")
+    assert editor.problems.list.isVisible() and editor.problems.list.height() > 60
     editor.show_section("Agent")
     row = problem_lines(editor).index(bogus)
     editor.problems.list.activated.emit(editor.problems.model.index(row))
@@ -125,6 +126,8 @@ def test_supervisors_json_problems_show_with_their_line_and_clear_when_fixed(
     screenshot(editor, tmp_path)
     text.setPlainText('[{"type": "guardian", "id": "g", "config": {"blockKeywords": ["x"]}}]')
     qtbot.waitUntil(lambda: problem_lines(editor) == [])
+    assert not editor.problems.list.isVisible()  # the pages get the room back
+    assert editor.problems.height() == editor.problems.title.sizeHint().height()
     assert text.extraSelections() == []
     assert editor.controller.working is not None
     assert [entry.id for entry in editor.controller.working.supervisors] == ["g"]

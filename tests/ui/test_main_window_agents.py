@@ -271,11 +271,31 @@ def test_an_editor_tab_is_told_apart_from_the_chat_tab_of_its_agent(
         "worker",
         "Edit: worker",
     ]
-    assert window.tabs.tabToolTip(1) == "Edit: worker"
+    assert window.tabs.tabToolTip(1) == f"Edit: worker\n{tmp_path / 'worker'}"
     editor.metadata.description.setPlainText("Changed.")  # an unsaved edit: the title follows
     qtbot.waitUntil(lambda: window.tabs.tabText(1) == "Edit: worker *")
     editor.undo_action.trigger()
     qtbot.waitUntil(lambda: window.tabs.tabText(1) == "Edit: worker")
+
+
+def test_two_open_agents_of_one_name_are_told_apart_by_their_folder(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    window = new_window(qtbot, bridge)
+    first = window.editors.open_editor(read_agent(agent_at(tmp_path / "live" / "worker")))
+    window.editors.open_editor(read_agent(agent_at(tmp_path / "copy" / "worker")))
+
+    def labels() -> list[str]:
+        return [window.tabs.tabText(i) for i in range(window.tabs.count())]
+
+    assert labels() == ["Edit: worker (live)", "Edit: worker (copy)"]
+    first.metadata.description.setPlainText("Changed.")  # the unsaved mark stays at the end
+    qtbot.waitUntil(lambda: labels()[0] == "Edit: worker (live) *")
+    first.undo_action.trigger()
+    qtbot.waitUntil(lambda: labels()[0] == "Edit: worker (live)")
+
+    window.tabs.tabCloseRequested.emit(0)  # no folder is needed once the name is alone
+    qtbot.waitUntil(lambda: labels() == ["Edit: worker"])
 
 
 def test_closing_the_window_stops_its_editors_watching_and_checking(
@@ -365,6 +385,8 @@ def test_an_agent_with_problems_opens_in_the_editor_from_the_agent_panel(
     editor = window.tabs.currentWidget()
     assert isinstance(editor, AgentEditor) and editor.pages.isEnabled()
     qtbot.waitUntil(lambda: any("bogus" in line for line in editor.problems.model.stringList()))
+    qtbot.waitUntil(lambda: editor.problems.list.height() > 60)  # opened unfolded, room for them
+    assert editor.pages.height() > 300
 
 
 def test_help_lists_the_keyboard_shortcuts_and_says_what_foundry_is(

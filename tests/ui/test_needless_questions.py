@@ -77,7 +77,7 @@ def test_the_inbox_strip_reviews_the_proposal_in_the_policy_page_unsaved(
     assert names[added + 1] == ASKING
     assert editor.modified and (agent.base_dir / "tsagent.json").read_text() == before
     panel = editor.policy.questions
-    assert editor.policy.details.currentWidget() is panel
+    assert editor.policy.details.currentWidget() is editor.policy.questions_tab
     assert panel.counts_model.rowCount() == 3 and panel.proposals_model.rowCount() == 1
     summary = editor.policy.try_panel.replay_summary
     qtbot.waitUntil(lambda: bool(summary.text()) and "…" not in summary.text(), timeout=10000)
@@ -94,7 +94,7 @@ def test_the_questions_tab_counts_off_the_gui_thread_and_adds_a_rule_undoably(
     editor = window.editors.open_editor(agent)
     editor.show_section("Policy")
     details, panel = editor.policy.details, editor.policy.questions
-    details.setCurrentWidget(panel)
+    details.setCurrentWidget(editor.policy.questions_tab)
     qtbot.waitUntil(lambda: panel.proposals_model.rowCount() == 1, timeout=20000)
     counts = panel.counts_model
     row = [counts.index(0, column).data() for column in range(counts.columnCount())]

@@ -220,10 +220,14 @@ class PolicySection(QWidget):
             self.conditions_hint,
             stretch=self.conditions,
         )
+        self.questions_tab = _scrolled(self.questions)  # scrolls rather than overlaps
         self.details = QTabWidget()
-        self.details.addTab(conditions, "Conditions of the selected rule")
-        self.details.addTab(self._limits_form(), "Limits and escalation")
-        self.details.addTab(self.questions, "Questions asked")
+        for page, name, tip in (
+            (conditions, "Conditions", "The conditions of the rule selected above"),
+            (self._limits_form(), "Limits and escalation", "Loops, rate limits, timeouts, L1"),
+            (self.questions_tab, "Questions asked", "How a person answered what rules asked"),
+        ):
+            self.details.setTabToolTip(self.details.addTab(page, name), tip)
         lower = QSplitter(Qt.Orientation.Horizontal)
         lower.addWidget(self.details)
         lower.addWidget(_scrolled(self.try_panel))  # never squeezes the rules table

@@ -37,12 +37,12 @@ class QuestionsBinding(QObject):
         self.report: NeedlessReport | None = None
         self._counts = 0  # the counts started: only the newest one shows
         section.details.currentChanged.connect(self._tab_changed)
-        self._tabs = section.details
+        self._tabs, self._tab = section.details, section.questions_tab
         self.panel.count_again.clicked.connect(self.count)
         self.panel.add_rule.clicked.connect(self.add_selected)
 
     def _tab_changed(self, index: int) -> None:
-        if self._tabs.widget(index) is self.panel:
+        if self._tabs.widget(index) is self._tab:
             self.count()
 
     def count(self) -> None:
@@ -77,7 +77,7 @@ class QuestionsBinding(QObject):
         self.report = report
         self.panel.show_report(report)
         self._tabs.blockSignals(True)  # shown as counted: not counted again for the tab
-        self._tabs.setCurrentWidget(self.panel)
+        self._tabs.setCurrentWidget(self._tab)
         self._tabs.blockSignals(False)
 
     def add_selected(self) -> None:

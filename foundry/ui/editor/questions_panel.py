@@ -192,11 +192,11 @@ class QuestionsPanel(QWidget):
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.counts, 3)
-        layout.addWidget(self.proposals, 2)
+        layout.addWidget(self.summary)  # what to act on first, then the counts behind it
+        layout.addWidget(self.proposals, 1)
         layout.addLayout(buttons)
         layout.addWidget(self.detail)
+        layout.addWidget(self.counts, 2)
         self.proposals.selectionModel().selectionChanged.connect(lambda *_: self._selected())
 
     def show_report(self, report: NeedlessReport) -> None:

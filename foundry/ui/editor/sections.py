@@ -307,6 +307,10 @@ class ShownProblem:
     column: int | None = None
 
 
+PROBLEMS_HEIGHT = 110  # the list's room when it opens: four or five problems
+ANY_HEIGHT = 16777215  # Qt's QWIDGETSIZE_MAX, which PySide6 does not export
+
+
 class ProblemsPanel(QWidget):
     """Every problem of the agent as edited: file:line: field: message. Double-click (or Enter)
     on one goes to where it is."""
@@ -331,11 +335,25 @@ class ProblemsPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
         layout.addWidget(self.list)
+        self._fold(folded=True)
 
     def show_problems(self, problems: list[ShownProblem]) -> None:
+        had_problems = bool(self.problems)
         self.problems = problems
         self.model.setStringList([problem.text for problem in problems])
         self.title.setText(f"Problems ({len(problems)})" if problems else "Problems: none")
+        if bool(problems) != had_problems:
+            self._fold(folded=not problems)
+
+    def _fold(self, folded: bool) -> None:
+        """With no problems the panel is its title line, and the pages above get the room."""
+        self.list.setVisible(not folded)
+        height = self.title.sizeHint().height() if folded else PROBLEMS_HEIGHT
+        self.setMaximumHeight(height if folded else ANY_HEIGHT)
+        splitter = self.parentWidget()
+        if isinstance(splitter, QSplitter) and splitter.count() == 2:
+            sizes = [max(sum(splitter.sizes()) - height, 0), height]
+            splitter.setSizes(sizes if splitter.indexOf(self) else sizes[::-1])
 
     def _activated(self, index: QModelIndex) -> None:
         if 0 <= index.row() < len(self.problems):

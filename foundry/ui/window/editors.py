@@ -98,21 +98,33 @@ class EditorTabs:
         editor = AgentEditor(bridge=window.bridge)
         editor.load(document)
         index = tabs.addTab(editor, "")
-        self._retitle(editor, editor.title)
-        editor.title_changed.connect(lambda title: self._retitle(editor, title))
+        self.retitle()
+        editor.title_changed.connect(lambda _title: self.retitle())
         editor.open_agent_requested.connect(lambda path: window.spawn(self.edit_agent_at(path)))
         editor.saved.connect(window.chats.repair.saved)  # a broken agent repaired is usable
         editor.controller.agent_saved.connect(window.follow_saved_agent)  # panels follow it
         tabs.setCurrentIndex(index)
         return editor
 
-    def _retitle(self, editor: QWidget, title: str) -> None:
-        """An editor's tab, told apart from the chats of its agent (named after it too)."""
+    def retitle(self) -> None:
+        """Every editor's tab, told apart from the chats of its agent (named after it too) and,
+        by its folder, from another open agent of the same name."""
+        from foundry.ui.editor import AgentEditor
+
         tabs = self.window.tabs
-        index = tabs.indexOf(editor)
-        if index >= 0:
-            tabs.setTabText(index, short_title(f"Edit: {title}"))
-            tabs.setTabToolTip(index, f"Edit: {title}")
+        editors = [
+            (index, widget)
+            for index in range(tabs.count())
+            if isinstance(widget := tabs.widget(index), AgentEditor)
+        ]
+        names = [widget.title.removesuffix(" *") for _, widget in editors]
+        for (index, widget), name in zip(editors, names, strict=True):
+            document = widget.controller.document
+            if document is not None and names.count(name) > 1:
+                name += f" ({document.path.parent.name or document.path.parent})"
+            label = f"Edit: {name}" + (" *" if widget.title.endswith(" *") else "")
+            tabs.setTabText(index, short_title(label))
+            tabs.setTabToolTip(index, label if document is None else f"{label}\n{document.path}")
 
     def create_agent(self) -> None:
         from foundry.ui.editor import CreateAgentDialog

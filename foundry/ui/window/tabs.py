@@ -99,6 +99,7 @@ class TabClosing:
         if chat is not None:
             window.spawn(window.bridge.call(window.bridge.engine.close_session(chat.session_id)))
         window.tabs.removeTab(index)
+        window.editors.retitle()  # an editor named after its folder may not need it any more
         if view is not None and view not in (window.inbox, window.dashboards, window.gateway):
             view.deleteLater()  # (those three come back with their View action)
 
