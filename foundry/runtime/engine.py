@@ -244,6 +244,9 @@ class Engine:
 
     def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Run `coroutine` on the engine's loop from any thread."""
+        if self._loop.is_closed():
+            coroutine.close()  # never to run: no "never awaited" warning
+            raise RuntimeError("The engine has stopped: its loop is closed.")
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
 
     async def _in_writer(self, function: Any, *args: Any) -> Any:

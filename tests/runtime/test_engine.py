@@ -496,3 +496,17 @@ def test_stopping_a_turn_that_waits_for_a_person_withdraws_its_approval(
     assert turn.result(30).ended_by == "cancelled"
     withdrawn = engine.store.approvals.get(pending[0].id)
     assert (withdrawn.status, withdrawn.resolved_by) == ("timed_out", "withdrawn")
+
+
+def test_a_stopped_engine_leaves_no_thread_or_loop_behind(tmp_path: Path) -> None:
+    """A process that starts and stops engines (a test suite, a server) must not gather their
+    loops' threads and descriptors: CI ran out of select()'s 1024 after a few hundred."""
+    before = set(threading.enumerate())
+    with Store.open(f"sqlite:///{tmp_path / 'store.db'}") as store:
+        engine = Engine(store).start()
+        assert engine.submit(asyncio.to_thread(sum, [1, 2])).result(10) == 3  # an executor thread
+        engine.stop()
+
+    assert set(threading.enumerate()) - before == set()
+    with pytest.raises(RuntimeError, match="closed"):
+        engine.submit(asyncio.sleep(0))  # a closed loop refuses, where an open one would hang
