@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def empty_store(path: Path) -> None:
 
 
 def metric_events(path: Path) -> int:
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         (count,) = connection.execute("SELECT events FROM metrics_state").fetchone()
     return int(count)
 
@@ -108,7 +109,7 @@ def as_known_to(tree: Path, store: Path, workdir: Path) -> Path:
     copy = workdir / f"{tree.name}-{store.name}"
     if not copy.exists():
         shutil.copyfile(store, copy)
-        with sqlite3.connect(copy) as connection:
+        with closing(sqlite3.connect(copy)) as connection, connection:
             connection.execute("UPDATE alembic_version SET version_num = ?", (known,))
     return copy
 

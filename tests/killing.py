@@ -8,7 +8,8 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 
@@ -21,11 +22,19 @@ def count(database: Path, query: str) -> int:
     if not database.exists():
         return 0
     try:
-        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5) as connection:
-            row = connection.execute(query).fetchone()
+        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)) as reading:
+            row = reading.execute(query).fetchone()
     except sqlite3.OperationalError:  # the schema is still being created
         return 0
     return int(row[0] or 0)
+
+
+@contextmanager
+def edited(database: Path) -> Iterator[sqlite3.Connection]:
+    """`database` opened directly to change it as a kill would have left it; committed and
+    closed after (sqlite3's own `with` commits but leaves the file open until collected)."""
+    with closing(sqlite3.connect(database)) as connection, connection:
+        yield connection
 
 
 def run_and_kill(argv: Sequence[str], home: Path, reached: Callable[[Path], bool]) -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -41,6 +40,7 @@ from foundry.supervision.policy_check import (
 )
 from foundry.supervision.resolution import resolve_approval
 
+from ..killing import edited
 from .conftest import TIME_SERVER, engine_over, write_agent
 
 
@@ -279,7 +279,7 @@ def test_a_turn_killed_after_its_reply_was_stored_gets_its_end_without_a_model_c
 ) -> None:
     url = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
     session_id = answered_once(url, tokyo_agent)
-    with sqlite3.connect(tmp_path / "shared.sqlite3") as database:  # the kill came before the end
+    with edited(tmp_path / "shared.sqlite3") as database:  # the kill came before the end
         database.execute("DELETE FROM events WHERE kind = 'turn_finished'")
     with engine_over(url) as second:
         chat = second.submit(second.reopen_session(session_id)).result(30)

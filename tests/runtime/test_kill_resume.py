@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from foundry.runtime.engine import Engine
 from foundry.session.events import MessageAdded, TurnFinished, UnknownEvent, event_body
 from foundry.store import Store
 
-from ..killing import count, database_of, run_and_kill
+from ..killing import count, database_of, edited, run_and_kill
 from .conftest import write_agent
 
 KILL_POINTS = list(range(2, 66, 3))  # 22 points spread over the whole turn (about 70 events)
@@ -155,7 +154,7 @@ def test_kill_at_every_boundary_runs_each_tool_call_at_most_once(
 def cut_log(database: Path, kind: str, nth: int) -> None:
     """The log as a kill right after the `nth` event of `kind` would leave it, whatever the
     group commits did (how many token events a reply made varies with the machine's load)."""
-    with sqlite3.connect(database) as connection:
+    with edited(database) as connection:
         seqs = connection.execute("SELECT seq FROM events WHERE kind = ? ORDER BY seq", (kind,))
         keep = [seq for (seq,) in seqs][nth - 1]
         kept = connection.execute(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from foundry.session.gate import PermissionGate
 from foundry.session.supervisors import SupervisionResult
 from foundry.supervision import guardian as guardian_module
 from foundry.supervision.guardian import GuardianSupervisor, ReplyMasker, mask_pii
+from tests.killing import edited
 from tests.runtime.conftest import write_agent
 
 PHONES = [
@@ -169,7 +169,7 @@ RAW = ("ana.lopez", "example.com", "415 555 2671", "555-2671", "7946 0958")
 
 def everything_stored(database: Path) -> str:
     """Every row of every table of the store, as text."""
-    with sqlite3.connect(database) as connection:
+    with edited(database) as connection:
         listed = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         tables = [row[0] for row in listed]
         rows = [

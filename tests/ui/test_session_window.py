@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from foundry.ui.session.view import (
 )
 from foundry.ui.window.main_window import MainWindow
 
+from ..killing import edited
 from ..runtime.conftest import engine_over, write_agent
 from ..supervision.test_agent_supervisor import write_supervisor
 from .conftest import save_screenshot
@@ -282,7 +282,7 @@ def test_a_turn_that_lacks_only_its_end_is_closed_on_reopening_without_waiting_f
     with Store.open(url) as store, Engine(store) as first:
         session_id = first.submit(first.open_session(agent)).result(30)
         first.submit(first.send(session_id, "hello")).result(30)
-    with sqlite3.connect(database) as connection:  # killed after the reply, before the end
+    with edited(database) as connection:  # killed after the reply, before the end
         connection.execute("DELETE FROM events WHERE kind = 'turn_finished'")
     untrusted = TrustStore(tmp_path / "nothing-trusted.json")  # its time server: not trusted
     engine = Engine(Store.open(url), trust=untrusted)
