@@ -297,6 +297,12 @@ def test_two_open_agents_of_one_name_are_told_apart_by_their_folder(
     window.tabs.tabCloseRequested.emit(0)  # no folder is needed once the name is alone
     qtbot.waitUntil(lambda: labels() == ["Edit: worker"])
 
+    long_name = "supervised-assistant-of-the-team"  # cut in its name, never in its folder
+    for folder in ("live", "copy"):
+        window.editors.open_editor(read_agent(agent_at(tmp_path / folder / long_name)))
+    assert labels()[1:] == ["Edit: supervised-assista… (live)", "Edit: supervised-assista… (copy)"]
+    assert window.tabs.tabToolTip(2).startswith(f"Edit: {long_name} (copy)\n")
+
 
 def test_closing_the_window_stops_its_editors_watching_and_checking(
     qtbot: QtBot, bridge: EngineBridge, tmp_path: Path

@@ -120,10 +120,11 @@ class EditorTabs:
         names = [widget.title.removesuffix(" *") for _, widget in editors]
         for (index, widget), name in zip(editors, names, strict=True):
             document = widget.controller.document
+            ending = " *" if widget.title.endswith(" *") else ""
             if document is not None and names.count(name) > 1:
-                name += f" ({document.path.parent.name or document.path.parent})"
-            label = f"Edit: {name}" + (" *" if widget.title.endswith(" *") else "")
-            tabs.setTabText(index, short_title(label))
+                ending = f" ({document.path.parent.name or document.path.parent}){ending}"
+            tabs.setTabText(index, short_title(f"Edit: {name}", ending))
+            label = f"Edit: {name}{ending}"
             tabs.setTabToolTip(index, label if document is None else f"{label}\n{document.path}")
 
     def create_agent(self) -> None:

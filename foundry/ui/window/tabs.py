@@ -17,11 +17,13 @@ LEAST_CHARACTERS = 12  # a crowded tab keeps this much of its title before the "
 KEEP_WHOLE = "keep-whole"  # the tab data of a tab never elided (Approvals and its count)
 
 
-def short_title(title: str) -> str:
-    """A tab's title cut to a width a tab bar can hold; the whole one goes in its tip."""
-    if len(title) <= TAB_TITLE_CHARACTERS:
-        return title
-    return title[: TAB_TITLE_CHARACTERS - 1].rstrip() + "…"
+def short_title(title: str, ending: str = "") -> str:
+    """A tab's title cut to a width a tab bar can hold, keeping `ending` whole (what tells it
+    apart from another tab); the whole title goes in its tip."""
+    room = max(TAB_TITLE_CHARACTERS - len(ending), LEAST_CHARACTERS)
+    if len(title) <= room:
+        return title + ending
+    return title[: room - 1].rstrip() + "…" + ending
 
 
 class WindowTabBar(QTabBar):
