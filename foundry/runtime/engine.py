@@ -244,9 +244,11 @@ class Engine:
 
     def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Run `coroutine` on the engine's loop from any thread."""
-        if self._loop.is_closed():
+        if self._loop.is_closed():  # said in the future, where waiting would never end
             coroutine.close()  # never to run: no "never awaited" warning
-            raise RuntimeError("The engine has stopped: its loop is closed.")
+            refused: concurrent.futures.Future[T] = concurrent.futures.Future()
+            refused.set_exception(RuntimeError("The engine has stopped: its loop is closed."))
+            return refused
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
 
     async def _in_writer(self, function: Any, *args: Any) -> Any:

@@ -509,4 +509,4 @@ def test_a_stopped_engine_leaves_no_thread_or_loop_behind(tmp_path: Path) -> Non
 
     assert set(threading.enumerate()) - before == set()
     with pytest.raises(RuntimeError, match="closed"):
-        engine.submit(asyncio.sleep(0))  # a closed loop refuses, where an open one would hang
+        engine.submit(asyncio.sleep(0)).result(10)  # refused, where a stopped loop never ran it

@@ -76,8 +76,21 @@ def gui_loop_running(gui_loop: asyncio.AbstractEventLoop) -> Iterator[None]:
     after the UI tests (in one pytest session) can start loops of their own."""
     asyncio.events._set_running_loop(gui_loop)
     asyncio.set_event_loop(gui_loop)
-    yield
-    asyncio.events._set_running_loop(None)
+    try:
+        yield
+        _stop_editors_left_open()
+    finally:
+        asyncio.events._set_running_loop(None)
+
+
+def _stop_editors_left_open() -> None:
+    """An editor whose window did not close (it asks about unsaved edits) stops its checks:
+    one due later would run in a test that has no loop."""
+    from foundry.ui.editor import AgentEditor
+
+    for widget in QApplication.allWidgets():
+        if isinstance(widget, AgentEditor):
+            widget.controller.close()
 
 
 @pytest.fixture
@@ -86,6 +99,7 @@ def bridge(tmp_path: Path, gui_loop: asyncio.AbstractEventLoop) -> Iterator[Engi
     engine = Engine(store, retry_delays_s=(0.05,)).start()
     connected = EngineBridge(engine)
     yield connected
+    _stop_editors_left_open()  # while their engine still runs what they stop
     connected.close()
     engine.stop()
     store.close()

@@ -72,6 +72,7 @@ class EditorController(QObject):
         self._tasks = BackgroundTasks("editor task", view.status.setText)
         self._status = SaveStatus()
         self._save_task: asyncio.Task[None] | None = None
+        self._closed = False
         self._check_timer = QTimer(self)
         self._check_timer.setSingleShot(True)
         self._check_timer.setInterval(CHECK_DELAY_MS)
@@ -560,7 +561,10 @@ class EditorController(QObject):
 
     def close(self) -> None:
         """Cancel saves and reads still under way, stop watching the files and stop its servers
-        (the editor is closing)."""
+        (the editor is closing); closed once."""
+        if self._closed:
+            return
+        self._closed = True
         self._check_timer.stop()
         self.disk.stop()
         self._tasks.cancel_all()
