@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -68,7 +69,7 @@ async def verdicts(gguf: Path, calls: list[dict[str, object]]) -> dict[str, obje
         started = time.perf_counter()
         decision: str
         try:
-            decision = (await supervisor._ask(call)).decision
+            decision = (await supervisor._ask(call)).verdict.decision
         except (ProviderError, ValidationError, ValueError):
             decision = "unparsed"
         seconds.append(time.perf_counter() - started)
@@ -111,8 +112,8 @@ def main() -> None:
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(asyncio.run(verdicts(args.child, labelled_calls(args.calls)))))
-        return
+        print(json.dumps(asyncio.run(verdicts(args.child, labelled_calls(args.calls)))), flush=True)
+        os._exit(0)  # the native runtime's teardown aborts ("exception not rethrown") at exit
     for gguf in [model_path("smollm2"), *(path.resolve() for path in args.model)]:
         r = measure_in_child(gguf, args.calls)
         print(
