@@ -5,9 +5,10 @@ An agent written for tsagent names them in `mcpServers` (`type: internal`, `tool
 (`InternalServers`), so their calls pass the same gate, policy, concerns, tracing and result
 screening as any server's. They act on the session whose host started them and on its agent:
 a rule or reference the agent writes is saved to the agent's files with the document's atomic
-save and recorded in the session (`context_item_saved`), where a person sees it and can undo it;
-including or excluding one changes the session's context only (`context_changed`). Without a
-chat (the gateway's sessions) the tools that need one answer as tsagent's do: no chat session.
+save and recorded in the session (`context_item_saved`, with what it replaced), where a person
+sees it in the chat and can undo it (`undo_saved_item`: Undo in the chat's bar); including or
+excluding one changes the session's context only (`context_changed`). Without a chat (the
+gateway's sessions) the tools that need one answer as tsagent's do: no chat session.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ from foundry.runtime.internal_answers import (
 )
 from foundry.runtime.internal_catalog import INTERNAL_KINDS, SERVER_NAMES, InternalKind, tools_of
 from foundry.runtime.internal_tool_answers import TOOL_HANDLERS
+from foundry.session.chat import item_model, item_value
 from foundry.session.context import ItemKind
+from foundry.session.events import ContextItemSaved
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.host import ServerStartError
 
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 BY_THE_AGENT = "agent"  # who changed the context or saved the item, in the session's events
+BY_A_PERSON = "user"
 NO_SUPERVISED_SESSION = (
     "No supervised session set. Call setSupervisedSession() first. (Foundry gives an agent "
     "supervisor its supervised_* tools itself; this chat supervises no session.)"
@@ -114,17 +118,18 @@ class InternalPlace:
     async def save_item(self, kind: SavedKind, name: str, value: ContextItem | None) -> None:
         """Saved to the agent's files first (a file that does not load is left alone and the
         call fails), then to the session, whose copy of the agent the next request reads."""
-        saved = await self._write(partial(_with_item, kind=kind, name=name, value=value))
-        self._adopt(saved, "rules" if kind == "rule" else "references")
+        before, saved = await self._write(partial(_with_item, kind=kind, name=name, value=value))
+        adopt(self.live(), saved, _part(kind))
         chat = self._chat()
         if chat is not None:
-            await chat.save_item(kind, name, value, by=BY_THE_AGENT)
+            replaced = _item_of(before.agent, kind, name)
+            await chat.save_item(kind, name, value, by=BY_THE_AGENT, before=replaced)
 
     async def set_include_mode(self, server: str, tool: str | None, mode: str) -> None:
-        saved = await self._write(partial(_with_mode, server=server, tool=tool, mode=mode))
-        self._adopt(saved, "mcp_servers")
+        _, saved = await self._write(partial(_with_mode, server=server, tool=tool, mode=mode))
+        adopt(self.live(), saved, "mcp_servers")
 
-    async def _write(self, change: Callable[[Agent], Agent]) -> AgentDocument:
+    async def _write(self, change: Callable[[Agent], Agent]) -> tuple[AgentDocument, AgentDocument]:
         async with self._writing:
             try:
                 return await asyncio.to_thread(_save_changed, self.document.path, change)
@@ -133,27 +138,39 @@ class InternalPlace:
             except OSError as error:
                 raise ToolError(f"the agent's file could not be written: {error}") from None
 
-    def _adopt(self, saved: AgentDocument, part: str) -> None:
-        """The open chat's document takes the saved part, so that the save is not reported
-        to it as a change waiting for a restart (it has it already); other chats of the agent
-        are told by the engine as of any save."""
-        live = self.live()
-        if live is None or live.document.agent is None or saved.agent is None:
-            return
-        agent = live.document.agent.model_copy(update={part: getattr(saved.agent, part)})
-        live.document = replace(live.document, agent=agent)
+
+def adopt(live: LiveSession | None, saved: AgentDocument, part: str) -> None:
+    """The open chat's document takes the saved part, so that the save is not reported to it
+    as a change waiting for a restart (it has it already); other chats of the agent are told
+    by the engine as of any save."""
+    if live is None or live.document.agent is None or saved.agent is None:
+        return
+    agent = live.document.agent.model_copy(update={part: getattr(saved.agent, part)})
+    live.document = replace(live.document, agent=agent)
 
 
-def _save_changed(path: Path, change: Callable[[Agent], Agent]) -> AgentDocument:
-    """Read the agent's file as it is now, change it and save it atomically (blocking)."""
+def _save_changed(
+    path: Path, change: Callable[[Agent], Agent]
+) -> tuple[AgentDocument, AgentDocument]:
+    """Read the agent's file as it is now, change it and save it atomically (blocking): the
+    agent as it was read, and as saved."""
     document = load_agent(path)
     assert document.agent is not None
-    return save_agent(replace(document, agent=change(document.agent)))
+    return document, save_agent(replace(document, agent=change(document.agent)))
+
+
+def _part(kind: SavedKind) -> str:
+    return "rules" if kind == "rule" else "references"
+
+
+def _item_of(agent: Agent | None, kind: SavedKind, name: str) -> ContextItem | None:
+    items: list[ContextItem] = [] if agent is None else getattr(agent, _part(kind))
+    return next((item for item in items if item.name == name), None)
 
 
 def _with_item(agent: Agent, kind: SavedKind, name: str, value: ContextItem | None) -> Agent:
     """The agent with the item in its place (last when new), or without it."""
-    part = "rules" if kind == "rule" else "references"
+    part = _part(kind)
     items = list(getattr(agent, part))
     where = next((n for n, item in enumerate(items) if item.name == name), len(items))
     items[where : where + 1] = [] if value is None else [value]
@@ -173,6 +190,41 @@ def _with_mode(agent: Agent, server: str, tool: str | None, mode: str) -> Agent:
         tools = {**config.tools, tool: current.model_copy(update={"include": include})}
         config = config.model_copy(update={"tools": tools})
     return agent.model_copy(update={"mcp_servers": {**agent.mcp_servers, server: config}})
+
+
+# -- undo ---------------------------------------------------------------------------------------
+
+
+class UndoRefused(Exception):
+    """A save that cannot be taken back; the message says why, in a sentence for the user."""
+
+
+async def undo_saved_item(live: LiveSession, saved: ContextItemSaved, seq: int) -> None:
+    """Take back the rule or reference the agent saved in event `seq`: the agent's files get
+    the item as it was (a new one goes), then the session, as the save reached both. Refused,
+    the files untouched, if the item was changed again since (by anyone)."""
+    if saved.by != BY_THE_AGENT or saved.before is None:
+        raise UndoRefused("Only a rule or reference the agent saved can be undone here.")
+    was = saved.before.value
+    restored = None if was is None else item_model(saved.item).model_validate(was)
+
+    def change(agent: Agent) -> Agent:
+        if item_value(_item_of(agent, saved.item, saved.name)) != saved.value:
+            raise UndoRefused(
+                f"The {saved.item} {saved.name!r} was changed again after the agent saved it, "
+                "so it is left as it is; change it in the agent's editor."
+            )
+        return _with_item(agent, saved.item, saved.name, restored)
+
+    try:
+        before, document = await asyncio.to_thread(_save_changed, live.document.path, change)
+    except (AgentError, OSError) as error:
+        raise UndoRefused(f"The agent's file was not changed: {error}") from None
+    adopt(live, document, _part(saved.item))
+    replaced = _item_of(before.agent, saved.item, saved.name)
+    await live.chat.save_item(
+        saved.item, saved.name, restored, by=BY_A_PERSON, before=replaced, undoes=seq
+    )
 
 
 # -- the servers --------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from foundry.session.events import (
     ContextSelected,
     ErrorOccurred,
     EventBody,
+    ItemBefore,
     MessageAdded,
     MessageRevised,
     ModelCallFinished,
@@ -207,7 +208,7 @@ class ChatSession:
         items: list[ContextItem] = list(getattr(self.agent, field))
         where = next((n for n, item in enumerate(items) if item.name == body.name), len(items))
         items[where : where + 1] = (
-            [] if body.value is None else [_item_model(body.item).model_validate(body.value)]
+            [] if body.value is None else [item_model(body.item).model_validate(body.value)]
         )
         self.agent = self.agent.model_copy(update={field: items})
 
@@ -262,11 +263,25 @@ class ChatSession:
         await self.record(ContextChanged(item=item, name=name, included=included, by=by))
 
     async def save_item(
-        self, item: Literal["rule", "reference"], name: str, value: ContextItem | None, by: str
+        self,
+        item: Literal["rule", "reference"],
+        name: str,
+        value: ContextItem | None,
+        by: str,
+        before: ContextItem | None = None,
+        undoes: int | None = None,
     ) -> None:
-        """Create, change or (with None) delete a rule or reference of this session."""
-        saved = None if value is None else value.model_dump(mode="json")
-        await self.record(ContextItemSaved(item=item, name=name, value=saved, by=by))
+        """Create, change or (with None) delete a rule or reference of this session; `before`
+        is the item it replaces (None: a new one), `undoes` the save it takes back."""
+        body = ContextItemSaved(
+            item=item,
+            name=name,
+            value=item_value(value),
+            by=by,
+            before=ItemBefore(value=item_value(before)),
+            undoes=undoes,
+        )
+        await self.record(body)
 
     def candidates(self) -> list[Candidate]:
         sections: tuple[tuple[ItemKind, Sequence[ContextItem]], ...] = (
@@ -704,5 +719,10 @@ def _merged_settings(settings: AgentSettings, overrides: dict[str, Any]) -> Agen
     return AgentSettings.model_validate(data)
 
 
-def _item_model(item: Literal["rule", "reference"]) -> type[ContextItem]:
+def item_model(item: Literal["rule", "reference"]) -> type[ContextItem]:
     return Rule if item == "rule" else Reference
+
+
+def item_value(item: ContextItem | None) -> dict[str, Any] | None:
+    """A rule or reference as a saved-item event keeps it."""
+    return None if item is None else item.model_dump(mode="json")

@@ -66,16 +66,25 @@ class ContextChanged(EventBody):
     by: str
 
 
+class ItemBefore(BaseModel):
+    """What a saved rule or reference was before the save (`value` None: there was none)."""
+
+    value: dict[str, Any] | None
+
+
 class ContextItemSaved(EventBody):
     """A rule or reference of the session was created, changed (`value` is the item as saved)
     or deleted (`value` is None). It changes the session's own copy of the agent, never its
-    files; a reopened session replays it."""
+    files; a reopened session replays it. `before` (not in logs older than undo) is what the
+    save replaced, and `undoes` the number of the save it took back."""
 
     kind: Literal["context_item_saved"] = "context_item_saved"
     item: Literal["rule", "reference"]
     name: str
     value: dict[str, Any] | None
     by: str
+    before: ItemBefore | None = None
+    undoes: int | None = None
 
 
 class ModelCallFinished(EventBody):
