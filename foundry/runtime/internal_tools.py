@@ -49,7 +49,7 @@ from foundry.runtime.internal_catalog import INTERNAL_KINDS, SERVER_NAMES, Inter
 from foundry.runtime.internal_tool_answers import TOOL_HANDLERS
 from foundry.session.chat import item_model, item_value
 from foundry.session.context import ItemKind
-from foundry.session.events import ContextItemSaved
+from foundry.session.events import BY_THE_AGENT, ContextItemSaved
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.host import ServerStartError
 
@@ -58,8 +58,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-BY_THE_AGENT = "agent"  # who changed the context or saved the item, in the session's events
-BY_A_PERSON = "user"
+BY_A_PERSON = "user"  # who undid the agent's save
 NO_SUPERVISED_SESSION = (
     "No supervised session set. Call setSupervisedSession() first. (Foundry gives an agent "
     "supervisor its supervised_* tools itself; this chat supervises no session.)"

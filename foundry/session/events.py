@@ -66,6 +66,9 @@ class ContextChanged(EventBody):
     by: str
 
 
+BY_THE_AGENT = "agent"  # who changed the context or saved an item, when the agent did it itself
+
+
 class ItemBefore(BaseModel):
     """What a saved rule or reference was before the save (`value` None: there was none)."""
 
@@ -85,6 +88,21 @@ class ContextItemSaved(EventBody):
     by: str
     before: ItemBefore | None = None
     undoes: int | None = None
+
+    def sentence(self) -> str:
+        """What the save did, for the chat: "The agent created the rule “tables” in its files."."""
+        named = f"the {self.item} “{self.name}”"
+        if self.undoes is not None:
+            return f"Undone: {named} is back as it was before the agent saved it, in its files too."
+        if self.value is None:
+            done = "deleted"
+        elif self.before is None:
+            done = "saved"
+        else:
+            done = "created" if self.before.value is None else "changed"
+        if self.by == BY_THE_AGENT:
+            return f"The agent {done} {named} in its files."
+        return f"You {done} {named} in the agent's files."
 
 
 class ModelCallFinished(EventBody):

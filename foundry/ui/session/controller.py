@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Signal
 
@@ -13,9 +13,11 @@ from foundry.agent.trust import TrustCheck, UntrustedAgent
 from foundry.runtime.engine import SessionRunningElsewhere
 from foundry.session.context import ItemKind
 from foundry.session.events import (
+    BY_THE_AGENT,
     AgentApplied,
     ApprovalRequested,
     ApprovalResolved,
+    ContextItemSaved,
     ContextSelected,
     Event,
     ModelCallFinished,
@@ -58,6 +60,7 @@ class SessionController(QObject):
         self._last_seq = 0  # the last event of the session shown here
         self._shown: set[int] = set()  # the events shown as they came
         self._history_loaded = False
+        self._undoable: list[Event] = []  # the agent's saves to its files, the latest last
         self._at_work = SupervisorsAtWork()
         self._at_work_clock = QTimer(self)
         self._at_work_clock.setInterval(AT_WORK_TICK_MS)
@@ -79,6 +82,8 @@ class SessionController(QObject):
         view.trust.trust.clicked.connect(self.trust_and_start)
         view.trust.keep_stopped.clicked.connect(self.keep_stopped)
         view.agent_bar.restart.clicked.connect(self.restart)
+        view.saves_bar.undo.clicked.connect(self.undo_save)
+        view.saves_bar.keep.clicked.connect(self.keep_saves)
         self._spawn(self._catch_up())
 
     def _spawn(self, coroutine: Any) -> None:
@@ -210,6 +215,43 @@ class SessionController(QObject):
         self.show_trust(trust)
         self._say("Restarted on the saved agent; the conversation is kept.")
         self.restarted.emit()
+
+    def undo_save(self) -> None:
+        """Take back the latest save the agent made to its files (not mid-turn)."""
+        if not self._undoable:
+            return
+        if self._status.answering:
+            self._say("Undo the agent's change once this reply is done (or stop it with Esc).")
+            return
+        self._spawn(self._undo(self._undoable[-1].seq))
+
+    async def _undo(self, seq: int) -> None:
+        from foundry.runtime.internal_tools import UndoRefused  # loaded with the internal tools
+
+        self.view.saves_bar.undo.setEnabled(False)
+        try:
+            await self.bridge.call(self.bridge.engine.undo_agent_save(self.session_id, seq))
+        except UndoRefused as error:
+            self._say(f"Not undone: {error}")
+        finally:
+            self.view.saves_bar.undo.setEnabled(True)
+
+    def keep_saves(self) -> None:
+        self._undoable.clear()
+        self.view.saves_bar.show_save(None)
+
+    def _track_save(self, event: Event) -> None:
+        """The agent's saves that can still be undone, as they are made and undone."""
+        body = event.body
+        assert isinstance(body, ContextItemSaved)
+        if body.undoes is not None:
+            self._undoable = [save for save in self._undoable if save.seq != body.undoes]
+        elif body.by == BY_THE_AGENT and body.before is not None:
+            self._undoable.append(event)
+        latest = self._undoable[-1].body if self._undoable else None
+        self.view.saves_bar.show_save(
+            cast(ContextItemSaved | None, latest), len(self._undoable) - 1
+        )
 
     def _finish_interrupted_turn(self) -> None:
         """A reopened session's interrupted turn waited for the decision about its tools."""
@@ -353,6 +395,8 @@ class SessionController(QObject):
                 self.agent_saved.emit(body.agent_path)
         elif isinstance(body, SessionRestarted):
             self.view.agent_bar.hide()
+        elif isinstance(body, ContextItemSaved) and live:
+            self._track_save(event)
         elif isinstance(body, TurnStarted) and live:
             self._set_busy(True)
         elif isinstance(body, ApprovalRequested) and live:

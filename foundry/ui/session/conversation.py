@@ -18,6 +18,7 @@ from foundry.session.events import (
     AgentApplied,
     ApprovalRequested,
     ApprovalResolved,
+    ContextItemSaved,
     ContextSelected,
     ErrorOccurred,
     Event,
@@ -138,6 +139,8 @@ class ConversationModel(QAbstractListModel):
             self._append(Row(kind="error", text=readable(body.message), detail=body.where))
         elif isinstance(body, AgentApplied):
             self._append(Row(kind="notice", text=applied_notice(body)))
+        elif isinstance(body, ContextItemSaved):
+            self._append(Row(kind="notice", text=readable(body.sentence())))
         elif isinstance(body, ModelCallFinished):
             self._end_writing()
         elif isinstance(body, TurnFinished):

@@ -18,6 +18,7 @@ from PySide6.QtGui import QColor
 from foundry.session.events import (
     ApprovalRequested,
     ApprovalResolved,
+    ContextItemSaved,
     ErrorOccurred,
     Event,
     MessageAdded,
@@ -39,6 +40,7 @@ SUPERVISOR_ROLE = Qt.ItemDataRole.UserRole + 4
 COUNT_ROLE = Qt.ItemDataRole.UserRole + 5
 TITLE_ROLE = Qt.ItemDataRole.UserRole + 6
 REASONING_ROLE = Qt.ItemDataRole.UserRole + 7
+FILES = "Agent's files"  # the timeline's filter for what was saved to them
 TIMES = "\u00d7"  # the sign of a count of repeats
 Index = QModelIndex | QPersistentModelIndex
 
@@ -128,6 +130,8 @@ def describe(event: Event) -> Decision | None:
         )  # fmt: skip
     if isinstance(body, ApprovalRequested | ApprovalResolved):
         return _approval(body)
+    if isinstance(body, ContextItemSaved):  # the agent changed its own files (or it was undone)
+        return Decision(readable(body.sentence()), "", "saved", verdict="changed", supervisor=FILES)
     return _failure(body)
 
 

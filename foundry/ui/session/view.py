@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from foundry.session.titles import session_title
-from foundry.ui.session.agent_bar import AgentBar
+from foundry.ui.session.agent_bar import AgentBar, SavesBar
 from foundry.ui.session.conversation import ConversationModel
 from foundry.ui.session.follow import FollowsEnd
 from foundry.ui.session.message_delegate import MessageDelegate
@@ -181,6 +181,7 @@ class SessionView(QWidget):
         self.approval = ApprovalBar()
         self.trust = TrustBar()
         self.agent_bar = AgentBar()  # what of the saved agent waits for a restart
+        self.saves_bar = SavesBar()  # what the agent saved to its own files, to undo
         self.input.setMaximumHeight(110)
         self.input.setTabChangesFocus(True)  # Tab goes on to Send and the panels
         self.send = QPushButton("Send")
@@ -246,6 +247,7 @@ class SessionView(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.trust)
         layout.addWidget(self.agent_bar)
+        layout.addWidget(self.saves_bar)
         layout.addWidget(splitter, 1)
         layout.addWidget(self.approval)
         layout.addLayout(entry)
