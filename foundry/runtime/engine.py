@@ -50,7 +50,7 @@ from foundry.session.chain import HumanReview, ReviewTimes, SupervisionChain
 from foundry.session.chat import RETRY_DELAYS_S, ChatSession, TurnResult
 from foundry.session.events import (
     AgentApplied,
-    ContextItemSaved,
+    AgentSave,
     ErrorOccurred,
     Event,
     EventBody,
@@ -613,10 +613,10 @@ class Engine:
             return  # half written, or broken: its sessions go on as they run
 
     async def undo_agent_save(self, session_id: str, seq: int) -> None:
-        """Take back a rule or reference that the agent of an open session saved (its event
-        `seq`): the agent's files and the session get the item as it was. Not while a turn
-        runs; raises UndoRefused, saying why, and leaves the files as they are."""
-        from foundry.runtime.internal_tools import UndoRefused, undo_saved_item
+        """Take back what the agent of an open session saved to its files (its event `seq`: a
+        rule, a reference or a tool's include mode): the files and the session get it as it
+        was. Not while a turn runs; raises UndoRefused, saying why, and leaves the files."""
+        from foundry.runtime.internal_tools import UndoRefused, undo_save
 
         live = self._sessions.get(session_id)
         if live is None:
@@ -625,11 +625,11 @@ class Engine:
             raise UndoRefused("The chat is answering; undo once the reply is done.")
         events = await self.events(session_id, after_seq=seq - 1)
         saved = events[0].body if events and events[0].seq == seq else None
-        if not isinstance(saved, ContextItemSaved):
-            raise UndoRefused("Only a rule or reference the agent saved can be undone here.")
-        if any(isinstance(e.body, ContextItemSaved) and e.body.undoes == seq for e in events):
-            raise UndoRefused(f"The agent's save of the {saved.item} {saved.name!r} was undone.")
-        await undo_saved_item(live, saved, seq)
+        if not isinstance(saved, AgentSave):
+            raise UndoRefused("Only a change the agent saved to its files can be undone here.")
+        if any(isinstance(e.body, AgentSave) and e.body.undoes == seq for e in events):
+            raise UndoRefused("That change of the agent's was undone already.")
+        await undo_save(live, saved, seq)
 
     async def restart_session(self, session_id: str) -> ChatSession:
         """Run the open session on its agent as saved now, its history kept: its servers,

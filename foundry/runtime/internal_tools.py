@@ -6,7 +6,7 @@ An agent written for tsagent names them in `mcpServers` (`type: internal`, `tool
 screening as any server's. They act on the session whose host started them and on its agent:
 a rule or reference the agent writes is saved to the agent's files with the document's atomic
 save and recorded in the session (`context_item_saved`, with what it replaced), where a person
-sees it in the chat and can undo it (`undo_saved_item`: Undo in the chat's bar); including or
+sees it in the chat and can undo it (`undo_save`: Undo in the chat's bar); including or
 excluding one changes the session's context only (`context_changed`). Without a chat (the
 gateway's sessions) the tools that need one answer as tsagent's do: no chat session.
 """
@@ -47,9 +47,9 @@ from foundry.runtime.internal_answers import (
 )
 from foundry.runtime.internal_catalog import INTERNAL_KINDS, SERVER_NAMES, InternalKind, tools_of
 from foundry.runtime.internal_tool_answers import TOOL_HANDLERS
-from foundry.session.chat import item_model, item_value
+from foundry.session.chat import as_written, item_model, item_value
 from foundry.session.context import ItemKind
-from foundry.session.events import BY_THE_AGENT, ContextItemSaved
+from foundry.session.events import BY_THE_AGENT, AgentSave, ContextItemSaved, ToolSettingSaved
 from foundry.tools.catalog import ToolInfo
 from foundry.tools.host import ServerStartError
 
@@ -125,8 +125,18 @@ class InternalPlace:
             await chat.save_item(kind, name, value, by=BY_THE_AGENT, before=replaced)
 
     async def set_include_mode(self, server: str, tool: str | None, mode: str) -> None:
-        _, saved = await self._write(partial(_with_mode, server=server, tool=tool, mode=mode))
+        before, saved = await self._write(partial(_with_mode, server=server, tool=tool, mode=mode))
         adopt(self.live(), saved, "mcp_servers")
+        chat = self._chat()
+        if chat is not None:
+            body = ToolSettingSaved(
+                server=server,
+                tool=tool,
+                value=_setting_value(saved.agent, server, tool),
+                before=_setting_value(before.agent, server, tool),
+                by=BY_THE_AGENT,
+            )
+            await chat.record(body)
 
     async def _write(self, change: Callable[[Agent], Agent]) -> tuple[AgentDocument, AgentDocument]:
         async with self._writing:
@@ -179,51 +189,117 @@ def _with_item(agent: Agent, kind: SavedKind, name: str, value: ContextItem | No
 def _with_mode(agent: Agent, server: str, tool: str | None, mode: str) -> Agent:
     """The agent with the include mode of one tool of `server`, or of its tools by default."""
     config = agent.mcp_servers[server]
-    include = IncludeMode(mode)
+    current: ToolOverride | ServerToolDefaults
     if tool is None:
-        defaults = config.server_tool_defaults or ServerToolDefaults()
-        changed = defaults.model_copy(update={"include": include})
-        config = config.model_copy(update={"server_tool_defaults": changed})
+        current = config.server_tool_defaults or ServerToolDefaults()
     else:
         current = config.tools.get(tool) or ToolOverride()
-        tools = {**config.tools, tool: current.model_copy(update={"include": include})}
-        config = config.model_copy(update={"tools": tools})
+    changed = current.model_copy(update={"include": IncludeMode(mode)})
+    return _with_setting(agent, server, tool, changed)
+
+
+def _with_setting(
+    agent: Agent, server: str, tool: str | None, setting: ToolOverride | ServerToolDefaults | None
+) -> Agent:
+    """The agent with one tool's setting of `server` (or its tools' defaults) as given; None
+    takes it out."""
+    config = agent.mcp_servers[server]
+    value: object
+    if tool is None:
+        field_name, value = "server_tool_defaults", setting
+    else:
+        tools = dict(config.tools)  # an override set again keeps its place
+        if setting is None:
+            tools.pop(tool, None)
+        else:
+            tools[tool] = cast(ToolOverride, setting)
+        field_name, value = "tools", tools
+    config = config.model_copy(update={field_name: value})
+    if not value:  # not written at all, as before the agent set it
+        config.__pydantic_fields_set__.discard(field_name)
     return agent.model_copy(update={"mcp_servers": {**agent.mcp_servers, server: config}})
 
 
+def _setting_value(agent: Agent | None, server: str, tool: str | None) -> dict[str, Any] | None:
+    """One tool's setting of `server` (or its tools' defaults) as an event keeps it."""
+    config = None if agent is None else agent.mcp_servers.get(server)
+    if config is None:
+        return None
+    setting = config.server_tool_defaults if tool is None else config.tools.get(tool)
+    return None if setting is None else as_written(setting)
+
+
 # -- undo ---------------------------------------------------------------------------------------
+
+CHANGED_AGAIN = "was changed again after the agent saved it, so it is left as it is; change it in "
+CHANGED_AGAIN += "the agent's editor."
 
 
 class UndoRefused(Exception):
     """A save that cannot be taken back; the message says why, in a sentence for the user."""
 
 
-async def undo_saved_item(live: LiveSession, saved: ContextItemSaved, seq: int) -> None:
-    """Take back the rule or reference the agent saved in event `seq`: the agent's files get
-    the item as it was (a new one goes), then the session, as the save reached both. Refused,
-    the files untouched, if the item was changed again since (by anyone)."""
-    if saved.by != BY_THE_AGENT or saved.before is None:
-        raise UndoRefused("Only a rule or reference the agent saved can be undone here.")
+async def undo_save(live: LiveSession, saved: AgentSave, seq: int) -> None:
+    """Take back what the agent saved in event `seq`: the agent's files get the rule, reference
+    or tool setting as it was (a new one goes), then the session, as the save reached both.
+    Refused, the files untouched, if it was changed again since (by anyone)."""
+    if not saved.undoable:
+        raise UndoRefused("Only a change the agent saved to its files can be undone here.")
+    if isinstance(saved, ContextItemSaved):
+        await _undo_item(live, saved, seq)
+    else:
+        await _undo_setting(live, saved, seq)
+
+
+async def _undo_item(live: LiveSession, saved: ContextItemSaved, seq: int) -> None:
+    assert saved.before is not None
     was = saved.before.value
     restored = None if was is None else item_model(saved.item).model_validate(was)
 
     def change(agent: Agent) -> Agent:
         if item_value(_item_of(agent, saved.item, saved.name)) != saved.value:
-            raise UndoRefused(
-                f"The {saved.item} {saved.name!r} was changed again after the agent saved it, "
-                "so it is left as it is; change it in the agent's editor."
-            )
+            raise UndoRefused(f"The {saved.item} {saved.name!r} {CHANGED_AGAIN}")
         return _with_item(agent, saved.item, saved.name, restored)
 
-    try:
-        before, document = await asyncio.to_thread(_save_changed, live.document.path, change)
-    except (AgentError, OSError) as error:
-        raise UndoRefused(f"The agent's file was not changed: {error}") from None
-    adopt(live, document, _part(saved.item))
+    before = await _rewrite(live, change, _part(saved.item))
     replaced = _item_of(before.agent, saved.item, saved.name)
     await live.chat.save_item(
         saved.item, saved.name, restored, by=BY_A_PERSON, before=replaced, undoes=seq
     )
+
+
+async def _undo_setting(live: LiveSession, saved: ToolSettingSaved, seq: int) -> None:
+    model = ToolOverride if saved.tool else ServerToolDefaults
+    restored = None if saved.before is None else model.model_validate(saved.before)
+
+    def change(agent: Agent) -> Agent:
+        if _setting_value(agent, saved.server, saved.tool) != saved.value:
+            raise UndoRefused(
+                f"The include mode of {saved.server}.{saved.tool or '*'} {CHANGED_AGAIN}"
+            )
+        return _with_setting(agent, saved.server, saved.tool, restored)
+
+    await _rewrite(live, change, "mcp_servers")
+    undone = ToolSettingSaved(
+        server=saved.server,
+        tool=saved.tool,
+        value=saved.before,
+        before=saved.value,
+        by=BY_A_PERSON,
+        undoes=seq,
+    )
+    await live.chat.record(undone)
+
+
+async def _rewrite(live: LiveSession, change: Callable[[Agent], Agent], part: str) -> AgentDocument:
+    """Change the agent's files as `change` says and give the open chat the changed `part`;
+    the agent as it was before."""
+    try:
+        before, document = await asyncio.to_thread(_save_changed, live.document.path, change)
+    except (AgentError, OSError) as error:
+        raise UndoRefused(f"The agent's file was not changed: {error}") from None
+    adopt(live, document, part)
+    return before
 
 
 # -- the servers --------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from foundry.agent.models import Agent, AgentSettings, ContextItem, Reference, Rule
+from foundry.agent.models import Agent, AgentModel, AgentSettings, ContextItem, Reference, Rule
 from foundry.llm.base import (
     ChatMessage,
     ChatRequest,
@@ -278,7 +278,7 @@ class ChatSession:
             name=name,
             value=item_value(value),
             by=by,
-            before=ItemBefore(value=item_value(before)),
+            before=ItemBefore(value=None if before is None else as_written(before)),
             undoes=undoes,
         )
         await self.record(body)
@@ -726,3 +726,8 @@ def item_model(item: Literal["rule", "reference"]) -> type[ContextItem]:
 def item_value(item: ContextItem | None) -> dict[str, Any] | None:
     """A rule or reference as a saved-item event keeps it."""
     return None if item is None else item.model_dump(mode="json")
+
+
+def as_written(part: AgentModel) -> dict[str, Any]:
+    """A part of an agent with only the fields its file gives, to be put back as it was."""
+    return part.model_dump(mode="json", by_alias=True, exclude_unset=True)

@@ -89,6 +89,11 @@ class ContextItemSaved(EventBody):
     before: ItemBefore | None = None
     undoes: int | None = None
 
+    @property
+    def undoable(self) -> bool:
+        """The agent's own save, with what it replaced (older logs lack it)."""
+        return self.by == BY_THE_AGENT and self.before is not None
+
     def sentence(self) -> str:
         """What the save did, for the chat: "The agent created the rule “tables” in its files."."""
         named = f"the {self.item} “{self.name}”"
@@ -103,6 +108,39 @@ class ContextItemSaved(EventBody):
         if self.by == BY_THE_AGENT:
             return f"The agent {done} {named} in its files."
         return f"You {done} {named} in the agent's files."
+
+
+class ToolSettingSaved(EventBody):
+    """The agent set an include mode through tsagent's `tools` server: the setting of one tool
+    of `server` (with `tool` None, of its tools by default) as saved in the agent's files
+    (`value`) and what it replaced (`before`; None: nothing was set), `undoes` as for items."""
+
+    kind: Literal["tool_setting_saved"] = "tool_setting_saved"
+    server: str
+    tool: str | None
+    value: dict[str, Any] | None
+    before: dict[str, Any] | None
+    by: str
+    undoes: int | None = None
+
+    @property
+    def undoable(self) -> bool:
+        return self.by == BY_THE_AGENT
+
+    def sentence(self) -> str:
+        """What the save did, for the chat."""
+        named = (
+            f"the tool “{self.server}.{self.tool}”"
+            if self.tool
+            else f"the tools of “{self.server}” by default"
+        )
+        if self.undoes is not None:
+            return f"Undone: {named} are set as before the agent's change, in its files too."
+        mode = (self.value or {}).get("include")
+        return f"The agent set {named} to be included “{mode}” in its files."
+
+
+AgentSave = ContextItemSaved | ToolSettingSaved  # what the agent saves to its own files
 
 
 class ModelCallFinished(EventBody):
@@ -339,6 +377,7 @@ EVENT_TYPES: dict[str, type[EventBody]] = {
         ContextSelected,
         ContextChanged,
         ContextItemSaved,
+        ToolSettingSaved,
         ModelCallFinished,
         ToolCallDecided,
         ToolCallFinished,

@@ -3,6 +3,7 @@ offers to undo it: Undo puts the file back; a rule a person changed since is lef
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pytestqt.qtbot import QtBot
@@ -90,3 +91,30 @@ def test_a_rule_a_person_changed_since_is_not_undone_and_the_chat_says_why(
     assert rules_on_disk(agent) == {"tone": "Be kind."}
     view.saves_bar.keep.click()
     assert not view.saves_bar.isVisible()
+
+
+def test_an_include_mode_the_agent_set_is_offered_for_undo_too(
+    qtbot: QtBot, bridge: EngineBridge, tmp_path: Path
+) -> None:
+    servers = {
+        **SERVERS,
+        "tools": {"type": "internal", "tool": "tools", "serverToolDefaults": OPEN},
+    }
+    turns = {
+        "turns": [
+            calling("tools.setServerIncludeMode", name="rules", mode="manual"),
+            {"text": "Done."},
+        ]
+    }
+    agent = write_agent(tmp_path / "keeper", turns, servers)
+    before = (agent / "tsagent.json").read_text()
+    _, view = open_window(qtbot, bridge, agent)
+    send(qtbot, view, "Hide your rule tools.")
+    qtbot.waitUntil(view.saves_bar.isVisible, timeout=20000)
+    qtbot.waitUntil(view.send.isEnabled, timeout=10000)
+    assert view.saves_bar.text.text() == (
+        "The agent set the tools of “rules” by default to be included “manual” in its files."
+    )
+    view.saves_bar.undo.click()
+    qtbot.waitUntil(lambda: not view.saves_bar.isVisible(), timeout=10000)
+    assert json.loads((agent / "tsagent.json").read_text()) == json.loads(before)

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
-from foundry.session.events import AgentApplied, ContextItemSaved
+from foundry.session.events import AgentApplied, AgentSave
 
 RESTART_KEYS = "Ctrl+Alt+R"  # (Ctrl+Shift+R adds a rule in the editor)
 
@@ -65,8 +65,8 @@ class AgentBar(NoticeBar):
 
 
 class SavesBar(NoticeBar):
-    """Says what the agent last saved to its own files (a rule or reference it wrote through
-    its internal tools); Undo takes it back, Keep hides the bar."""
+    """Says what the agent last saved to its own files (a rule, a reference or a tool's include
+    mode, through its internal tools); Undo takes it back, Keep hides the bar."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         undo = QPushButton("Undo")
@@ -78,7 +78,7 @@ class SavesBar(NoticeBar):
         super().__init__([undo, keep], ("#fff8e1", "#ffcc80", "#5d4037"), parent)
         self.undo, self.keep = undo, keep
 
-    def show_save(self, body: ContextItemSaved | None, more: int = 0) -> None:
+    def show_save(self, body: AgentSave | None, more: int = 0) -> None:
         """The latest save that can be undone (with how many earlier ones), or hidden."""
         if body is None:
             self.hide()

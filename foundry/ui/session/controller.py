@@ -13,11 +13,10 @@ from foundry.agent.trust import TrustCheck, UntrustedAgent
 from foundry.runtime.engine import SessionRunningElsewhere
 from foundry.session.context import ItemKind
 from foundry.session.events import (
-    BY_THE_AGENT,
     AgentApplied,
+    AgentSave,
     ApprovalRequested,
     ApprovalResolved,
-    ContextItemSaved,
     ContextSelected,
     Event,
     ModelCallFinished,
@@ -243,15 +242,13 @@ class SessionController(QObject):
     def _track_save(self, event: Event) -> None:
         """The agent's saves that can still be undone, as they are made and undone."""
         body = event.body
-        assert isinstance(body, ContextItemSaved)
+        assert isinstance(body, AgentSave)
         if body.undoes is not None:
             self._undoable = [save for save in self._undoable if save.seq != body.undoes]
-        elif body.by == BY_THE_AGENT and body.before is not None:
+        elif body.undoable:
             self._undoable.append(event)
         latest = self._undoable[-1].body if self._undoable else None
-        self.view.saves_bar.show_save(
-            cast(ContextItemSaved | None, latest), len(self._undoable) - 1
-        )
+        self.view.saves_bar.show_save(cast(AgentSave | None, latest), len(self._undoable) - 1)
 
     def _finish_interrupted_turn(self) -> None:
         """A reopened session's interrupted turn waited for the decision about its tools."""
@@ -395,7 +392,7 @@ class SessionController(QObject):
                 self.agent_saved.emit(body.agent_path)
         elif isinstance(body, SessionRestarted):
             self.view.agent_bar.hide()
-        elif isinstance(body, ContextItemSaved) and live:
+        elif isinstance(body, AgentSave) and live:
             self._track_save(event)
         elif isinstance(body, TurnStarted) and live:
             self._set_busy(True)

@@ -16,9 +16,9 @@ from PySide6.QtCore import (
 
 from foundry.session.events import (
     AgentApplied,
+    AgentSave,
     ApprovalRequested,
     ApprovalResolved,
-    ContextItemSaved,
     ContextSelected,
     ErrorOccurred,
     Event,
@@ -139,7 +139,7 @@ class ConversationModel(QAbstractListModel):
             self._append(Row(kind="error", text=readable(body.message), detail=body.where))
         elif isinstance(body, AgentApplied):
             self._append(Row(kind="notice", text=applied_notice(body)))
-        elif isinstance(body, ContextItemSaved):
+        elif isinstance(body, AgentSave):
             self._append(Row(kind="notice", text=readable(body.sentence())))
         elif isinstance(body, ModelCallFinished):
             self._end_writing()

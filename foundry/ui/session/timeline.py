@@ -16,9 +16,9 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QColor
 
 from foundry.session.events import (
+    AgentSave,
     ApprovalRequested,
     ApprovalResolved,
-    ContextItemSaved,
     ErrorOccurred,
     Event,
     MessageAdded,
@@ -130,7 +130,7 @@ def describe(event: Event) -> Decision | None:
         )  # fmt: skip
     if isinstance(body, ApprovalRequested | ApprovalResolved):
         return _approval(body)
-    if isinstance(body, ContextItemSaved):  # the agent changed its own files (or it was undone)
+    if isinstance(body, AgentSave):  # the agent changed its own files (or it was undone)
         return Decision(readable(body.sentence()), "", "saved", verdict="changed", supervisor=FILES)
     return _failure(body)
 
