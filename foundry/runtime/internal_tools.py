@@ -47,7 +47,7 @@ from foundry.runtime.internal_answers import (
 )
 from foundry.runtime.internal_catalog import INTERNAL_KINDS, SERVER_NAMES, InternalKind, tools_of
 from foundry.runtime.internal_tool_answers import TOOL_HANDLERS
-from foundry.session.chat import as_written, item_model, item_value
+from foundry.session.chat import as_written, item_model, item_value, replacing
 from foundry.session.context import ItemKind
 from foundry.session.events import BY_THE_AGENT, AgentSave, ContextItemSaved, ToolSettingSaved
 from foundry.tools.catalog import ToolInfo
@@ -122,7 +122,7 @@ class InternalPlace:
         chat = self._chat()
         if chat is not None:
             replaced = _item_of(before.agent, kind, name)
-            await chat.save_item(kind, name, value, by=BY_THE_AGENT, before=replaced)
+            await chat.save_item(kind, name, value, by=BY_THE_AGENT, replaced=replacing(replaced))
 
     async def set_include_mode(self, server: str, tool: str | None, mode: str) -> None:
         before, saved = await self._write(partial(_with_mode, server=server, tool=tool, mode=mode))
@@ -264,7 +264,7 @@ async def _undo_item(live: LiveSession, saved: ContextItemSaved, seq: int) -> No
     before = await _rewrite(live, change, _part(saved.item))
     replaced = _item_of(before.agent, saved.item, saved.name)
     await live.chat.save_item(
-        saved.item, saved.name, restored, by=BY_A_PERSON, before=replaced, undoes=seq
+        saved.item, saved.name, restored, by=BY_A_PERSON, replaced=replacing(replaced), undoes=seq
     )
 
 

@@ -268,18 +268,14 @@ class ChatSession:
         name: str,
         value: ContextItem | None,
         by: str,
-        before: ContextItem | None = None,
+        replaced: ItemBefore | None = None,
         undoes: int | None = None,
     ) -> None:
-        """Create, change or (with None) delete a rule or reference of this session; `before`
-        is the item it replaces (None: a new one), `undoes` the save it takes back."""
+        """Create, change or (with None) delete a rule or reference of this session; when it
+        was saved to the agent's files, `replaced` is what it replaced there and `undoes` the
+        save it takes back."""
         body = ContextItemSaved(
-            item=item,
-            name=name,
-            value=item_value(value),
-            by=by,
-            before=ItemBefore(value=None if before is None else as_written(before)),
-            undoes=undoes,
+            item=item, name=name, value=item_value(value), by=by, before=replaced, undoes=undoes
         )
         await self.record(body)
 
@@ -731,3 +727,8 @@ def item_value(item: ContextItem | None) -> dict[str, Any] | None:
 def as_written(part: AgentModel) -> dict[str, Any]:
     """A part of an agent with only the fields its file gives, to be put back as it was."""
     return part.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def replacing(item: ContextItem | None) -> ItemBefore:
+    """What a save to the agent's files replaced: `item` as its file gave it, or none."""
+    return ItemBefore(value=None if item is None else as_written(item))

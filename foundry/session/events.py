@@ -107,7 +107,8 @@ class ContextItemSaved(EventBody):
             done = "created" if self.before.value is None else "changed"
         if self.by == BY_THE_AGENT:
             return f"The agent {done} {named} in its files."
-        return f"You {done} {named} in the agent's files."
+        who = self.by.removeprefix("supervisor:")  # a supervisor, in this chat's copy only
+        return f"{who.capitalize()} {done} {named} for this chat (its files are as they were)."
 
 
 class ToolSettingSaved(EventBody):

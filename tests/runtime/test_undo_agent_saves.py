@@ -229,3 +229,13 @@ def test_an_include_mode_changed_again_since_is_left_alone(engine: Engine, tmp_p
     with pytest.raises(UndoRefused, match="changed again"):
         undo(engine, session_id, save.seq)
     assert servers_on_disk(agent)["refs"]["serverToolDefaults"]["include"] == "agent"
+
+
+def test_a_supervisors_change_to_the_chats_copy_is_said_as_such_and_not_offered_for_undo() -> None:
+    changed = ContextItemSaved(
+        item="rule", name="tone", value={"name": "tone"}, by="supervisor:architect"
+    )
+    assert changed.sentence() == (
+        "Architect saved the rule “tone” for this chat (its files are as they were)."
+    )
+    assert not changed.undoable
