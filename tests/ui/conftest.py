@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import qasync
+import shiboken6
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -83,14 +86,33 @@ def gui_loop_running(gui_loop: asyncio.AbstractEventLoop) -> Iterator[None]:
         asyncio.events._set_running_loop(None)
 
 
+# Every editor controller the UI tests made, to stop those left open. Not found by walking
+# QApplication.allWidgets(): wrapping every widget there once met one being destroyed (after a
+# dashboards test) and crashed the run with a segmentation fault.
+_EDITORS: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _editors_followed() -> Iterator[None]:
+    from foundry.ui.editor.controller import EditorController
+
+    made = EditorController.__init__
+
+    def following(self: EditorController, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        _EDITORS.add(self)
+
+    EditorController.__init__ = following  # type: ignore[method-assign]
+    yield
+    EditorController.__init__ = made  # type: ignore[method-assign]
+
+
 def _stop_editors_left_open() -> None:
     """An editor whose window did not close (it asks about unsaved edits) stops its checks:
     one due later would run in a test that has no loop."""
-    from foundry.ui.editor import AgentEditor
-
-    for widget in QApplication.allWidgets():
-        if isinstance(widget, AgentEditor):
-            widget.controller.close()
+    for controller in list(_EDITORS):
+        if shiboken6.isValid(controller):
+            controller.close()
 
 
 @pytest.fixture
