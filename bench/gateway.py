@@ -133,10 +133,13 @@ def make_agent(folder: Path, server: dict[str, Any], ask: bool) -> Path:
     config = json.loads((agent / "tsagent.json").read_text())
     defaults = {"include": "always", "permissionRequired": False}
     config["mcpServers"] = {"fs": {**server, "serverToolDefaults": defaults}}
-    if ask:
-        rules = [{"name": "ask-a-person", "tool": "*", "action": "human"}]
-        config["supervisors"] = [{"type": "policy", "id": "p", "config": {"rules": rules}}]
     (agent / "tsagent.json").write_text(json.dumps(config))
+    if ask:  # the policy lives beside the agent, where create-agent wrote the careful default
+        beside = agent / "foundry.json"
+        kept = json.loads(beside.read_text())
+        (policy,) = [entry for entry in kept["supervisors"] if entry["type"] == "policy"]
+        policy["config"] = {"rules": [{"name": "ask-a-person", "tool": "*", "action": "human"}]}
+        beside.write_text(json.dumps(kept))
     TrustStore.default().grant(read_agent(agent))
     return agent
 
