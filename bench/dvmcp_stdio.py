@@ -26,8 +26,14 @@ import runpy
 import sys
 from typing import Any
 
-import mcp.types as types
-from mcp.server.fastmcp import FastMCP
+try:
+    import mcp.types as types
+    from mcp.server.fastmcp import FastMCP
+except ImportError as missing:  # this Python is not DVMCP's
+    raise SystemExit(
+        f"bench/dvmcp_stdio.py runs a DVMCP challenge on DVMCP's own Python, with mcp<2 "
+        f"(bench/dvmcp.py starts it so; see its docstring): {missing}"
+    ) from None
 
 UNLISTED: set[str] = set()
 
@@ -97,4 +103,6 @@ def main(script: str, name: str = "mcp") -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        raise SystemExit("Run: DVMCP_PYTHON bench/dvmcp_stdio.py CHALLENGE/server.py [OBJECT]")
     main(*sys.argv[1:3])

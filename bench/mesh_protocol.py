@@ -78,7 +78,13 @@ policies:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--agent-mesh", required=True, type=Path, help="the agent-mesh binary")
+    parser.add_argument(
+        "--agent-mesh",
+        required=True,
+        type=Path,
+        help="the agent-mesh binary: version 0.8.6 built from its source (github.com/KTCrisis/"
+        "agent-mesh, `go build`); the bench runs as root for its network namespace",
+    )
     parser.add_argument("--record", action="store_true", help=f"save agent-mesh's to {ANSWERS}")
     parser.add_argument("--only", help="send only the requests whose name holds this text")
     args = parser.parse_args()

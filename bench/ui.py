@@ -358,12 +358,6 @@ class LatenessProbe:
         self._last = now
 
 
-def process_events() -> None:
-    from PySide6.QtWidgets import QApplication
-
-    QApplication.processEvents()
-
-
 # -- 2. GUI-thread lateness ---------------------------------------------------------------------
 
 
@@ -459,7 +453,7 @@ async def bench_long_session(studio: Studio, workdir: Path, messages: int, steps
     await _until_laid_out(view.messages)
     laid_out = time.perf_counter() - started
     stalls = probe.stop()
-    scrolling = _scroll_through(view.messages, steps)
+    scrolling = await _scroll_through(view.messages, steps)
     print(f"\n3. A session of {messages:,} messages")
     row("written to the store (setup)", f"{written:.2f} s")
     row("reopen_session() returned", f"{reopened:.2f} s")
@@ -479,16 +473,18 @@ async def _until_laid_out(messages: QListView, timeout_s: float = 60.0) -> None:
         await asyncio.sleep(0)
 
 
-def _scroll_through(messages: QListView, steps: int) -> list[float]:
-    """Seconds per step of moving the scroll bar from top to bottom, each step painted."""
+async def _scroll_through(messages: QListView, steps: int) -> list[float]:
+    """Seconds per step of moving the scroll bar from top to bottom, each step painted. The
+    loop runs between steps (never QApplication.processEvents() inside a task under qasync:
+    a task woken inside it cannot be entered, and is left pending forever)."""
     bar = messages.verticalScrollBar()
     bar.setValue(0)
-    process_events()
+    await asyncio.sleep(0)
     durations = []
     for step in range(1, steps + 1):
         started = time.perf_counter()
         bar.setValue(round(bar.maximum() * step / steps))
-        process_events()
+        await asyncio.sleep(0)
         messages.viewport().repaint()
         durations.append(time.perf_counter() - started)
     return durations
@@ -1209,7 +1205,7 @@ async def bench_policy_try(studio: Studio, workdir: Path, recorded: int, tries: 
         started = time.perf_counter()
         page.decide.click()
         await _until(lambda: "decided in" in page.verdict.text(), 30.0)
-        process_events()
+        await asyncio.sleep(0)
         times.append(time.perf_counter() - started)
     rules = editor.policy.rules_model.rowCount()
     row("first try (opens the store)", ms(times[0]), f"{rules} rules")
