@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
 def start_xvfb(size: str) -> tuple[subprocess.Popen[bytes], int]:
     """Xvfb on a display it chooses itself (-displayfd: no race between two walks)."""
+    if not Path("/usr/bin/Xvfb").exists():
+        raise SystemExit("bench/walk.py needs Xvfb: apt-get install xvfb")
     read, write = os.pipe()
     server = subprocess.Popen(
         [
