@@ -19,7 +19,7 @@ from foundry.agent.folder import (
     read_folder,
     render_folder,
 )
-from foundry.agent.models import Agent
+from foundry.agent.models import Agent, AgentModel
 from foundry.agent.problems import (
     AgentError,
     AgentProblem,
@@ -215,8 +215,9 @@ def load_agent(path: Path) -> AgentDocument:
     return document
 
 
-def to_document(agent: Agent) -> dict[str, Any]:
-    """The agent as plain data in tsagent's field names, only with the fields it was given."""
+def to_document(agent: AgentModel) -> dict[str, Any]:
+    """The agent (or a part of it) as plain data in tsagent's field names, only with the fields
+    it was given: what its file holds."""
     return agent.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 

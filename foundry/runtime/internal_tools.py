@@ -27,7 +27,7 @@ from mcp import types as mcp_types
 from mcp.server.lowlevel import Server
 from mcp.shared.memory import create_client_server_memory_streams
 
-from foundry.agent.document import AgentDocument, load_agent, save_agent
+from foundry.agent.document import AgentDocument, load_agent, save_agent, to_document
 from foundry.agent.models import (
     Agent,
     ContextItem,
@@ -47,7 +47,7 @@ from foundry.runtime.internal_answers import (
 )
 from foundry.runtime.internal_catalog import INTERNAL_KINDS, SERVER_NAMES, InternalKind, tools_of
 from foundry.runtime.internal_tool_answers import TOOL_HANDLERS
-from foundry.session.chat import as_written, item_model, item_value, replacing
+from foundry.session.chat import item_model, item_value, replacing
 from foundry.session.context import ItemKind
 from foundry.session.events import BY_THE_AGENT, AgentSave, ContextItemSaved, ToolSettingSaved
 from foundry.tools.catalog import ToolInfo
@@ -226,7 +226,7 @@ def _setting_value(agent: Agent | None, server: str, tool: str | None) -> dict[s
     if config is None:
         return None
     setting = config.server_tool_defaults if tool is None else config.tools.get(tool)
-    return None if setting is None else as_written(setting)
+    return None if setting is None else to_document(setting)
 
 
 # -- undo ---------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from foundry.agent.models import Agent, AgentModel, AgentSettings, ContextItem, Reference, Rule
+from foundry.agent.document import to_document
+from foundry.agent.models import Agent, AgentSettings, ContextItem, Reference, Rule
 from foundry.llm.base import (
     ChatMessage,
     ChatRequest,
@@ -724,11 +725,6 @@ def item_value(item: ContextItem | None) -> dict[str, Any] | None:
     return None if item is None else item.model_dump(mode="json")
 
 
-def as_written(part: AgentModel) -> dict[str, Any]:
-    """A part of an agent with only the fields its file gives, to be put back as it was."""
-    return part.model_dump(mode="json", by_alias=True, exclude_unset=True)
-
-
 def replacing(item: ContextItem | None) -> ItemBefore:
     """What a save to the agent's files replaced: `item` as its file gave it, or none."""
-    return ItemBefore(value=None if item is None else as_written(item))
+    return ItemBefore(value=None if item is None else to_document(item))

@@ -90,6 +90,11 @@ class ContextItemSaved(EventBody):
     undoes: int | None = None
 
     @property
+    def in_files(self) -> bool:
+        """Saved to the agent's files too (a supervisor's change is to this chat's copy only)."""
+        return not self.by.startswith("supervisor:")
+
+    @property
     def undoable(self) -> bool:
         """The agent's own save, with what it replaced (older logs lack it)."""
         return self.by == BY_THE_AGENT and self.before is not None
@@ -105,10 +110,12 @@ class ContextItemSaved(EventBody):
             done = "saved"
         else:
             done = "created" if self.before.value is None else "changed"
+        if not self.in_files:
+            who = self.by.removeprefix("supervisor:")
+            return f"{who.capitalize()} {done} {named} for this chat (its files are as they were)."
         if self.by == BY_THE_AGENT:
             return f"The agent {done} {named} in its files."
-        who = self.by.removeprefix("supervisor:")  # a supervisor, in this chat's copy only
-        return f"{who.capitalize()} {done} {named} for this chat (its files are as they were)."
+        return f"You {done} {named} in the agent's files."
 
 
 class ToolSettingSaved(EventBody):
@@ -123,6 +130,10 @@ class ToolSettingSaved(EventBody):
     before: dict[str, Any] | None
     by: str
     undoes: int | None = None
+
+    @property
+    def in_files(self) -> bool:
+        return True
 
     @property
     def undoable(self) -> bool:

@@ -4,13 +4,15 @@ offers to undo it: Undo puts the file back; a rule a person changed since is lef
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
 from foundry.agent.document import load_agent
+from foundry.session.events import ContextItemSaved, Event
 from foundry.ui.bridge import EngineBridge
-from foundry.ui.session.timeline import FILES, SUPERVISOR_ROLE
+from foundry.ui.session.timeline import FILES, SUPERVISOR_ROLE, describe
 
 from ..runtime.conftest import write_agent
 from .conftest import save_screenshot
@@ -118,3 +120,14 @@ def test_an_include_mode_the_agent_set_is_offered_for_undo_too(
     view.saves_bar.undo.click()
     qtbot.waitUntil(lambda: not view.saves_bar.isVisible(), timeout=10000)
     assert json.loads((agent / "tsagent.json").read_text()) == json.loads(before)
+
+
+def test_the_timeline_files_a_supervisors_change_under_the_supervisor_not_the_files() -> None:
+    def row(by: str) -> object:
+        body = ContextItemSaved(item="rule", name="tone", value={"name": "tone"}, by=by)
+        decision = describe(Event(session_id="s", seq=1, time=datetime.now(UTC), body=body))
+        assert decision is not None
+        return decision.supervisor
+
+    assert row("supervisor:architect") == "architect"
+    assert row("agent") == FILES

@@ -130,8 +130,9 @@ def describe(event: Event) -> Decision | None:
         )  # fmt: skip
     if isinstance(body, ApprovalRequested | ApprovalResolved):
         return _approval(body)
-    if isinstance(body, AgentSave):  # the agent changed its own files (or it was undone)
-        return Decision(readable(body.sentence()), "", "saved", verdict="changed", supervisor=FILES)
+    if isinstance(body, AgentSave):  # the agent changed its files, or a supervisor this chat's
+        who = FILES if body.in_files else body.by.removeprefix("supervisor:")
+        return Decision(readable(body.sentence()), "", "saved", verdict="changed", supervisor=who)
     return _failure(body)
 
 
